@@ -1,0 +1,206 @@
+/**
+ * The only reader of process.env and of the config file (DESIGN.md convention 7). Precedence: an
+ * explicit override (CLI flag, test) beats an environment variable, which beats the config file, which
+ * beats the defaults. The result is validated, cross-checked, frozen and injected everywhere.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { BUILTIN_MODELS, BUILTIN_PROVIDER, BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
+import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, type TierConfig } from './schema.ts';
+
+/** A configuration problem, with the field it concerns and how to fix it. Start-up prints it and exits. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export type ResolvedProviderConfig = ProviderConfig & { id: string; apiKeyValue?: string };
+
+export interface Config {
+  readonly operator: string;
+  /** `org-<operator>-ai`: organization of keys created without `--org`. */
+  readonly defaultOrganization: string;
+  readonly server: z.infer<typeof configSchema>['server'];
+  /** Absolute path of the data directory. */
+  readonly dataDir: string;
+  /** `sqlite:<absolute path>` or `postgres://...`. */
+  readonly databaseUrl: string;
+  readonly redisUrl: string | undefined;
+  readonly logLevel: z.infer<typeof configSchema>['logLevel'];
+  readonly bootstrapKey: boolean;
+  readonly tiers: Readonly<Record<string, TierConfig>>;
+  readonly defaultTier: string;
+  readonly providers: Readonly<Record<string, ResolvedProviderConfig>>;
+  readonly models: readonly ModelConfig[];
+}
+
+export interface LoadConfigOptions {
+  /** Environment to read (defaults to process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Config file path; defaults to `SWITCHYARD_CONFIG`. */
+  configFile?: string;
+  /** Values that beat everything else (CLI flags, tests). */
+  overrides?: ConfigInput;
+}
+
+function readConfigFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`Cannot read the config file ${path} (${(error as Error).message}). Check SWITCHYARD_CONFIG.`);
+  }
+  try {
+    return path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new ConfigError(`The config file ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message}`);
+  }
+}
+
+function integerFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed)) throw new ConfigError(`${name}=${value} is not an integer. Set ${name} to a whole number, e.g. ${name}=8080.`);
+  return parsed;
+}
+
+function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const server: Record<string, unknown> = {};
+  const port = integerFromEnv(env, 'PORT');
+  if (port !== undefined) server['port'] = port;
+  if (env['HOST']) server['host'] = env['HOST'];
+  const result: Record<string, unknown> = {};
+  if (Object.keys(server).length > 0) result['server'] = server;
+  if (env['DATA_DIR']) result['dataDir'] = env['DATA_DIR'];
+  if (env['DATABASE_URL']) result['databaseUrl'] = env['DATABASE_URL'];
+  if (env['REDIS_URL']) result['redisUrl'] = env['REDIS_URL'];
+  if (env['LOG_LEVEL']) result['logLevel'] = env['LOG_LEVEL'];
+  if (env['SWITCHYARD_OPERATOR']) result['operator'] = env['SWITCHYARD_OPERATOR'];
+  return result;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Later layers win; objects merge key by key, everything else is replaced. */
+function mergeLayers(...layers: unknown[]): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  for (const layer of layers) {
+    if (!isPlainObject(layer)) continue;
+    for (const [key, value] of Object.entries(layer)) {
+      const existing = merged[key];
+      merged[key] = isPlainObject(existing) && isPlainObject(value) && key === 'server' ? { ...existing, ...value } : value;
+    }
+  }
+  return merged;
+}
+
+function describeIssuePath(path: ReadonlyArray<PropertyKey>): string {
+  return path.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`)).join('') || '(root)';
+}
+
+function resolveSecret(secret: string | { env: string } | undefined, env: NodeJS.ProcessEnv, where: string): string | undefined {
+  if (secret === undefined) return undefined;
+  if (typeof secret === 'string') return secret;
+  const value = env[secret.env];
+  if (value === undefined || value === '') {
+    throw new ConfigError(`${where}.apiKey names the environment variable ${secret.env}, which is not set. Export ${secret.env} or remove apiKey.`);
+  }
+  return value;
+}
+
+function crossCheck(config: z.infer<typeof configSchema>, providers: Record<string, ResolvedProviderConfig>, models: ModelConfig[]): void {
+  if (!(config.defaultTier in config.tiers)) {
+    throw new ConfigError(`defaultTier "${config.defaultTier}" is not one of the configured tiers (${Object.keys(config.tiers).join(', ')}). Add it under tiers or pick one of those.`);
+  }
+  const names = new Map<string, string>();
+  models.forEach((model, index) => {
+    if (!(model.provider in providers)) {
+      throw new ConfigError(`models[${index}].provider "${model.provider}" is not a configured provider. Add it under providers or use one of: ${Object.keys(providers).join(', ')}.`);
+    }
+    for (const name of [model.id, ...model.aliases]) {
+      const previous = names.get(name);
+      if (previous !== undefined) {
+        throw new ConfigError(`models[${index}]: the name "${name}" is already used by model "${previous}". Model ids and aliases must be unique.`);
+      }
+      names.set(name, model.id);
+    }
+  });
+  models.forEach((model, index) => {
+    model.fallbacks.forEach((fallback, fallbackIndex) => {
+      if (!names.has(fallback)) {
+        throw new ConfigError(`models[${index}].fallbacks[${fallbackIndex}] "${fallback}" is not a configured model id or alias.`);
+      }
+    });
+    if (model.capabilities.includes('image_generation') && (model.imageSizes === undefined || model.imageSizes.length === 0)) {
+      throw new ConfigError(`models[${index}] has the image_generation capability but no imageSizes. Add e.g. imageSizes: ["1024x1024"].`);
+    }
+  });
+}
+
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const configFile = options.configFile ?? env['SWITCHYARD_CONFIG'];
+  const fileLayer = configFile ? readConfigFile(configFile) : {};
+  if (configFile && !isPlainObject(fileLayer)) {
+    throw new ConfigError(`The config file ${configFile} must hold an object at the top level.`);
+  }
+  const merged = mergeLayers(fileLayer, fromEnvironment(env), options.overrides);
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  - ${describeIssuePath(issue.path)}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration${configFile ? ` (${configFile})` : ''}:\n${problems.join('\n')}\nFix these fields and start again.`);
+  }
+  const config = parsed.data;
+
+  const providers: Record<string, ResolvedProviderConfig> = {};
+  for (const [id, provider] of Object.entries(config.providers)) {
+    const apiKeyValue = 'apiKey' in provider ? resolveSecret(provider.apiKey, env, `providers.${id}`) : undefined;
+    providers[id] = apiKeyValue === undefined ? { ...provider, id } : { ...provider, id, apiKeyValue };
+  }
+  const models = [...config.models];
+  if (config.builtinModels) {
+    providers[BUILTIN_PROVIDER_ID] ??= { ...BUILTIN_PROVIDER, id: BUILTIN_PROVIDER_ID };
+    const taken = new Set(models.flatMap((model) => [model.id, ...model.aliases]));
+    models.push(...BUILTIN_MODELS.filter((model) => !taken.has(model.id)));
+  }
+  crossCheck(config, providers, models);
+
+  const dataDir = resolve(config.dataDir);
+  const databaseUrl = config.databaseUrl ?? `sqlite:${resolve(dataDir, 'switchyard.db')}`;
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL "${databaseUrl.replace(/\/\/[^@]*@/, '//***@')}" is not supported. Use sqlite:<path> or postgres://user@host:port/database.`);
+  }
+  if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) {
+    throw new ConfigError('REDIS_URL must start with redis:// or rediss://, e.g. redis://127.0.0.1:6379.');
+  }
+
+  return deepFreeze({
+    operator: config.operator,
+    defaultOrganization: `org-${config.operator}-ai`,
+    server: config.server,
+    dataDir,
+    databaseUrl,
+    redisUrl: config.redisUrl,
+    logLevel: config.logLevel,
+    bootstrapKey: config.bootstrapKey,
+    tiers: config.tiers,
+    defaultTier: config.defaultTier,
+    providers,
+    models,
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

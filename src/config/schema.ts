@@ -1,0 +1,207 @@
+/**
+ * The shape of Switchyard's configuration, validated with zod. Every field has a default so that an
+ * empty config (fresh install) gives a working service with the built-in engines.
+ */
+import { z } from 'zod';
+
+/** Every permission a key can carry; each endpoint family requires one. */
+export const PERMISSIONS = [
+  'chat.completions',
+  'messages',
+  'responses',
+  'embeddings',
+  'moderations',
+  'images',
+  'files',
+  'batches',
+  'models',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** Capabilities a model may declare; the catalogue lists them. */
+export const CAPABILITIES = [
+  'chat',
+  'vision',
+  'function_calling',
+  'json_mode',
+  'streaming',
+  'thinking',
+  'embeddings',
+  'moderation',
+  'image_generation',
+] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+const nonNegativeInteger = z.number().int().nonnegative();
+
+export const tierSchema = z.strictObject({
+  /** Requests per minute per key; 0 means unlimited. */
+  requestsPerMinute: nonNegativeInteger,
+  /** Tokens (input + output) per minute per key; 0 means unlimited. */
+  tokensPerMinute: nonNegativeInteger,
+  /** Tokens per UTC day per organization; 0 means unlimited. */
+  tokensPerDay: nonNegativeInteger,
+  /** Tokens per calendar month (UTC) per organization; 0 means unlimited. */
+  tokensPerMonth: nonNegativeInteger,
+  /** Batches validating or in progress at once; 0 means the batch API is not available. */
+  concurrentBatches: nonNegativeInteger,
+  /** Permissions given to new keys of this tier when none are named. */
+  permissions: z.array(z.enum(PERMISSIONS)),
+  /** Run the moderation pre-check on generation inputs for keys of this tier. */
+  moderateInputs: z.boolean().default(false),
+});
+export type TierConfig = z.infer<typeof tierSchema>;
+
+const ALL_PERMISSIONS = [...PERMISSIONS];
+
+export const DEFAULT_TIERS: Record<string, z.input<typeof tierSchema>> = {
+  Free: {
+    requestsPerMinute: 20,
+    tokensPerMinute: 10_000,
+    tokensPerDay: 10_000,
+    tokensPerMonth: 10_000,
+    concurrentBatches: 0,
+    permissions: ['chat.completions', 'messages', 'responses', 'embeddings', 'moderations', 'images', 'files', 'models'],
+  },
+  Developer: {
+    requestsPerMinute: 600,
+    tokensPerMinute: 200_000,
+    tokensPerDay: 2_000_000,
+    tokensPerMonth: 20_000_000,
+    concurrentBatches: 5,
+    permissions: ALL_PERMISSIONS,
+  },
+  Production: {
+    requestsPerMinute: 6_000,
+    tokensPerMinute: 2_000_000,
+    tokensPerDay: 50_000_000,
+    tokensPerMonth: 1_000_000_000,
+    concurrentBatches: 10,
+    permissions: ALL_PERMISSIONS,
+  },
+  Enterprise: {
+    requestsPerMinute: 0,
+    tokensPerMinute: 0,
+    tokensPerDay: 0,
+    tokensPerMonth: 0,
+    concurrentBatches: 100,
+    permissions: ALL_PERMISSIONS,
+  },
+};
+
+const secretSchema = z.union([
+  z.string(),
+  /** Read the secret from this environment variable at start-up. */
+  z.strictObject({ env: z.string().min(1) }),
+]);
+
+const providerBase = {
+  /** How long one upstream attempt may take, milliseconds. */
+  timeoutMs: z.number().int().positive().default(120_000),
+  /** Retries after the first attempt on connection errors, 429 and 5xx. */
+  maxRetries: z.number().int().nonnegative().default(2),
+  /** Extra headers sent upstream. */
+  headers: z.record(z.string(), z.string()).default({}),
+};
+
+export const providerSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('openai-compatible'),
+    /** Base URL including the version prefix, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. */
+    baseUrl: z.url(),
+    apiKey: secretSchema.optional(),
+    ...providerBase,
+  }),
+  z.strictObject({
+    kind: z.literal('anthropic'),
+    /** Base URL without `/v1`, e.g. `https://api.anthropic.com`. */
+    baseUrl: z.url().default('https://api.anthropic.com'),
+    apiKey: secretSchema.optional(),
+    anthropicVersion: z.string().default('2023-06-01'),
+    ...providerBase,
+  }),
+  z.strictObject({
+    kind: z.literal('llama-cpp'),
+    /** CPU threads; defaults to the machine's core count. */
+    threads: z.number().int().positive().optional(),
+    ...providerBase,
+  }),
+  z.strictObject({
+    kind: z.literal('builtin'),
+    ...providerBase,
+  }),
+]);
+export type ProviderConfig = z.infer<typeof providerSchema>;
+
+export const modelSchema = z.strictObject({
+  /** Public model id (what clients send). */
+  id: z.string().min(1),
+  /** Id of an entry under `providers`. */
+  provider: z.string().min(1),
+  /** Model name sent upstream (defaults to `id`); for llama-cpp, the GGUF file path; for builtin, the engine name. */
+  upstreamModel: z.string().min(1).optional(),
+  aliases: z.array(z.string().min(1)).default([]),
+  capabilities: z.array(z.enum(CAPABILITIES)).min(1),
+  description: z.string().default(''),
+  ownedBy: z.string().optional(),
+  /** Unix seconds shown as `created` in the catalogue. */
+  created: z.number().int().nonnegative().optional(),
+  /** Context window in tokens (prompt + completion). */
+  contextWindow: z.number().int().positive().default(8192),
+  /** Largest completion the model may produce, tokens. */
+  maxOutputTokens: z.number().int().positive().default(4096),
+  pricing: z
+    .strictObject({
+      /** Price in USD per million input tokens. */
+      inputPerMillion: z.number().nonnegative().default(0),
+      /** Price in USD per million output tokens. */
+      outputPerMillion: z.number().nonnegative().default(0),
+    })
+    .default({ inputPerMillion: 0, outputPerMillion: 0 }),
+  /** Ordered model ids tried when this one fails before any byte reached the client. */
+  fallbacks: z.array(z.string().min(1)).default([]),
+  /** Image sizes (`WxH`) an image model accepts. */
+  imageSizes: z.array(z.string().regex(/^\d+x\d+$/)).optional(),
+  /** Embedding vector length, for embedding models. */
+  dimensions: z.number().int().positive().optional(),
+});
+export type ModelConfig = z.infer<typeof modelSchema>;
+
+export const configSchema = z.strictObject({
+  /** Operator name: `_metadata.creator` and the default organization `org-<operator>-ai`. */
+  operator: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]*$/, 'use lower-case letters, digits and dashes, e.g. "switchyard"')
+    .default('switchyard'),
+  server: z
+    .strictObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(8080),
+      /** Largest JSON request body, bytes. */
+      bodyLimitBytes: z.number().int().positive().default(10 * 1024 * 1024),
+      /** Largest uploaded file, bytes (SPEC: batch input up to 100 MB). */
+      uploadLimitBytes: z.number().int().positive().default(100 * 1024 * 1024),
+      /** How long a graceful shutdown waits for in-flight requests, milliseconds. */
+      shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+      /** Seconds between SSE keep-alive comments while the upstream is silent. */
+      keepAliveSeconds: z.number().positive().default(15),
+    })
+    .default({} as never),
+  /** Directory for the SQLite database and stored files. */
+  dataDir: z.string().default('./data'),
+  /** `sqlite:<path>` (default: `<dataDir>/switchyard.db`) or `postgres://...`. */
+  databaseUrl: z.string().optional(),
+  /** `redis://...`; when set, rate limits and caches are shared by every instance. */
+  redisUrl: z.string().optional(),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Create and print one key on the first start of an empty database. */
+  bootstrapKey: z.boolean().default(true),
+  tiers: z.record(z.string().min(1), tierSchema).default(DEFAULT_TIERS as never),
+  /** Tier of the bootstrap key and of `keys create` without `--tier`. */
+  defaultTier: z.string().default('Developer'),
+  providers: z.record(z.string().min(1), providerSchema).default({}),
+  models: z.array(modelSchema).default([]),
+  /** Add the built-in engines (`builtin` provider and its models) to the catalogue. */
+  builtinModels: z.boolean().default(true),
+});
+export type ConfigInput = z.input<typeof configSchema>;

@@ -1,0 +1,85 @@
+/**
+ * The provider contracts. Each backend folder under `providers/` implements some of these; services and
+ * routes only ever see these interfaces (DESIGN.md convention 1: never branch on a provider id).
+ */
+import type { GenerationRequest } from './generation.ts';
+import type { StreamPart } from './stream-parts.ts';
+
+export interface CallOptions {
+  /** Aborted when the client goes away or the request times out; providers must stop upstream work. */
+  signal: AbortSignal;
+  /** Request id, forwarded upstream where the backend accepts one (for tracing). */
+  requestId?: string;
+}
+
+/** A chat/text model. Streaming is the only primitive: non-streaming answers are assembled from parts. */
+export interface LanguageModel {
+  /**
+   * Starts a generation. The returned iterable yields canonical parts and ends with exactly one `finish`
+   * or `error` part. Errors before any output may also be thrown (as ServiceError) so that a fallback
+   * model can be tried; once a part has been yielded, errors come as an `error` part.
+   */
+  stream(request: GenerationRequest, options: CallOptions): AsyncIterable<StreamPart>;
+}
+
+export interface EmbeddingResult {
+  /** One vector per input, in input order. */
+  embeddings: number[][];
+  /** Prompt tokens consumed. */
+  inputTokens: number;
+  estimated: boolean;
+}
+
+export interface EmbeddingModel {
+  /** Largest number of inputs per upstream call; callers split larger arrays. */
+  readonly maxBatchSize: number;
+  embed(inputs: string[], options: CallOptions & { dimensions?: number }): Promise<EmbeddingResult>;
+}
+
+/** SPEC moderation categories. */
+export type ModerationCategory = 'hate' | 'self-harm' | 'sexual' | 'violence';
+
+export interface ModerationVerdict {
+  flagged: boolean;
+  categories: Record<ModerationCategory, boolean>;
+  /** Scores in 0..1 per category. */
+  categoryScores: Record<ModerationCategory, number>;
+}
+
+export interface ModerationModel {
+  classify(inputs: string[], options: CallOptions): Promise<ModerationVerdict[]>;
+}
+
+export interface ImageGenerationRequest {
+  prompt: string;
+  /** Number of images, 1-10. */
+  n: number;
+  /** `WxH`, from the model's allowed sizes. */
+  size: string;
+  user?: string;
+}
+
+export interface GeneratedImage {
+  /** PNG (or the upstream's format) bytes. */
+  bytes: Buffer;
+  mediaType: string;
+  revisedPrompt?: string;
+}
+
+export interface ImageModel {
+  generate(request: ImageGenerationRequest, options: CallOptions): Promise<GeneratedImage[]>;
+}
+
+/**
+ * What a provider folder's factory returns for one configured provider: the model kinds it can serve.
+ * `providers/registry.ts` maps provider kinds to factories; nothing else names a provider.
+ */
+export interface ProviderInstance {
+  /** The model's `upstreamModel` (or id) selects what to run. Throws a 400 ServiceError if unsupported. */
+  languageModel?(upstreamModel: string): LanguageModel;
+  embeddingModel?(upstreamModel: string): EmbeddingModel;
+  moderationModel?(upstreamModel: string): ModerationModel;
+  imageModel?(upstreamModel: string): ImageModel;
+  /** Releases pools, native handles and workers. */
+  close?(): Promise<void>;
+}

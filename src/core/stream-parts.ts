@@ -1,0 +1,34 @@
+/**
+ * The canonical stream: every provider yields these parts, every client format encodes them.
+ * Non-streaming answers are assembled from the same parts (see assemble-result.ts), so the two paths
+ * cannot drift. Blocks are bracketed (`*-start`, deltas, `*-end`) and identified by `id`; blocks of
+ * different ids may interleave (parallel tool calls).
+ */
+import type { FinishReason } from './generation.ts';
+import type { ServiceError } from './service-error.ts';
+import type { Usage } from './usage.ts';
+
+export type StreamPart =
+  | { type: 'text-start'; id: string }
+  | { type: 'text-delta'; id: string; delta: string }
+  | { type: 'text-end'; id: string }
+  | { type: 'reasoning-start'; id: string }
+  | { type: 'reasoning-delta'; id: string; delta: string }
+  /** Signature of a reasoning block; may arrive as its own part before `reasoning-end`. */
+  | { type: 'reasoning-signature'; id: string; signature: string }
+  /** Redacted reasoning (opaque data), a complete block by itself. */
+  | { type: 'reasoning-redacted'; id: string; data: string }
+  | { type: 'reasoning-end'; id: string }
+  /** A tool call begins: `id` is the call id (`call_...`/`toolu_...`), `toolName` its tool. */
+  | { type: 'tool-input-start'; id: string; toolName: string }
+  /** A fragment of the tool arguments' JSON text. Fragments concatenate to the full JSON. */
+  | { type: 'tool-input-delta'; id: string; delta: string }
+  | { type: 'tool-input-end'; id: string }
+  /** Upstream metadata known at the start (upstream response id, model name). Optional. */
+  | { type: 'response-metadata'; upstreamId?: string; upstreamModel?: string }
+  /** Last part of a successful stream. */
+  | { type: 'finish'; finishReason: FinishReason; stopSequence?: string | null; usage: Usage }
+  /** The generation failed. After an error no more parts follow. */
+  | { type: 'error'; error: ServiceError };
+
+export type StreamPartType = StreamPart['type'];
