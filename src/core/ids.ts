@@ -1,0 +1,40 @@
+/**
+ * Identifier generators. Prefixes follow the wire formats the SDKs expect (wire-contracts.md) and the
+ * SPEC (`resp_` + 48 hex, `auth-` + 16 hex, `batch-`, `file-`, `modr-`).
+ */
+import { randomBytes } from 'node:crypto';
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** `length` random characters from [A-Za-z0-9]. */
+export function randomAlphanumeric(length: number): string {
+  const bytes = randomBytes(length * 2);
+  let result = '';
+  for (let index = 0; result.length < length && index < bytes.length; index++) {
+    const byte = bytes[index]!;
+    // 248 = 4 * 62: discard the tail to keep the distribution uniform.
+    if (byte < 248) result += ALPHANUMERIC[byte % 62];
+  }
+  return result.length === length ? result : result + randomAlphanumeric(length - result.length);
+}
+
+export function randomHex(characters: number): string {
+  return randomBytes(Math.ceil(characters / 2)).toString('hex').slice(0, characters);
+}
+
+export const newId = {
+  chatCompletion: (): string => `chatcmpl-${randomAlphanumeric(29)}`,
+  toolCall: (): string => `call_${randomAlphanumeric(24)}`,
+  message: (): string => `msg_${randomAlphanumeric(24)}`,
+  toolUse: (): string => `toolu_${randomAlphanumeric(24)}`,
+  response: (): string => `resp_${randomHex(48)}`,
+  responseMessageItem: (): string => `msg_${randomHex(48)}`,
+  responseFunctionCallItem: (): string => `fc_${randomHex(48)}`,
+  responseReasoningItem: (): string => `rs_${randomHex(48)}`,
+  authorizationCheck: (): string => `auth-${randomHex(16)}`,
+  moderation: (): string => `modr-${randomAlphanumeric(24)}`,
+  file: (): string => `file-${randomAlphanumeric(24)}`,
+  batch: (): string => `batch-${randomAlphanumeric(24)}`,
+  batchRequest: (): string => `batch_req_${randomAlphanumeric(24)}`,
+  request: (): string => `req_${randomAlphanumeric(24)}`,
+};
