@@ -22,7 +22,7 @@ const flags = process.argv.slice(2).filter((argument) => argument.startsWith('--
 const files = requested.length > 0 ? requested : ['src', 'test'].flatMap((root) => collect(root)).sort();
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', ...flags, ...files],
+  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...flags, ...files],
   { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
 );
 process.exit(result.status ?? 1);

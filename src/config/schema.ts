@@ -157,7 +157,7 @@ export const modelSchema = z.strictObject({
       /** Price in USD per million output tokens. */
       outputPerMillion: z.number().nonnegative().default(0),
     })
-    .default({ inputPerMillion: 0, outputPerMillion: 0 }),
+    .prefault({}),
   /** Ordered model ids tried when this one fails before any byte reached the client. */
   fallbacks: z.array(z.string().min(1)).default([]),
   /** Image sizes (`WxH`) an image model accepts. */
@@ -186,7 +186,7 @@ export const configSchema = z.strictObject({
       /** Seconds between SSE keep-alive comments while the upstream is silent. */
       keepAliveSeconds: z.number().positive().default(15),
     })
-    .default({} as never),
+    .prefault({}),
   /** Directory for the SQLite database and stored files. */
   dataDir: z.string().default('./data'),
   /** `sqlite:<path>` (default: `<dataDir>/switchyard.db`) or `postgres://...`. */
@@ -196,7 +196,7 @@ export const configSchema = z.strictObject({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Create and print one key on the first start of an empty database. */
   bootstrapKey: z.boolean().default(true),
-  tiers: z.record(z.string().min(1), tierSchema).default(DEFAULT_TIERS as never),
+  tiers: z.record(z.string().min(1), tierSchema).prefault(DEFAULT_TIERS),
   /** Tier of the bootstrap key and of `keys create` without `--tier`. */
   defaultTier: z.string().default('Developer'),
   providers: z.record(z.string().min(1), providerSchema).default({}),

@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+// The `switchyard` command: runs the compiled entry point (npm install builds dist/ via `prepare`).
+import { main } from '../dist/src/main.js';
+
+main(process.argv.slice(2)).catch((error) => {
+  process.stderr.write(`${error?.name === 'ConfigError' || error?.name === 'CliUsageError' ? error.message : (error?.stack ?? error)}\n`);
+  process.exit(1);
+});

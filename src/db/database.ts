@@ -1,0 +1,74 @@
+/**
+ * Opens the database named by the config's `databaseUrl`: `sqlite:<path>` (embedded default,
+ * better-sqlite3 in WAL mode) or `postgres://...` (pg pool, for several instances). Both speak the same
+ * Kysely schema and migration set.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import pg from 'pg';
+import { createMigrations } from './migrations.ts';
+import type { DatabaseSchema } from './schema.ts';
+
+export type DatabaseDialect = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly db: Kysely<DatabaseSchema>;
+  readonly dialect: DatabaseDialect;
+  /** Applies pending migrations; returns the names applied. */
+  migrate(): Promise<string[]>;
+  /** True when a trivial query succeeds (readiness probe). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+// BIGINT (OID 20) columns hold millisecond timestamps and counters, all far below 2^53.
+pg.types.setTypeParser(20, (value: string) => Number(value));
+
+export interface OpenDatabaseOptions {
+  /** Postgres pool size. */
+  poolSize?: number;
+}
+
+export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Database {
+  let dialect: DatabaseDialect;
+  let kysely: Kysely<DatabaseSchema>;
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const sqlite = new SqliteDatabase(path);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    dialect = 'sqlite';
+    kysely = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  } else {
+    dialect = 'postgres';
+    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+    kysely = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  }
+  const provider: MigrationProvider = { getMigrations: async () => createMigrations(dialect) };
+  return {
+    db: kysely,
+    dialect,
+    async migrate() {
+      const migrator = new Migrator({ db: kysely, provider });
+      const result: MigrationResultSet = await migrator.migrateToLatest();
+      if (result.error !== undefined) throw result.error;
+      return (result.results ?? []).filter((entry) => entry.status === 'Success').map((entry) => entry.migrationName);
+    },
+    async ping() {
+      try {
+        await kysely.selectFrom('counters').select('name').limit(1).execute();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await kysely.destroy();
+    },
+  };
+}

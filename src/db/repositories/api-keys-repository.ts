@@ -1,0 +1,133 @@
+/**
+ * Organizations and API keys. Every key write bumps the `keys_version` counter in the same
+ * transaction, so that key caches on every instance notice a change with one cheap read.
+ */
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { ApiKeysTable, DatabaseSchema } from '../schema.ts';
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+
+export interface NewApiKey {
+  id: string;
+  organizationId: string;
+  keyHash: string;
+  redacted: string;
+  name: string | null;
+  tier: string;
+  permissions: string[];
+  /** Milliseconds since epoch. */
+  createdAt: number;
+  /** Milliseconds since epoch, or null. */
+  expiresAt: number | null;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  organizationId: string;
+  redacted: string;
+  name: string | null;
+  tier: string;
+  permissions: string[];
+  /** Milliseconds since epoch. */
+  createdAt: number;
+  /** Milliseconds since epoch, or null. */
+  expiresAt: number | null;
+  /** Milliseconds since epoch, or null while active. */
+  revokedAt: number | null;
+}
+
+function toRecord(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    redacted: row.redacted,
+    name: row.name,
+    tier: row.tier,
+    permissions: JSON.parse(row.permissions) as string[],
+    createdAt: Number(row.created_at),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
+}
+
+export class ApiKeysRepository {
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  private async bumpVersion(transaction: Transaction<DatabaseSchema>): Promise<void> {
+    await transaction
+      .updateTable('counters')
+      .set((eb) => ({ value: eb('value', '+', 1) }))
+      .where('name', '=', 'keys_version')
+      .execute();
+  }
+
+  /** Creates the organization if it does not exist, then the key, atomically. */
+  async create(key: NewApiKey): Promise<ApiKeyRecord> {
+    await this.db.transaction().execute(async (transaction) => {
+      await transaction
+        .insertInto('organizations')
+        .values({ id: key.organizationId, name: key.organizationId, created_at: key.createdAt })
+        .onConflict((conflict) => conflict.column('id').doNothing())
+        .execute();
+      await transaction
+        .insertInto('api_keys')
+        .values({
+          id: key.id,
+          organization_id: key.organizationId,
+          key_hash: key.keyHash,
+          redacted: key.redacted,
+          name: key.name,
+          tier: key.tier,
+          permissions: JSON.stringify(key.permissions),
+          created_at: key.createdAt,
+          expires_at: key.expiresAt,
+          revoked_at: null,
+        })
+        .execute();
+      await this.bumpVersion(transaction);
+    });
+    return { ...key, revokedAt: null };
+  }
+
+  async findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async findById(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  async list(organizationId?: string): Promise<ApiKeyRecord[]> {
+    let query = this.db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id');
+    if (organizationId !== undefined) query = query.where('organization_id', '=', organizationId);
+    return (await query.execute()).map(toRecord);
+  }
+
+  async count(): Promise<number> {
+    const row = await this.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+    return Number(row.total);
+  }
+
+  /** Marks the key revoked; returns false if there is no such key or it was already revoked. */
+  async revoke(id: string, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (transaction) => {
+      const result = await transaction
+        .updateTable('api_keys')
+        .set({ revoked_at: now })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return false;
+      await this.bumpVersion(transaction);
+      return true;
+    });
+  }
+
+  /** Changes whenever any key is created or revoked. */
+  async version(): Promise<number> {
+    const row = await this.db.selectFrom('counters').select('value').where('name', '=', 'keys_version').executeTakeFirstOrThrow();
+    return Number(row.value);
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * Installs the edge on a Fastify instance: request ids, auth and permission checks, JSON parsing,
+ * `_metadata` on successes, the SPEC envelope on every error (404 and 405 included), CORS for browser
+ * SDK use, the SSE writer and metrics. Routes only decode, call a service and encode.
+ */
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Authenticator } from '../accounts/authenticator.ts';
+import { permissionDenied, ServiceError } from '../core/service-error.ts';
+import type { SseEvent } from '../formats/sse-event.ts';
+import { renderError, toServiceError } from './error-envelope.ts';
+import { buildMetadata, elapsedMilliseconds, type MetadataSource } from './metadata.ts';
+import type { HttpMetrics } from './metrics.ts';
+import type { SendEventsOptions } from './request-context.ts';
+import { RouteTable } from './route-table.ts';
+import { writeSse } from './sse-writer.ts';
+
+export interface EdgeOptions extends MetadataSource {
+  authenticator: Authenticator;
+  metrics: HttpMetrics;
+  /** Seconds of silence before an SSE keep-alive. */
+  keepAliveSeconds: number;
+}
+
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers':
+    'x-request-id, request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens',
+};
+
+const BEARER = /^Bearer\s+(.+)$/i;
+const RESPONSE = Symbol('raw response');
+const ABORT = Symbol('client abort controller');
+
+/** The key from `Authorization: Bearer <key>`, else from `x-api-key`. */
+export function presentedKey(request: FastifyRequest): string | undefined {
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    const match = BEARER.exec(authorization.trim());
+    if (match !== null) return match[1]!.trim();
+  }
+  const apiKey = request.headers['x-api-key'];
+  return typeof apiKey === 'string' ? apiKey.trim() : undefined;
+}
+
+export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
+  const routes = new RouteTable();
+  app.addHook('onRoute', (route) => routes.add(route.method, route.url));
+
+  app.decorateRequest('auth', undefined);
+  app.decorateRequest('startedAt', 0n);
+  app.decorateRequest('usageSnapshot', undefined);
+  app.decorateRequest('extraHeaders', undefined);
+  app.decorateRequest('clientSignal', function clientSignal(this: FastifyRequest) {
+    const state = this as FastifyRequest & { [RESPONSE]?: ServerResponse; [ABORT]?: AbortController };
+    let controller = state[ABORT];
+    if (controller === undefined) {
+      const created = new AbortController();
+      controller = created;
+      state[ABORT] = created;
+      const response = state[RESPONSE];
+      // `close` on the response fires both when the answer is complete and when the client leaves
+      // early; only the latter leaves it unfinished.
+      response?.once('close', () => {
+        if (!response.writableFinished) created.abort();
+      });
+    }
+    return controller.signal;
+  });
+
+  app.decorateReply('sendData', async function sendData(this: FastifyReply, body: Record<string, unknown>, statusCode = 200) {
+    const metadata = await buildMetadata(this.request, options, true);
+    if (this.request.extraHeaders !== undefined) void this.headers(this.request.extraHeaders);
+    return this.code(statusCode).type('application/json; charset=utf-8').send({ ...body, _metadata: metadata });
+  });
+
+  app.decorateReply('sendEvents', async function sendEvents(this: FastifyReply, events: AsyncIterable<SseEvent>, sendOptions: SendEventsOptions = {}) {
+    const request = this.request;
+    this.hijack();
+    const writeOptions = {
+      headers: { ...CORS_HEADERS, 'x-request-id': request.id, 'request-id': request.id, ...request.extraHeaders, ...sendOptions.headers },
+      keepAliveMs: options.keepAliveSeconds * 1000,
+      ...(sendOptions.keepAlive === undefined ? {} : { keepAlive: sendOptions.keepAlive }),
+    };
+    try {
+      await writeSse(this.raw, events, writeOptions);
+    } catch (error) {
+      request.log.error({ err: error }, 'stream failed');
+      if (!this.raw.writableEnded) this.raw.end();
+    } finally {
+      options.metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', 200, elapsedMilliseconds(request) / 1000);
+    }
+  });
+
+  // JSON bodies: strict parse, empty body allowed (GET/DELETE/cancel calls send none).
+  app.removeContentTypeParser(['application/json']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(toServiceError(error), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    request.startedAt = process.hrtime.bigint();
+    (request as FastifyRequest & { [RESPONSE]?: ServerResponse })[RESPONSE] = reply.raw;
+    void reply.headers({ ...CORS_HEADERS, 'x-request-id': request.id, 'request-id': request.id });
+    const routeConfig = request.routeOptions.config.switchyard;
+    if (routeConfig === undefined || routeConfig.permission === null) return;
+    const auth = await options.authenticator.authenticate(presentedKey(request));
+    request.auth = auth;
+    if (routeConfig.permission !== 'authenticated' && !auth.permissions.has(routeConfig.permission)) throw permissionDenied(routeConfig.permission);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    options.metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+  });
+
+  app.setErrorHandler(async (error, request, reply) => {
+    const serviceError = toServiceError(error);
+    if (serviceError.status >= 500) request.log.error({ err: serviceError.cause ?? error }, 'request failed');
+    const metadata = await buildMetadata(request, options, false);
+    const style = request.routeOptions.config.switchyard?.errorStyle ?? 'spec';
+    void reply.headers({ ...request.extraHeaders, ...serviceError.headers });
+    return reply.code(serviceError.status).type('application/json; charset=utf-8').send(renderError(serviceError, metadata, style));
+  });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    const allowed = routes.methodsFor(path);
+    if (allowed.length > 0 && request.method === 'OPTIONS') {
+      return reply
+        .code(204)
+        .headers({
+          'access-control-allow-methods': allowed.join(', '),
+          'access-control-allow-headers': request.headers['access-control-request-headers'] ?? '*',
+          'access-control-max-age': '86400',
+        })
+        .send();
+    }
+    const error =
+      allowed.length > 0
+        ? new ServiceError({
+            status: 405,
+            type: 'invalid_request_error',
+            code: 'method_not_allowed',
+            message: `${request.method} is not allowed on ${path}. Allowed: ${allowed.join(', ')}.`,
+            headers: { allow: allowed.join(', ') },
+          })
+        : new ServiceError({
+            status: 404,
+            type: 'invalid_request_error',
+            code: 'not_found',
+            message: `Unknown route: ${request.method} ${path}. See GET /v1/openapi.json for the routes this server has.`,
+          });
+    const metadata = await buildMetadata(request, options, false);
+    return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(renderError(error, metadata));
+  });
+}

@@ -1,0 +1,49 @@
+/**
+ * `_metadata` (success) and `info_metadata` (error): SPEC "Metadata object". processing_time is in
+ * milliseconds (integer on the key-status endpoint, as the SPEC shows it; three decimals elsewhere).
+ * user_total_usage reports the monthly token quota, the one every tier has.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { AccountUsageReader, UsageInfo } from '../services/account-usage.ts';
+
+export interface Metadata {
+  creator: string;
+  status: boolean;
+  timestamp: string;
+  request_id: string | null;
+  /** Milliseconds from arrival to this body being built. */
+  processing_time: number | null;
+  tier: string | null;
+  user_total_usage: UsageInfo | null;
+}
+
+export interface MetadataSource {
+  operator: string;
+  usage: AccountUsageReader;
+}
+
+export function elapsedMilliseconds(request: FastifyRequest): number {
+  return Number(process.hrtime.bigint() - request.startedAt) / 1e6;
+}
+
+export async function buildMetadata(request: FastifyRequest, source: MetadataSource, success: boolean): Promise<Metadata> {
+  let usage: UsageInfo | null = null;
+  if (request.auth !== undefined) {
+    try {
+      usage = (request.usageSnapshot ?? (await source.usage.read(request.auth))).monthly;
+    } catch (error) {
+      // A usage read failing (e.g. Redis briefly away) must not fail the answer itself.
+      request.log.warn({ err: error }, 'usage read failed while building metadata');
+    }
+  }
+  const elapsed = elapsedMilliseconds(request);
+  return {
+    creator: source.operator,
+    status: success,
+    timestamp: new Date().toISOString(),
+    request_id: request.id,
+    processing_time: request.routeOptions.config.switchyard?.integerProcessingTime ? Math.round(elapsed) : Math.round(elapsed * 1000) / 1000,
+    tier: request.auth?.tier ?? null,
+    user_total_usage: usage,
+  };
+}

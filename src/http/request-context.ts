@@ -1,0 +1,64 @@
+/**
+ * What the edge attaches to each Fastify request and route, declared once for the type checker.
+ */
+import type { AuthContext } from '../accounts/authenticator.ts';
+import type { Permission } from '../config/index.ts';
+import type { AccountUsageSnapshot } from '../services/account-usage.ts';
+
+/** Per-route settings read by the edge's hooks. */
+export interface SwitchyardRouteConfig {
+  /**
+   * Permission the caller's key needs; `authenticated` asks only for a valid key (key status);
+   * `null` marks a public route (health, metrics, OpenAPI).
+   */
+  permission: Permission | 'authenticated' | null;
+  /** One line for the OpenAPI description. */
+  summary?: string;
+  /** The path as OpenAPI shows it, when the route pattern differs (wildcards). */
+  openapiPath?: string;
+  /** `anthropic` adds the top-level `"type":"error"` Anthropic clients read. */
+  errorStyle?: 'spec' | 'anthropic';
+  /** Key-status style metadata: processing_time as an integer. */
+  integerProcessingTime?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook on every non-public route. */
+    auth: AuthContext | undefined;
+    /** process.hrtime.bigint() when the request arrived. */
+    startedAt: bigint;
+    /** Usage figures already known for this request (e.g. from the rate limiter), saving a read. */
+    usageSnapshot: AccountUsageSnapshot | undefined;
+    /** Extra headers to add to the answer (rate-limit headers, warnings). */
+    extraHeaders: Record<string, string> | undefined;
+  }
+  interface FastifyContextConfig {
+    switchyard?: SwitchyardRouteConfig;
+  }
+}
+
+export {};
+
+import type { SseEvent } from '../formats/sse-event.ts';
+
+/** Options of `reply.sendEvents`. */
+export interface SendEventsOptions {
+  /** Sent while the source is silent for `keepAliveSeconds`; default an SSE comment (`: keep-alive`). */
+  keepAlive?: SseEvent;
+  /** Extra response headers. */
+  headers?: Record<string, string>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Aborts when the client goes away before the answer is complete. Created on first use. */
+    clientSignal(): AbortSignal;
+  }
+  interface FastifyReply {
+    /** Sends a JSON success body with `_metadata` added. */
+    sendData(body: Record<string, unknown>, statusCode?: number): Promise<FastifyReply>;
+    /** Streams server-sent events through the single SSE writer. Resolves when the stream ends. */
+    sendEvents(events: AsyncIterable<SseEvent>, options?: SendEventsOptions): Promise<void>;
+  }
+}

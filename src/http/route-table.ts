@@ -1,0 +1,25 @@
+/**
+ * Remembers every registered route pattern so that a request with a known path but an unsupported
+ * method is answered 405 (with `allow`) instead of 404. Fastify itself only knows "not found".
+ */
+export class RouteTable {
+  private readonly routes: Array<{ method: string; pattern: RegExp }> = [];
+
+  add(methods: string | string[], url: string): void {
+    const source = url
+      .split('/')
+      .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    const pattern = new RegExp(`^${source}/?$`);
+    for (const method of Array.isArray(methods) ? methods : [methods]) this.routes.push({ method, pattern });
+  }
+
+  /** Methods registered for this path (without query string), other than the wildcard OPTIONS route. */
+  methodsFor(path: string): string[] {
+    const methods = new Set<string>();
+    for (const route of this.routes) {
+      if (route.method !== 'OPTIONS' && route.method !== 'HEAD' && route.pattern.test(path)) methods.add(route.method);
+    }
+    return [...methods];
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The one SSE writer of the server (DESIGN.md convention 3). It sends headers at once (no delay before
+ * the first byte), serialises events, respects backpressure (waits for `drain`), sends keep-alives while
+ * the source is silent, and stops pulling from the source when the client goes away (the source's
+ * `return()` runs, which aborts the upstream call).
+ */
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { SseEvent } from '../formats/sse-event.ts';
+
+/** Serialises one event: optional `event:` line, one `data:` line per line of the payload. */
+export function serializeSseEvent(event: SseEvent): string {
+  const payload = typeof event.data === 'string' ? event.data : JSON.stringify(event.data);
+  const data = payload.includes('\n') ? payload.split('\n').map((line) => `data: ${line}`).join('\n') : `data: ${payload}`;
+  return event.event === undefined ? `${data}\n\n` : `event: ${event.event}\n${data}\n\n`;
+}
+
+const KEEP_ALIVE_COMMENT = ': keep-alive\n\n';
+
+export interface WriteSseOptions {
+  headers: Record<string, string>;
+  keepAliveMs: number;
+  keepAlive?: SseEvent;
+}
+
+/** Writes the stream to `response`; resolves when the source ends or the client leaves. */
+export async function writeSse(response: ServerResponse, events: AsyncIterable<SseEvent>, options: WriteSseOptions): Promise<void> {
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    ...options.headers,
+  });
+  response.flushHeaders();
+  const keepAliveText = options.keepAlive === undefined ? KEEP_ALIVE_COMMENT : serializeSseEvent(options.keepAlive);
+  let closed = response.destroyed;
+  const onClose = (): void => {
+    closed = true;
+  };
+  response.once('close', onClose);
+  let timer: NodeJS.Timeout | undefined;
+  const armKeepAlive = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (!closed) {
+        response.write(keepAliveText);
+        armKeepAlive();
+      }
+    }, options.keepAliveMs);
+    timer.unref();
+  };
+  const iterator = events[Symbol.asyncIterator]();
+  try {
+    armKeepAlive();
+    while (!closed) {
+      const next = await iterator.next();
+      if (next.done === true) break;
+      if (closed) break;
+      armKeepAlive();
+      if (!response.write(serializeSseEvent(next.value)) && !closed) {
+        await Promise.race([once(response, 'drain'), once(response, 'close')]);
+      }
+    }
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    response.off('close', onClose);
+    if (closed) {
+      // The client left: let the source clean up (aborts the upstream request).
+      await iterator.return?.();
+    }
+    if (!response.writableEnded) response.end();
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys. Configuration
+ * errors and usage errors print a clear message and exit 1 without a stack trace.
+ */
+import { pathToFileURL } from 'node:url';
+import { ConfigError, loadConfig } from './config/index.ts';
+import { CliUsageError, parseArguments } from './cli/arguments.ts';
+import { keysCommand } from './cli/keys.ts';
+import { serve } from './cli/serve.ts';
+import { openMigratedDatabase } from './runtime.ts';
+
+const HELP = `Usage: switchyard <command> [options]
+
+Commands:
+  serve                         start the HTTP service (default)
+  migrate                       apply pending database migrations
+  keys create [--org O] [--tier T] [--permissions a,b] [--expires-in 30d] [--name N] [--json]
+  keys list [--org O] [--json]
+  keys revoke <key id>
+
+Global options:
+  --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
+Environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, LOG_LEVEL, SWITCHYARD_CONFIG`;
+
+export async function main(argv: readonly string[], print: (text: string) => void = (text) => process.stdout.write(`${text}\n`)): Promise<void> {
+  const parsed = parseArguments(argv);
+  const [command = 'serve', ...rest] = parsed.positionals;
+  if (parsed.flags['help'] === true || command === 'help') {
+    print(HELP);
+    return;
+  }
+  const config = loadConfig(typeof parsed.flags['config'] === 'string' ? { configFile: parsed.flags['config'] } : {});
+  switch (command) {
+    case 'serve':
+      return serve(config);
+    case 'migrate': {
+      const database = await openMigratedDatabase(config);
+      await database.close();
+      print('Migrations applied.');
+      return;
+    }
+    case 'keys':
+      return keysCommand(config, { positionals: rest, flags: parsed.flags }, print);
+    default:
+      throw new CliUsageError(`Unknown command "${command}".\n\n${HELP}`);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    if (error instanceof ConfigError || error instanceof CliUsageError) {
+      process.stderr.write(`${error.message}\n`);
+    } else {
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    }
+    process.exit(1);
+  });
+}

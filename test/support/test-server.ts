@@ -1,0 +1,66 @@
+/**
+ * Starts a real Switchyard (composition root, real SQLite file or the Postgres in TEST_DATABASE_URL,
+ * real HTTP listener on 127.0.0.1:0) for end-to-end tests, with one key per tier asked for.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.ts';
+import { startRuntime, type Runtime } from '../../src/runtime.ts';
+
+export interface TestServer {
+  runtime: Runtime;
+  config: Config;
+  /** `http://127.0.0.1:<port>` (no `/v1`). */
+  origin: string;
+  /** `http://127.0.0.1:<port>/v1`, the OpenAI SDK base URL. */
+  baseUrl: string;
+  /** A Developer-tier key with every permission. */
+  key: string;
+  dataDir: string;
+  /** Creates another key on this server. */
+  createKey(options?: { tier?: string; permissions?: string[]; organization?: string; expiresInMs?: number }): Promise<{ key: string; id: string }>;
+  close(): Promise<void>;
+}
+
+export interface StartTestServerOptions {
+  /** Config values on top of the test defaults (silent logs, temp data dir). */
+  config?: ConfigInput;
+  /** Environment the config is read from (defaults to an empty one: tests do not inherit the shell's). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function startTestServer(options: StartTestServerOptions = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-test-'));
+  const config = loadConfig({
+    env: options.env ?? {},
+    overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, ...options.config, server: { port: 0, host: '127.0.0.1', ...options.config?.server } },
+  });
+  const runtime = await startRuntime(config, { logger: false });
+  await runtime.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = runtime.app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  const origin = `http://127.0.0.1:${address.port}`;
+  const created = await runtime.keys.create({ tier: 'Developer', name: 'test' });
+  return {
+    runtime,
+    config,
+    origin,
+    baseUrl: `${origin}/v1`,
+    key: created.key,
+    dataDir,
+    async createKey(keyOptions = {}) {
+      const result = await runtime.keys.create({
+        ...(keyOptions.tier === undefined ? {} : { tier: keyOptions.tier }),
+        ...(keyOptions.permissions === undefined ? {} : { permissions: keyOptions.permissions }),
+        ...(keyOptions.organization === undefined ? {} : { organization: keyOptions.organization }),
+        ...(keyOptions.expiresInMs === undefined ? {} : { expiresInMs: keyOptions.expiresInMs }),
+      });
+      return { key: result.key, id: result.record.id };
+    },
+    async close() {
+      await runtime.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
