@@ -22,6 +22,13 @@ export function randomHex(characters: number): string {
   return randomBytes(Math.ceil(characters / 2)).toString('hex').slice(0, characters);
 }
 
+/**
+ * Request ids are made for every request, so they avoid the CSPRNG: a random per-process prefix (unique
+ * across instances) plus a counter. They identify, they do not authorise, so predictability is fine.
+ */
+const requestIdPrefix = randomAlphanumeric(12);
+let requestCounter = 0;
+
 export const newId = {
   chatCompletion: (): string => `chatcmpl-${randomAlphanumeric(29)}`,
   toolCall: (): string => `call_${randomAlphanumeric(24)}`,
@@ -36,5 +43,5 @@ export const newId = {
   file: (): string => `file-${randomAlphanumeric(24)}`,
   batch: (): string => `batch-${randomAlphanumeric(24)}`,
   batchRequest: (): string => `batch_req_${randomAlphanumeric(24)}`,
-  request: (): string => `req_${randomAlphanumeric(24)}`,
+  request: (): string => `req_${requestIdPrefix}${(requestCounter++).toString(36).padStart(12, '0')}`,
 };

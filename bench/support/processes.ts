@@ -1,0 +1,52 @@
+/**
+ * Starts servers for benchmarks as child processes and waits until they print their address.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface RunningProcess {
+  child: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+/** Spawns `node --import tsx <script> ...args` and resolves once stdout matches `ready`. */
+export async function startProcess(script: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<RunningProcess & { match: RegExpExecArray }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      const found = ready.exec(output);
+      if (found !== null) resolve(found);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${output}`)));
+  });
+  return {
+    child,
+    match,
+    output: () => output,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface SwitchyardProcess extends RunningProcess {
+  origin: string;
+  key: string;
+}
+
+/** Starts `switchyard serve` on a fresh data dir (first start prints the bootstrap key). */
+export async function startSwitchyard(env: NodeJS.ProcessEnv = {}, port = 18_411): Promise<SwitchyardProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+  const running = await startProcess('src/main.ts', ['serve'], { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...env }, /(sk-sy-[A-Za-z0-9]{43})[\s\S]*listening|(sk-sy-[A-Za-z0-9]{43})\n[\s\S]*try: curl/);
+  return { ...running, origin: `http://127.0.0.1:${port}`, key: running.match[1] ?? running.match[2]! };
+}
