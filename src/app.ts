@@ -8,6 +8,7 @@ import type { Config } from './config/index.ts';
 import { newId } from './core/ids.ts';
 import type { Database } from './db/database.ts';
 import { installEdge } from './http/edge.ts';
+import type { InternalCalls } from './http/internal-calls.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import './http/request-context.ts';
 import { registerAuthKeyRoutes } from './routes/auth-key.ts';
@@ -21,6 +22,8 @@ export interface AppDependencies {
   database: Database;
   authenticator: Authenticator;
   usage: AccountUsageReader;
+  /** Recognises in-process calls on a key's behalf (batch execution). */
+  internalCalls: InternalCalls;
 }
 
 export interface BuildAppOptions {
@@ -50,6 +53,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     operator: config.operator,
     usage: dependencies.usage,
     authenticator: dependencies.authenticator,
+    internalCalls: dependencies.internalCalls,
     metrics,
     keepAliveSeconds: config.server.keepAliveSeconds,
   });

@@ -8,6 +8,7 @@ import { KeyService, type CreatedKey } from './accounts/key-service.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
 import type { Config } from './config/index.ts';
 import { openDatabase, type Database } from './db/database.ts';
+import { InternalCalls } from './http/internal-calls.ts';
 import { ApiKeysRepository } from './db/repositories/api-keys-repository.ts';
 import { TierLimitsUsageReader } from './services/account-usage.ts';
 
@@ -16,6 +17,7 @@ export interface Runtime {
   database: Database;
   keys: KeyService;
   app: FastifyInstance;
+  internalCalls: InternalCalls;
   /** The key created on the first start of an empty database, if any (printed once by `serve`). */
   bootstrapKey: CreatedKey | undefined;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -50,13 +52,15 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     bootstrapKey = await keys.create({ name: 'bootstrap' });
   }
   const usage = new TierLimitsUsageReader(config.tiers);
-  const app = await buildApp({ config, database, authenticator, usage }, options);
+  const internalCalls = new InternalCalls();
+  const app = await buildApp({ config, database, authenticator, usage, internalCalls }, options);
   let closing: Promise<void> | undefined;
   return {
     config,
     database,
     keys,
     app,
+    internalCalls,
     bootstrapKey,
     close() {
       closing ??= (async () => {

@@ -34,6 +34,7 @@ function authError(code: string, message: string): ServiceError {
 export class Authenticator {
   private readonly known = new Map<string, AuthContext & { revoked: boolean }>();
   private readonly unknown = new Set<string>();
+  private readonly byId = new Map<string, AuthContext & { revoked: boolean }>();
   private version = -1;
   private timer: NodeJS.Timeout | undefined;
   private readonly pollIntervalMs: number;
@@ -69,6 +70,7 @@ export class Authenticator {
         this.version = current;
         this.known.clear();
         this.unknown.clear();
+        this.byId.clear();
       }
     } catch {
       // The database being briefly unreachable must not take auth down; the next poll retries.
@@ -92,6 +94,25 @@ export class Authenticator {
       }
       entry = toContext(record);
       this.known.set(hash, entry);
+    }
+    if (entry.revoked) throw this.invalid();
+    if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {
+      throw authError('token_expired', 'This API key has expired. Ask the operator for a new key.');
+    }
+    return entry;
+  }
+
+  /**
+   * Resolves a key by its public id, for work the server does on a key's behalf (batch requests run
+   * through the app in-process). Revoked or expired keys fail exactly as they would over HTTP.
+   */
+  async authenticateKeyId(keyId: string): Promise<AuthContext> {
+    let entry = this.byId.get(keyId);
+    if (entry === undefined) {
+      const record = await this.repository.findById(keyId);
+      if (record === undefined) throw this.invalid();
+      entry = toContext(record);
+      this.byId.set(keyId, entry);
     }
     if (entry.revoked) throw this.invalid();
     if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {

@@ -9,6 +9,7 @@ import type { Authenticator } from '../accounts/authenticator.ts';
 import { permissionDenied, ServiceError } from '../core/service-error.ts';
 import type { SseEvent } from '../formats/sse-event.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
+import type { InternalCalls } from './internal-calls.ts';
 import { buildMetadata, elapsedMilliseconds, type MetadataSource } from './metadata.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { SendEventsOptions } from './request-context.ts';
@@ -17,6 +18,8 @@ import { writeSse } from './sse-writer.ts';
 
 export interface EdgeOptions extends MetadataSource {
   authenticator: Authenticator;
+  /** Recognises in-process calls made on a key's behalf (batch lines). */
+  internalCalls: InternalCalls;
   metrics: HttpMetrics;
   /** Seconds of silence before an SSE keep-alive. */
   keepAliveSeconds: number;
@@ -51,6 +54,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   app.decorateRequest('startedAt', 0n);
   app.decorateRequest('usageSnapshot', undefined);
   app.decorateRequest('extraHeaders', undefined);
+  app.decorateRequest('isBatch', false);
   app.decorateRequest('clientSignal', function clientSignal(this: FastifyRequest) {
     const state = this as FastifyRequest & { [RESPONSE]?: ServerResponse; [ABORT]?: AbortController };
     let controller = state[ABORT];
@@ -110,8 +114,10 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     void reply.headers({ ...CORS_HEADERS, 'x-request-id': request.id, 'request-id': request.id });
     const routeConfig = request.routeOptions.config.switchyard;
     if (routeConfig === undefined || routeConfig.permission === null) return;
-    const auth = await options.authenticator.authenticate(presentedKey(request));
+    const internal = options.internalCalls.verify(request.headers);
+    const auth = internal === undefined ? await options.authenticator.authenticate(presentedKey(request)) : await options.authenticator.authenticateKeyId(internal.keyId);
     request.auth = auth;
+    request.isBatch = internal?.batch ?? false;
     if (routeConfig.permission !== 'authenticated' && !auth.permissions.has(routeConfig.permission)) throw permissionDenied(routeConfig.permission);
   });
 

@@ -32,6 +32,8 @@ declare module 'fastify' {
     usageSnapshot: AccountUsageSnapshot | undefined;
     /** Extra headers to add to the answer (rate-limit headers, warnings). */
     extraHeaders: Record<string, string> | undefined;
+    /** True for a batch line executed in-process on a key's behalf (priced at 50%). */
+    isBatch: boolean;
   }
   interface FastifyContextConfig {
     switchyard?: SwitchyardRouteConfig;
