@@ -2,7 +2,8 @@
  * buildApp(dependencies): a Fastify instance with the edge and every route wired. No I/O happens at
  * import time; the composition root (runtime.ts) builds the dependencies.
  */
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import type { Authenticator } from './accounts/authenticator.ts';
 import type { Config } from './config/index.ts';
 import { newId } from './core/ids.ts';
@@ -15,20 +16,21 @@ import { registerAuthKeyRoutes } from './routes/auth-key.ts';
 import { registerModelRoutes } from './routes/models.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
-import type { AccountUsageReader } from './services/account-usage.ts';
+import type { MeteringService } from './services/metering/metering-service.ts';
 
 export interface AppDependencies {
   config: Config;
   database: Database;
   authenticator: Authenticator;
-  usage: AccountUsageReader;
+  /** Rate limits, quotas, usage figures and the usage ledger. */
+  metering: MeteringService;
   /** Recognises in-process calls on a key's behalf (batch execution). */
   internalCalls: InternalCalls;
 }
 
 export interface BuildAppOptions {
-  /** Structured JSON logs (pino); false silences them (tests). */
-  logger?: boolean;
+  /** The process logger (pino); without one, logs are off (tests). */
+  logger?: Logger;
   /** Collect process metrics (CPU, memory, event loop) into /metrics. */
   processMetrics?: boolean;
 }
@@ -36,7 +38,7 @@ export interface BuildAppOptions {
 export async function buildApp(dependencies: AppDependencies, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = dependencies;
   const app = Fastify({
-    logger: options.logger === false ? false : { level: config.logLevel },
+    ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger as FastifyBaseLogger }),
     bodyLimit: config.server.bodyLimitBytes,
     genReqId: () => newId.request(),
     logController: new LogController({
@@ -51,7 +53,8 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   const metrics = new HttpMetrics(options.processMetrics ?? false);
   installEdge(app, {
     operator: config.operator,
-    usage: dependencies.usage,
+    usage: dependencies.metering,
+    metering: dependencies.metering,
     authenticator: dependencies.authenticator,
     internalCalls: dependencies.internalCalls,
     metrics,
@@ -60,7 +63,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   registerOpenApiRoute(app, config.operator);
   registerOperationsRoutes(app, () => dependencies.database.ping(), metrics);
   registerModelRoutes(app, config);
-  registerAuthKeyRoutes(app, dependencies.usage);
+  registerAuthKeyRoutes(app, dependencies.metering);
   await app.ready();
   return app;
 }

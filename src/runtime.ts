@@ -3,6 +3,7 @@
  * frozen Config, and closes everything in order on shutdown.
  */
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { Authenticator } from './accounts/authenticator.ts';
 import { KeyService, type CreatedKey } from './accounts/key-service.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
@@ -10,7 +11,10 @@ import type { Config } from './config/index.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { InternalCalls } from './http/internal-calls.ts';
 import { ApiKeysRepository } from './db/repositories/api-keys-repository.ts';
-import { TierLimitsUsageReader } from './services/account-usage.ts';
+import { createLimitStore } from './limits/create-limit-store.ts';
+import { MeteringService } from './services/metering/metering-service.ts';
+import { UsageLedger } from './services/metering/usage-ledger.ts';
+import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
 
 export interface Runtime {
   config: Config;
@@ -51,9 +55,12 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
   if ((options.bootstrapKey ?? config.bootstrapKey) && (await repository.count()) === 0) {
     bootstrapKey = await keys.create({ name: 'bootstrap' });
   }
-  const usage = new TierLimitsUsageReader(config.tiers);
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const limitStore = createLimitStore(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl });
+  const ledger = new UsageLedger({ sink: new UsageLedgerRepository(database.db), logger });
+  const metering = new MeteringService(config, limitStore, ledger);
   const internalCalls = new InternalCalls();
-  const app = await buildApp({ config, database, authenticator, usage, internalCalls }, options);
+  const app = await buildApp({ config, database, authenticator, metering, internalCalls }, { ...options, logger });
   let closing: Promise<void> | undefined;
   return {
     config,
@@ -66,6 +73,9 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       closing ??= (async () => {
         await app.close();
         authenticator.stop();
+        // In-flight requests are done: every ledger record is written before storage closes.
+        await ledger.close().catch((error: unknown) => logger.error({ err: error }, 'usage ledger could not be flushed'));
+        await limitStore.close();
         await database.close();
       })();
       return closing;

@@ -5,9 +5,10 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Authenticator } from '../accounts/authenticator.ts';
+import type { AuthContext, Authenticator } from '../accounts/authenticator.ts';
 import { permissionDenied, ServiceError } from '../core/service-error.ts';
 import type { SseEvent } from '../formats/sse-event.ts';
+import type { Admission } from '../services/metering/metering-service.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
 import type { InternalCalls } from './internal-calls.ts';
 import { buildMetadata, elapsedMilliseconds, type MetadataSource } from './metadata.ts';
@@ -20,6 +21,8 @@ export interface EdgeOptions extends MetadataSource {
   authenticator: Authenticator;
   /** Recognises in-process calls made on a key's behalf (batch lines). */
   internalCalls: InternalCalls;
+  /** Rate limits and quotas. */
+  metering: { admit(auth: AuthContext, estimatedTokens: number): Promise<Admission> };
   metrics: HttpMetrics;
   /** Seconds of silence before an SSE keep-alive. */
   keepAliveSeconds: number;
@@ -55,6 +58,15 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   app.decorateRequest('usageSnapshot', undefined);
   app.decorateRequest('extraHeaders', undefined);
   app.decorateRequest('isBatch', false);
+  app.decorateRequest('admission', undefined);
+  app.decorateRequest('admit', async function admit(this: FastifyRequest, estimatedTokens: number) {
+    if (this.auth === undefined) throw new Error('admit() called on a route without authentication');
+    const admission = await options.metering.admit(this.auth, estimatedTokens);
+    this.admission = admission;
+    this.usageSnapshot = admission.usage;
+    this.extraHeaders = { ...this.extraHeaders, ...admission.headers };
+    return admission;
+  });
   app.decorateRequest('clientSignal', function clientSignal(this: FastifyRequest) {
     const state = this as FastifyRequest & { [RESPONSE]?: ServerResponse; [ABORT]?: AbortController };
     let controller = state[ABORT];
@@ -121,7 +133,17 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     if (routeConfig.permission !== 'authenticated' && !auth.permissions.has(routeConfig.permission)) throw permissionDenied(routeConfig.permission);
   });
 
+  // Request-only routes are admitted before their handler; token routes admit in the handler.
+  app.addHook('preHandler', async (request) => {
+    const routeConfig = request.routeOptions.config.switchyard;
+    if (request.auth === undefined || routeConfig === undefined) return;
+    const limits = routeConfig.limits ?? (routeConfig.permission === 'authenticated' ? 'none' : 'request');
+    if (limits === 'request') await request.admit(0);
+  });
+
   app.addHook('onResponse', async (request, reply) => {
+    // A handler that admitted tokens and then failed before settling must not leave them reserved.
+    if (request.admission !== undefined && !request.admission.isSettled) await request.admission.settle(undefined);
     options.metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
 

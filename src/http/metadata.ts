@@ -1,7 +1,7 @@
 /**
  * `_metadata` (success) and `info_metadata` (error): SPEC "Metadata object". processing_time is in
  * milliseconds (integer on the key-status endpoint, as the SPEC shows it; three decimals elsewhere).
- * user_total_usage reports the monthly token quota, the one every tier has.
+ * user_total_usage reports the monthly token quota (the daily one when months are unlimited).
  */
 import type { FastifyRequest } from 'fastify';
 import type { AccountUsageReader, UsageInfo } from '../services/account-usage.ts';
@@ -30,7 +30,7 @@ export async function buildMetadata(request: FastifyRequest, source: MetadataSou
   let usage: UsageInfo | null = null;
   if (request.auth !== undefined) {
     try {
-      usage = (request.usageSnapshot ?? (await source.usage.read(request.auth))).monthly;
+      usage = (request.usageSnapshot ?? (await source.usage.read(request.auth))).total;
     } catch (error) {
       // A usage read failing (e.g. Redis briefly away) must not fail the answer itself.
       request.log.warn({ err: error }, 'usage read failed while building metadata');

@@ -12,6 +12,12 @@ export interface SwitchyardRouteConfig {
    * `null` marks a public route (health, metrics, OpenAPI).
    */
   permission: Permission | 'authenticated' | null;
+  /**
+   * How the rate limiter sees the route: `request` (default for keyed routes) counts one request
+   * before the handler; `tokens` leaves admission to the handler, which calls `request.admit()` with
+   * its token estimate; `none` skips limits (key status must answer even when limits are exhausted).
+   */
+  limits?: 'request' | 'tokens' | 'none';
   /** One line for the OpenAPI description. */
   summary?: string;
   /** The path as OpenAPI shows it, when the route pattern differs (wildcards). */
@@ -43,6 +49,7 @@ declare module 'fastify' {
 export {};
 
 import type { SseEvent } from '../formats/sse-event.ts';
+import type { Admission } from '../services/metering/metering-service.ts';
 
 /** Options of `reply.sendEvents`. */
 export interface SendEventsOptions {
@@ -56,6 +63,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Aborts when the client goes away before the answer is complete. Created on first use. */
     clientSignal(): AbortSignal;
+    /**
+     * Admits this request against the caller's limits reserving `estimatedTokens` (throws the SPEC 429),
+     * adds the rate-limit headers to the answer and returns the admission to settle with real usage.
+     */
+    admit(estimatedTokens: number): Promise<Admission>;
+    /** The admission of this request, once admitted. */
+    admission: Admission | undefined;
   }
   interface FastifyReply {
     /** Sends a JSON success body with `_metadata` added. */

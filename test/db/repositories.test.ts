@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../../src/db/database.ts';
+import { createMigrations } from '../../src/db/migrations.ts';
 import { ApiKeysRepository } from '../../src/db/repositories/api-keys-repository.ts';
 import { UsageLedgerRepository } from '../../src/db/repositories/usage-ledger-repository.ts';
 import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
@@ -15,7 +16,7 @@ for (const backend of storageBackends()) {
     before(async () => {
       testDatabase = await createTestDatabase(backend);
       database = openDatabase(testDatabase.url);
-      assert.deepEqual(await database.migrate(), ['0001_accounts_and_ledger']);
+      assert.deepEqual(await database.migrate(), Object.keys(createMigrations(backend)).sort());
       keys = new ApiKeysRepository(database.db);
     });
     after(async () => {
@@ -103,20 +104,20 @@ for (const backend of storageBackends()) {
     test('ledger: batched insert and per-model summary with cost', async () => {
       const ledger = new UsageLedgerRepository(database.db);
       const row = (model: string, createdAt: number, cost: number) => ({
-        request_id: `req_${model}_${createdAt}`,
-        organization_id: 'org-a',
-        key_id: 'key_a',
+        requestId: `req_${model}_${createdAt}`,
+        organizationId: 'org-a',
+        keyId: 'key_a',
         model,
         endpoint: '/v1/chat/completions',
-        input_tokens: 10,
-        output_tokens: 5,
-        cached_tokens: 2,
-        reasoning_tokens: 1,
-        cost_usd: cost,
-        batch: 0,
-        status_code: 200,
-        latency_ms: 12.5,
-        created_at: createdAt,
+        inputTokens: 10,
+        outputTokens: 5,
+        cachedTokens: 2,
+        reasoningTokens: 1,
+        costUsd: cost,
+        batch: false,
+        statusCode: 200,
+        latencyMs: 12.5,
+        createdAtMs: createdAt,
       });
       const rows = Array.from({ length: 1200 }, (_, index) => row(index % 2 === 0 ? 'alpha' : 'beta', 1_000 + index, 0.001));
       await ledger.insertMany(rows);

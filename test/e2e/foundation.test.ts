@@ -8,7 +8,8 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
 async function getJson(server: TestServer, path: string, headers: Record<string, string> = {}, method = 'GET') {
   const response = await fetch(`${server.origin}${path}`, { method, headers });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text.startsWith('{') ? (JSON.parse(text) as Record<string, any>) : text };
+  const body: any = text.startsWith('{') ? JSON.parse(text) : text;
+  return { status: response.status, headers: response.headers, body };
 }
 
 function assertEnvelope(body: any, status: { type: string; code: string }): void {

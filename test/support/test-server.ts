@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 
@@ -36,7 +37,7 @@ export async function startTestServer(options: StartTestServerOptions = {}): Pro
     env: options.env ?? {},
     overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, ...options.config, server: { port: 0, host: '127.0.0.1', ...options.config?.server } },
   });
-  const runtime = await startRuntime(config, { logger: false });
+  const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }) });
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });
   const address = runtime.app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');

@@ -7,6 +7,46 @@ import type { DatabaseSchema, UsageLedgerTable } from '../schema.ts';
 
 export type LedgerRow = Insertable<UsageLedgerTable>;
 
+/** One metered request as the metering service records it (the LedgerSink port's record, camelCase). */
+export interface LedgerEntry {
+  requestId: string;
+  organizationId: string;
+  keyId: string;
+  model: string;
+  endpoint: string;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+  /** US dollars. */
+  costUsd: number;
+  batch: boolean;
+  statusCode: number;
+  /** Milliseconds. */
+  latencyMs: number;
+  /** Milliseconds since epoch. */
+  createdAtMs: number;
+}
+
+function toRow(entry: LedgerEntry): LedgerRow {
+  return {
+    request_id: entry.requestId,
+    organization_id: entry.organizationId,
+    key_id: entry.keyId,
+    model: entry.model,
+    endpoint: entry.endpoint,
+    input_tokens: entry.inputTokens,
+    output_tokens: entry.outputTokens,
+    cached_tokens: entry.cachedTokens,
+    reasoning_tokens: entry.reasoningTokens,
+    cost_usd: entry.costUsd,
+    batch: entry.batch ? 1 : 0,
+    status_code: entry.statusCode,
+    latency_ms: entry.latencyMs,
+    created_at: entry.createdAtMs,
+  };
+}
+
 export interface UsageSummaryRow {
   model: string;
   requests: number;
@@ -21,9 +61,10 @@ export interface UsageSummaryRow {
 export class UsageLedgerRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
-  /** Inserts rows in one statement per 500 rows, all in one transaction (all or nothing). */
-  async insertMany(rows: readonly LedgerRow[]): Promise<void> {
-    if (rows.length === 0) return;
+  /** Inserts entries in one statement per 500 rows, all in one transaction (all or nothing). */
+  async insertMany(entries: readonly LedgerEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = entries.map(toRow);
     await this.db.transaction().execute(async (transaction) => {
       for (let start = 0; start < rows.length; start += 500) {
         await transaction.insertInto('usage_ledger').values(rows.slice(start, start + 500)).execute();

@@ -1,0 +1,202 @@
+/**
+ * In-process limit store: the default for a single instance. Every operation runs synchronously
+ * between two awaits, so Node's single thread makes check-and-consume atomic without locks.
+ *
+ * State is one record per organization (its day and month counters) holding one record per key (its
+ * minute counters). Each counter remembers the start of the window it counts; a counter whose window
+ * is over reads as 0 and restarts on the next charge, exactly like the Redis keys whose window is in
+ * their name. Lookups use the caller's own id strings (no key building on the hot path), and finished
+ * entries are swept now and then so memory stays bounded by the subjects active this month.
+ * Several instances each with this store would each enforce the full limit: use redis/ for that.
+ */
+import { randomBytes } from 'node:crypto';
+import { systemClock, type Clock } from '../clock.ts';
+import { buildRejection, buildSnapshot, failedLimits, type CounterValues } from '../limit-decision.ts';
+import {
+  assertTokenCount,
+  DEFAULT_RESERVATION_TTL_MS,
+  type AdmitCheck,
+  type AdmitResult,
+  type LimitPolicy,
+  type LimitSnapshot,
+  type LimitStore,
+  type LimitStoreOptions,
+  type LimitSubject,
+  type Reservation,
+  type SettleResult,
+} from '../limit-store.ts';
+import { windowsAt, type ChargedWindows, type LimitWindow } from '../limit-windows.ts';
+
+/** A count inside one window; `windowStartMs` says which. */
+interface Counter {
+  windowStartMs: number;
+  value: number;
+}
+
+interface KeyState {
+  requests: Counter;
+  minuteTokens: Counter;
+}
+
+interface OrganizationState {
+  dayTokens: Counter;
+  monthTokens: Counter;
+  keys: Map<string, KeyState>;
+}
+
+interface OpenReservation {
+  estimatedTokens: number;
+  /** Milliseconds since the epoch after which a settle is ignored. */
+  expiresAtMs: number;
+}
+
+/** Operations between two sweeps of finished entries. */
+const SWEEP_EVERY_OPERATIONS = 10_000;
+
+const newCounter = (): Counter => ({ windowStartMs: Number.NEGATIVE_INFINITY, value: 0 });
+
+function read(counter: Counter | undefined, window: Readonly<LimitWindow>): number {
+  return counter !== undefined && counter.windowStartMs === window.startMs ? counter.value : 0;
+}
+
+function charge(counter: Counter, window: Readonly<LimitWindow>, amount: number): number {
+  if (counter.windowStartMs !== window.startMs) {
+    counter.windowStartMs = window.startMs;
+    counter.value = 0;
+  }
+  counter.value += amount;
+  return counter.value;
+}
+
+/** Settlement only corrects the window the reservation was charged in, and only while it is current. */
+function adjust(counter: Counter | undefined, chargedWindow: Readonly<LimitWindow>, delta: number): void {
+  if (counter !== undefined && counter.windowStartMs === chargedWindow.startMs) counter.value = Math.max(0, counter.value + delta);
+}
+
+export class MemoryLimitStore implements LimitStore {
+  private readonly organizations = new Map<string, OrganizationState>();
+  private readonly reservations = new Map<string, OpenReservation>();
+  private readonly clock: Clock;
+  private readonly reservationTtlMs: number;
+  /** Reservation ids only need to be unique within this store: a random prefix and a counter. */
+  private readonly reservationPrefix = randomBytes(6).toString('hex');
+  private reservationCounter = 0;
+  private operationsSinceSweep = 0;
+
+  constructor(options: LimitStoreOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.reservationTtlMs = options.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
+  }
+
+  async admit(check: AdmitCheck): Promise<AdmitResult> {
+    assertTokenCount(check.estimatedTokens, 'estimatedTokens');
+    const nowMs = this.clock.now();
+    this.sweepNowAndThen(nowMs);
+    const windows = windowsAt(nowMs);
+    const organization = this.organizationState(check.subject.organizationId);
+    const key = this.keyState(organization, check.subject.keyId);
+    const values = this.values(organization, key, windows);
+    const failed = failedLimits(check.policy, values, check.estimatedTokens);
+    if (failed !== 0) {
+      const snapshot = buildSnapshot(check.policy, values, windows, nowMs);
+      return { admitted: false, rejection: buildRejection(failed, snapshot, check.estimatedTokens), figures: snapshot };
+    }
+    const estimate = check.estimatedTokens;
+    const after: CounterValues = {
+      requests: charge(key.requests, windows.minute, 1),
+      minuteTokens: charge(key.minuteTokens, windows.minute, estimate),
+      dayTokens: charge(organization.dayTokens, windows.day, estimate),
+      monthTokens: charge(organization.monthTokens, windows.month, estimate),
+    };
+    this.reservationCounter += 1;
+    const reservation: Reservation = {
+      id: `${this.reservationPrefix}-${this.reservationCounter}`,
+      subject: { organizationId: check.subject.organizationId, keyId: check.subject.keyId },
+      policy: { ...check.policy },
+      estimatedTokens: estimate,
+      admittedAtMs: nowMs,
+    };
+    // A request-only admission (no tokens reserved) has nothing to settle: keep no record of it.
+    if (estimate > 0) this.reservations.set(reservation.id, { estimatedTokens: estimate, expiresAtMs: nowMs + this.reservationTtlMs });
+    return { admitted: true, reservation, figures: buildSnapshot(check.policy, after, windows, nowMs) };
+  }
+
+  async settle(reservation: Reservation, actualTokens: number): Promise<SettleResult> {
+    assertTokenCount(actualTokens, 'actualTokens');
+    const nowMs = this.clock.now();
+    const open = this.reservations.get(reservation.id);
+    let settled = false;
+    if (open !== undefined) {
+      this.reservations.delete(reservation.id);
+      if (open.expiresAtMs > nowMs) {
+        settled = true;
+        const delta = actualTokens - open.estimatedTokens;
+        const organization = this.organizations.get(reservation.subject.organizationId);
+        if (delta !== 0 && organization !== undefined) {
+          const charged = windowsAt(reservation.admittedAtMs);
+          const key = organization.keys.get(reservation.subject.keyId);
+          adjust(key?.minuteTokens, charged.minute, delta);
+          adjust(organization.dayTokens, charged.day, delta);
+          adjust(organization.monthTokens, charged.month, delta);
+        }
+      }
+    }
+    return { settled, figures: this.snapshot(reservation.subject, reservation.policy, nowMs) };
+  }
+
+  async usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot> {
+    return this.snapshot(subject, policy, this.clock.now());
+  }
+
+  async close(): Promise<void> {
+    this.organizations.clear();
+    this.reservations.clear();
+  }
+
+  private snapshot(subject: LimitSubject, policy: LimitPolicy, nowMs: number): LimitSnapshot {
+    const windows = windowsAt(nowMs);
+    const organization = this.organizations.get(subject.organizationId);
+    const key = organization?.keys.get(subject.keyId);
+    return buildSnapshot(policy, this.values(organization, key, windows), windows, nowMs);
+  }
+
+  private values(organization: OrganizationState | undefined, key: KeyState | undefined, windows: ChargedWindows): CounterValues {
+    return {
+      requests: read(key?.requests, windows.minute),
+      minuteTokens: read(key?.minuteTokens, windows.minute),
+      dayTokens: read(organization?.dayTokens, windows.day),
+      monthTokens: read(organization?.monthTokens, windows.month),
+    };
+  }
+
+  private organizationState(organizationId: string): OrganizationState {
+    let state = this.organizations.get(organizationId);
+    if (state === undefined) {
+      state = { dayTokens: newCounter(), monthTokens: newCounter(), keys: new Map() };
+      this.organizations.set(organizationId, state);
+    }
+    return state;
+  }
+
+  private keyState(organization: OrganizationState, keyId: string): KeyState {
+    let state = organization.keys.get(keyId);
+    if (state === undefined) {
+      state = { requests: newCounter(), minuteTokens: newCounter() };
+      organization.keys.set(keyId, state);
+    }
+    return state;
+  }
+
+  /** Drops keys whose minute is over and organizations whose month is over, and expired reservations. */
+  private sweepNowAndThen(nowMs: number): void {
+    this.operationsSinceSweep += 1;
+    if (this.operationsSinceSweep < SWEEP_EVERY_OPERATIONS) return;
+    this.operationsSinceSweep = 0;
+    const windows = windowsAt(nowMs);
+    for (const [organizationId, organization] of this.organizations) {
+      for (const [keyId, key] of organization.keys) if (key.requests.windowStartMs !== windows.minute.startMs) organization.keys.delete(keyId);
+      if (organization.keys.size === 0 && organization.monthTokens.windowStartMs !== windows.month.startMs) this.organizations.delete(organizationId);
+    }
+    for (const [id, open] of this.reservations) if (open.expiresAtMs <= nowMs) this.reservations.delete(id);
+  }
+}

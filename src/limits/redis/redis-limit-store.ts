@@ -1,0 +1,206 @@
+/**
+ * Redis limit store: several Switchyard instances share one budget. One round trip per operation:
+ * `admit` and `settle` are single Lua scripts (EVALSHA, falling back to EVAL when Redis answers
+ * NOSCRIPT, e.g. after a restart or failover flushed its script cache), `usage` is one MGET.
+ *
+ * Time: the window a request falls in is chosen by the injected clock of the calling instance and is
+ * part of the key name, so instances agree as long as their clocks agree (run NTP; a skew of s seconds
+ * moves that instance's minute boundary by s seconds, nothing more). Counter keys expire (PEXPIRE, in
+ * Redis' own time) shortly after their window ends; reservation records after `reservationTtlMs`.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { serverError } from '../../core/service-error.ts';
+import { systemClock, type Clock } from '../clock.ts';
+import { buildRejection, buildSnapshot, counterKeys, reservationKey, type CounterValues } from '../limit-decision.ts';
+import {
+  assertTokenCount,
+  DEFAULT_RESERVATION_TTL_MS,
+  type AdmitCheck,
+  type AdmitResult,
+  type LimitPolicy,
+  type LimitSnapshot,
+  type LimitStore,
+  type LimitStoreOptions,
+  type LimitSubject,
+  type Reservation,
+  type SettleResult,
+} from '../limit-store.ts';
+import { windowsAt, type ChargedWindows } from '../limit-windows.ts';
+import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './limit-scripts.ts';
+
+export interface RedisLimitStoreOptions extends LimitStoreOptions {
+  /** A `redis://` URL (the store then owns and closes the connection) or an ioredis client to share. */
+  redis: string | Redis;
+  /** Prefix of every key this store writes (default `switchyard:limits:`), so one Redis can serve several deployments. */
+  keyPrefix?: string;
+  /** Told about connection errors of a connection the store owns (pino-compatible); commands still fail with 500 service_unavailable. */
+  logger?: { warn(details: object, message: string): void };
+}
+
+/** Extra life of a counter after its window ends, ms: lets a settle that races the boundary still find it. */
+const EXPIRY_SLACK_MS = 1_000;
+
+interface LuaScript {
+  source: string;
+  sha1: string;
+}
+
+function luaScript(source: string): LuaScript {
+  return { source, sha1: createHash('sha1').update(source).digest('hex') };
+}
+
+const admitScript = luaScript(ADMIT_SCRIPT);
+const settleScript = luaScript(SETTLE_SCRIPT);
+
+function integerReply(reply: unknown, length: number): number[] {
+  if (!Array.isArray(reply) || reply.length !== length || !reply.every((item) => typeof item === 'number')) {
+    throw new Error(`Unexpected reply from a rate-limit script: ${JSON.stringify(reply)}`);
+  }
+  return reply as number[];
+}
+
+export class RedisLimitStore implements LimitStore {
+  private readonly redis: Redis;
+  private readonly ownsConnection: boolean;
+  private readonly keyPrefix: string;
+  private readonly clock: Clock;
+  private readonly reservationTtlMs: number;
+
+  constructor(options: RedisLimitStoreOptions) {
+    if (typeof options.redis === 'string') {
+      // A few retries ride out a reconnect; past that, a request is answered 500 service_unavailable
+      // instead of hanging. Auto-pipelining packs concurrent admits into one write.
+      this.redis = new Redis(options.redis, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+      this.ownsConnection = true;
+      // Without a listener ioredis prints every reconnect failure to the console.
+      const logger = options.logger;
+      this.redis.on('error', (error: unknown) => logger?.warn({ err: error }, 'rate-limit store: Redis connection error'));
+    } else {
+      this.redis = options.redis;
+      this.ownsConnection = false;
+    }
+    this.keyPrefix = options.keyPrefix ?? 'switchyard:limits:';
+    this.clock = options.clock ?? systemClock;
+    this.reservationTtlMs = options.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
+  }
+
+  async admit(check: AdmitCheck): Promise<AdmitResult> {
+    assertTokenCount(check.estimatedTokens, 'estimatedTokens');
+    const nowMs = this.clock.now();
+    const windows = windowsAt(nowMs);
+    const keys = this.keysOf(check.subject, windows);
+    const reservationId = randomUUID();
+    const policy = check.policy;
+    const reply = integerReply(
+      await this.runScript(
+        admitScript,
+        [keys.requests, keys.minuteTokens, keys.dayTokens, keys.monthTokens, this.keyPrefix + reservationKey(check.subject, reservationId)],
+        [
+          policy.requestsPerMinute,
+          policy.tokensPerMinute,
+          policy.tokensPerDay,
+          policy.tokensPerMonth,
+          check.estimatedTokens,
+          windows.minute.endMs - nowMs + EXPIRY_SLACK_MS,
+          windows.day.endMs - nowMs + EXPIRY_SLACK_MS,
+          windows.month.endMs - nowMs + EXPIRY_SLACK_MS,
+          this.reservationTtlMs,
+        ],
+      ),
+      6,
+    );
+    const [admitted, failed, requests, minuteTokens, dayTokens, monthTokens] = reply as [number, number, number, number, number, number];
+    const snapshot = buildSnapshot(policy, { requests, minuteTokens, dayTokens, monthTokens }, windows, nowMs);
+    if (admitted !== 1) {
+      return { admitted: false, rejection: buildRejection(failed, snapshot, check.estimatedTokens), figures: snapshot };
+    }
+    const reservation: Reservation = {
+      id: reservationId,
+      subject: { ...check.subject },
+      policy: { ...policy },
+      estimatedTokens: check.estimatedTokens,
+      admittedAtMs: nowMs,
+    };
+    return { admitted: true, reservation, figures: snapshot };
+  }
+
+  async settle(reservation: Reservation, actualTokens: number): Promise<SettleResult> {
+    assertTokenCount(actualTokens, 'actualTokens');
+    const nowMs = this.clock.now();
+    const charged = this.keysOf(reservation.subject, windowsAt(reservation.admittedAtMs));
+    const currentWindows = windowsAt(nowMs);
+    const current = this.keysOf(reservation.subject, currentWindows);
+    const reply = integerReply(
+      await this.runScript(
+        settleScript,
+        [
+          charged.minuteTokens,
+          charged.dayTokens,
+          charged.monthTokens,
+          this.keyPrefix + reservationKey(reservation.subject, reservation.id),
+          current.requests,
+          current.minuteTokens,
+          current.dayTokens,
+          current.monthTokens,
+        ],
+        [actualTokens],
+      ),
+      5,
+    );
+    const [settled, requests, minuteTokens, dayTokens, monthTokens] = reply as [number, number, number, number, number];
+    return {
+      settled: settled === 1,
+      figures: buildSnapshot(reservation.policy, { requests, minuteTokens, dayTokens, monthTokens }, currentWindows, nowMs),
+    };
+  }
+
+  async usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot> {
+    const nowMs = this.clock.now();
+    const windows = windowsAt(nowMs);
+    const keys = this.keysOf(subject, windows);
+    let values: Array<string | null>;
+    try {
+      values = await this.redis.mget(keys.requests, keys.minuteTokens, keys.dayTokens, keys.monthTokens);
+    } catch (error) {
+      throw unavailable(error);
+    }
+    const [requests, minuteTokens, dayTokens, monthTokens] = values.map((value) => (value === null ? 0 : Number(value))) as [number, number, number, number];
+    return buildSnapshot(policy, { requests, minuteTokens, dayTokens, monthTokens } satisfies CounterValues, windows, nowMs);
+  }
+
+  async close(): Promise<void> {
+    if (!this.ownsConnection) return;
+    // QUIT needs a live connection; one that never came up (or is retrying) is simply dropped.
+    if (this.redis.status === 'ready') await this.redis.quit();
+    else this.redis.disconnect();
+  }
+
+  private keysOf(subject: LimitSubject, windows: ChargedWindows): { requests: string; minuteTokens: string; dayTokens: string; monthTokens: string } {
+    const keys = counterKeys(subject, windows);
+    return {
+      requests: this.keyPrefix + keys.requests,
+      minuteTokens: this.keyPrefix + keys.minuteTokens,
+      dayTokens: this.keyPrefix + keys.dayTokens,
+      monthTokens: this.keyPrefix + keys.monthTokens,
+    };
+  }
+
+  private async runScript(script: LuaScript, keys: string[], args: number[]): Promise<unknown> {
+    try {
+      try {
+        return await this.redis.evalsha(script.sha1, keys.length, ...keys, ...args);
+      } catch (error) {
+        // Scripts are cached by Redis until it restarts; EVAL sends the source and caches it again.
+        if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return await this.redis.eval(script.source, keys.length, ...keys, ...args);
+        throw error;
+      }
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+}
+
+function unavailable(cause: unknown) {
+  return serverError('service_unavailable', 'The rate-limit store is unavailable; try again shortly.', cause);
+}

@@ -1,0 +1,170 @@
+/**
+ * Ties the limit store and the usage ledger to requests (issue 7): `admit` reserves before the work
+ * (one round trip on Redis) or throws the SPEC 429; the returned Admission settles exactly once with
+ * the real usage, whether the answer completed, stopped early, failed or was abandoned by the client,
+ * and records the request in the ledger.
+ */
+import type { AuthContext } from '../../accounts/authenticator.ts';
+import type { Config } from '../../config/index.ts';
+import { countTextTokens } from '../../core/count-tokens.ts';
+import { isServiceError } from '../../core/service-error.ts';
+import type { StreamPart } from '../../core/stream-parts.ts';
+import { emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
+import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitStore, type Reservation } from '../../limits/limit-store.ts';
+import type { AccountUsageReader, AccountUsageSnapshot } from '../account-usage.ts';
+import type { ModelPricing } from './price-usage.ts';
+import { rateLimitError, rateLimitHeaders } from './rate-limit-headers.ts';
+import { createLedgerRecord, type UsageLedger } from './usage-ledger.ts';
+import { keyUsageInfo, userTotalUsage } from './usage-info.ts';
+
+/** What the ledger needs to know about a metered request besides its usage. */
+export interface LedgerContext {
+  requestId: string;
+  /** Public model id. */
+  model: string;
+  /** Request path, e.g. `/v1/chat/completions`. */
+  endpoint: string;
+  pricing: ModelPricing;
+  /** Batch lines are priced at 50%. */
+  batch: boolean;
+  /** process.hrtime.bigint() at request arrival, for the latency column. */
+  startedAt: bigint;
+}
+
+function snapshotOf(figures: LimitSnapshot): AccountUsageSnapshot {
+  return { ...keyUsageInfo(figures), total: userTotalUsage(figures) };
+}
+
+export class Admission {
+  /** Rate-limit headers for the answer. */
+  readonly headers: Record<string, string>;
+  /** Usage figures right after admission (for `_metadata`). */
+  readonly usage: AccountUsageSnapshot;
+  private settled = false;
+
+  constructor(
+    private readonly store: LimitStore,
+    private readonly ledger: UsageLedger,
+    private readonly reservation: Reservation,
+    figures: LimitSnapshot,
+    headers: Record<string, string>,
+    private readonly auth: AuthContext,
+  ) {
+    this.headers = headers;
+    this.usage = snapshotOf(figures);
+  }
+
+  get isSettled(): boolean {
+    return this.settled;
+  }
+
+  /**
+   * Replaces the reservation by `usage` (none: nothing was used) and, with a ledger context, records
+   * the request. Exactly once: later calls do nothing.
+   */
+  async settle(usage: Usage | undefined, ledgerContext?: LedgerContext, statusCode = 200): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    const actual = usage === undefined ? 0 : totalTokens(usage);
+    if (this.reservation.estimatedTokens > 0 || actual > 0) await this.store.settle(this.reservation, actual);
+    if (ledgerContext !== undefined) {
+      this.ledger.record(
+        createLedgerRecord({
+          requestId: ledgerContext.requestId,
+          organizationId: this.auth.organizationId,
+          keyId: this.auth.keyId,
+          model: ledgerContext.model,
+          endpoint: ledgerContext.endpoint,
+          usage: usage ?? emptyUsage(),
+          pricing: ledgerContext.pricing,
+          batch: ledgerContext.batch,
+          statusCode,
+          latencyMs: Number(process.hrtime.bigint() - ledgerContext.startedAt) / 1e6,
+          createdAtMs: Date.now(),
+        }),
+      );
+    }
+  }
+
+  /**
+   * Starts a generation and meters it: if starting fails (upstream refused, model unavailable) the
+   * admission is settled with nothing used and the failure recorded, then the error is rethrown.
+   */
+  async start(
+    begin: () => Promise<AsyncIterable<StreamPart>>,
+    ledgerContext: LedgerContext,
+    promptTokens: number,
+  ): Promise<AsyncIterable<StreamPart>> {
+    let parts: AsyncIterable<StreamPart>;
+    try {
+      parts = await begin();
+    } catch (error) {
+      await this.settle(undefined, ledgerContext, isServiceError(error) ? error.status : 500);
+      throw error;
+    }
+    return this.meter(parts, ledgerContext, promptTokens);
+  }
+
+  /**
+   * Passes a generation stream through and settles when it ends: with the reported usage after
+   * `finish`; otherwise (error part, exception, client gone) with what was produced so far, counted
+   * locally: the estimated prompt plus the tokens of the text already streamed.
+   */
+  async *meter(parts: AsyncIterable<StreamPart>, ledgerContext: LedgerContext, promptTokens: number): AsyncGenerator<StreamPart> {
+    let usage: Usage | undefined;
+    let statusCode = 200;
+    const produced: string[] = [];
+    try {
+      for await (const part of parts) {
+        switch (part.type) {
+          case 'text-delta':
+          case 'reasoning-delta':
+          case 'tool-input-delta':
+            produced.push(part.delta);
+            break;
+          case 'finish':
+            usage = part.usage;
+            break;
+          case 'error':
+            statusCode = part.error.status;
+            break;
+        }
+        yield part;
+      }
+    } finally {
+      if (usage === undefined) {
+        usage = { ...emptyUsage(), inputTokens: promptTokens, outputTokens: countTextTokens(produced.join('')), estimated: true };
+        if (statusCode === 200) statusCode = 499; // the client went away before the end
+      }
+      await this.settle(usage, ledgerContext, statusCode);
+    }
+  }
+}
+
+export class MeteringService implements AccountUsageReader {
+  private readonly policies = new Map<string, LimitPolicy>();
+
+  constructor(
+    config: Config,
+    private readonly store: LimitStore,
+    private readonly ledger: UsageLedger,
+  ) {
+    for (const [name, tier] of Object.entries(config.tiers)) this.policies.set(name, limitPolicyFromTier(tier));
+  }
+
+  private policyFor(auth: AuthContext): LimitPolicy {
+    // A key whose tier was removed from the config keeps working with no limits rather than failing.
+    return this.policies.get(auth.tier) ?? { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0 };
+  }
+
+  /** Admits one request reserving `estimatedTokens`, or throws the SPEC 429 with its headers. */
+  async admit(auth: AuthContext, estimatedTokens: number): Promise<Admission> {
+    const result = await this.store.admit({ subject: { organizationId: auth.organizationId, keyId: auth.keyId }, policy: this.policyFor(auth), estimatedTokens });
+    if (!result.admitted) throw rateLimitError(result);
+    return new Admission(this.store, this.ledger, result.reservation, result.figures, rateLimitHeaders(result), auth);
+  }
+
+  async read(auth: AuthContext): Promise<AccountUsageSnapshot> {
+    return snapshotOf(await this.store.usage({ organizationId: auth.organizationId, keyId: auth.keyId }, this.policyFor(auth)));
+  }
+}

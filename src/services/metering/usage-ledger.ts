@@ -1,0 +1,228 @@
+/**
+ * The usage ledger buffer: one record per metered request, kept in memory and written to the
+ * database in batches, so the hot path never waits for a database round trip (issue 7).
+ *
+ * Writes happen every `flushIntervalMs`, as soon as `maxBatchRecords` are waiting, on `flush()`, and
+ * on `close()` (graceful shutdown writes everything). A failed write keeps its records at the front of
+ * the buffer, logs the failure and is retried on the next tick; nothing is dropped. If records still
+ * cannot be written at shutdown, each one is logged in full (so it can be replayed) and `close()`
+ * rejects.
+ *
+ * What a crash (SIGKILL, power loss) can lose at most: every record not yet committed by the sink.
+ * With a healthy database that is the requests finished during the last flush interval (default 1 s)
+ * or the last `maxBatchRecords` of them (default 500) if they came faster, plus the batch being
+ * written at that moment. While the database is slow or failing, the buffer grows and a crash loses
+ * everything since the last successful write (each failed write is logged with the number waiting).
+ */
+import type { Usage } from '../../core/usage.ts';
+import { priceUsage, type ModelPricing } from './price-usage.ts';
+
+/** One metered request. Field names map one to one onto the `usage_ledger` table's snake_case columns. */
+export interface LedgerRecord {
+  /** The request id sent in `x-request-id`. */
+  requestId: string;
+  organizationId: string;
+  /** API key id (not the secret). */
+  keyId: string;
+  /** Public model id. */
+  model: string;
+  /** Request path, e.g. `/v1/chat/completions`. */
+  endpoint: string;
+  /** Prompt tokens, cached included. */
+  inputTokens: number;
+  /** Completion tokens, reasoning included. */
+  outputTokens: number;
+  /** Prompt tokens read from a prompt cache. */
+  cachedTokens: number;
+  /** Completion tokens spent reasoning. */
+  reasoningTokens: number;
+  /** Cost in USD (batch requests at 50%). */
+  costUsd: number;
+  /** Run by the batch engine. */
+  batch: boolean;
+  /** HTTP status answered (for a stream: the status sent with its head, 200). */
+  statusCode: number;
+  /** Milliseconds from the request's arrival to the end of the answer. */
+  latencyMs: number;
+  /** When the request arrived, milliseconds since the epoch. */
+  createdAtMs: number;
+}
+
+/** Where records are written; the database layer implements it (one transaction per call). */
+export interface LedgerSink {
+  insertMany(records: readonly LedgerRecord[]): Promise<void>;
+}
+
+/** The part of a pino logger the ledger uses. */
+export interface LedgerLogger {
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+export interface UsageLedgerOptions {
+  sink: LedgerSink;
+  /** Milliseconds between timed writes; default 1,000. */
+  flushIntervalMs?: number;
+  /** Records per `insertMany` call; a write starts as soon as this many wait. Default 500. */
+  maxBatchRecords?: number;
+  /** Write attempts at `close()` before giving up and logging the records; default 3. */
+  closeAttempts?: number;
+  /** Milliseconds before the second attempt at `close()`, doubled after each failure; default 200. */
+  closeRetryDelayMs?: number;
+  /** Default: JSON lines on stderr. */
+  logger?: LedgerLogger;
+}
+
+const stderrLogger: LedgerLogger = {
+  warn: (details, message) => console.warn(JSON.stringify({ level: 'warn', message, ...details })),
+  error: (details, message) => console.error(JSON.stringify({ level: 'error', message, ...details })),
+};
+
+export class UsageLedger {
+  private buffer: LedgerRecord[] = [];
+  private readonly sink: LedgerSink;
+  private readonly maxBatchRecords: number;
+  private readonly closeAttempts: number;
+  private readonly closeRetryDelayMs: number;
+  private readonly logger: LedgerLogger;
+  private readonly timer: NodeJS.Timeout;
+  /** The last write in the chain; writes never overlap, so records reach the sink in order. */
+  private tail: Promise<unknown> = Promise.resolve();
+  private writing = false;
+  /** Set by a failed write: size-triggered writes wait for the next tick instead of hammering a failing database. */
+  private backingOff = false;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: UsageLedgerOptions) {
+    this.sink = options.sink;
+    this.maxBatchRecords = options.maxBatchRecords ?? 500;
+    this.closeAttempts = options.closeAttempts ?? 3;
+    this.closeRetryDelayMs = options.closeRetryDelayMs ?? 200;
+    this.logger = options.logger ?? stderrLogger;
+    this.timer = setInterval(() => {
+      this.backingOff = false;
+      if (this.buffer.length > 0 && !this.writing) void this.flush();
+    }, options.flushIntervalMs ?? 1000);
+    // The ledger must not keep a process alive on its own; shutdown calls close().
+    this.timer.unref();
+  }
+
+  /** Records waiting to be written (a failed write puts its records back here). */
+  get pendingRecords(): number {
+    return this.buffer.length;
+  }
+
+  /** Buffers one record; returns at once. After `close()` the record is logged in full instead. */
+  record(record: LedgerRecord): void {
+    if (this.closed) {
+      this.logger.error({ record }, 'usage ledger: record arrived after shutdown; logged here instead of stored');
+      return;
+    }
+    this.buffer.push(record);
+    if (this.buffer.length >= this.maxBatchRecords && !this.writing && !this.backingOff) void this.flush();
+  }
+
+  /**
+   * Writes every buffered record, in batches of `maxBatchRecords`, after any write already running.
+   * Never rejects: on failure the records stay buffered, the failure is logged, and the number of
+   * records written by this call is returned.
+   */
+  flush(): Promise<number> {
+    const run = this.tail.then(() => this.drain());
+    this.tail = run;
+    return run;
+  }
+
+  /**
+   * Stops the timer and writes everything, retrying a failing sink `closeAttempts` times. If records
+   * remain, logs each one in full and rejects. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    let delayMs = this.closeRetryDelayMs;
+    for (let attempt = 1; attempt <= this.closeAttempts; attempt++) {
+      await this.flush();
+      if (this.buffer.length === 0) return;
+      if (attempt < this.closeAttempts) {
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        delayMs *= 2;
+      }
+    }
+    const unwritten = this.buffer;
+    this.buffer = [];
+    for (const record of unwritten) {
+      this.logger.error({ record }, 'usage ledger: record could not be written at shutdown; logged here in full for replay');
+    }
+    throw new Error(`Usage ledger: ${unwritten.length} records could not be written at shutdown; each was logged in full.`);
+  }
+
+  private async drain(): Promise<number> {
+    this.writing = true;
+    let written = 0;
+    try {
+      while (this.buffer.length > 0) {
+        const batch = this.buffer.splice(0, this.maxBatchRecords);
+        try {
+          await this.sink.insertMany(batch);
+          written += batch.length;
+        } catch (error) {
+          // Back to the front, in order: the next tick retries them first.
+          this.buffer = batch.concat(this.buffer);
+          this.backingOff = true;
+          this.logger.error(
+            { err: error, pendingRecords: this.buffer.length },
+            'usage ledger: writing records failed; they are kept and retried on the next tick',
+          );
+          break;
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+    return written;
+  }
+}
+
+export interface LedgerRecordInit {
+  requestId: string;
+  organizationId: string;
+  keyId: string;
+  model: string;
+  endpoint: string;
+  usage: Usage;
+  pricing: ModelPricing;
+  /** Run by the batch engine (priced at 50%). */
+  batch: boolean;
+  statusCode: number;
+  /** Milliseconds from arrival to the end of the answer. */
+  latencyMs: number;
+  /** Arrival time, milliseconds since the epoch. */
+  createdAtMs: number;
+}
+
+/** Builds a ledger record from a request's normalised usage, pricing it with the model's prices. */
+export function createLedgerRecord(init: LedgerRecordInit): LedgerRecord {
+  return {
+    requestId: init.requestId,
+    organizationId: init.organizationId,
+    keyId: init.keyId,
+    model: init.model,
+    endpoint: init.endpoint,
+    inputTokens: init.usage.inputTokens,
+    outputTokens: init.usage.outputTokens,
+    cachedTokens: init.usage.cachedInputTokens,
+    reasoningTokens: init.usage.reasoningTokens,
+    costUsd: priceUsage(init.usage, init.pricing, { batch: init.batch }),
+    batch: init.batch,
+    statusCode: init.statusCode,
+    latencyMs: init.latencyMs,
+    createdAtMs: init.createdAtMs,
+  };
+}
