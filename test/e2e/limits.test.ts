@@ -1,0 +1,137 @@
+// Rate limits and quotas end to end: SPEC 429s with details and headers, live usage in key status
+// and _metadata, and exactness across two server processes sharing Redis and Postgres.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { randomHex } from '../../src/core/ids.ts';
+import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { runCli } from '../support/run-cli.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+const smallTier = {
+  requestsPerMinute: 3,
+  tokensPerMinute: 0,
+  tokensPerDay: 0,
+  tokensPerMonth: 0,
+  concurrentBatches: 1,
+  permissions: ['models', 'chat.completions', 'messages', 'responses', 'embeddings'],
+} as const;
+
+describe('rate limits over HTTP (in-process store)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ config: { tiers: { Developer: { ...smallTier }, Small: { ...smallTier } } as never } });
+  });
+  after(async () => server.close());
+
+  test('the request after the per-minute limit is a SPEC 429 with details and headers', async () => {
+    const { key } = await server.createKey({ tier: 'Small' });
+    const headers = { authorization: `Bearer ${key}` };
+    await awaitFreshMinute();
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let index = 0; index < 4; index++) {
+      last = await fetch(`${server.baseUrl}/models`, { headers });
+      statuses.push(last.status);
+      if (index === 0) {
+        assert.equal(last.headers.get('x-ratelimit-limit-requests'), '3');
+        assert.equal(last.headers.get('x-ratelimit-remaining-requests'), '2');
+        assert.match(last.headers.get('x-ratelimit-reset-requests') ?? '', /^\d+(\.\d+)?(ms|s)$|^\d+m\d+s$/);
+      }
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 429]);
+    const body: any = await last!.json();
+    assert.equal(body.error.type, 'rate_limit_exceeded');
+    assert.equal(body.error.code, 'rpm_exceeded');
+    assert.equal(body.error.details.limit, 3);
+    assert.equal(body.error.details.remaining, 0);
+    assert.ok(!Number.isNaN(Date.parse(body.error.details.reset)));
+    assert.ok(Number.isInteger(body.error.details.retry_after) && body.error.details.retry_after >= 1 && body.error.details.retry_after <= 60);
+    assert.equal(last!.headers.get('retry-after'), String(body.error.details.retry_after));
+    assert.equal(body.info_metadata.tier, 'Small');
+    // Key status is never rate limited, so a client can always read its usage.
+    const status = await fetch(`${server.baseUrl}/auth/key`, { headers });
+    assert.equal(status.status, 200);
+  });
+});
+
+async function startServerProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; origin: string }> {
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+    env: { PATH: process.env['PATH'], ...env, PORT: String(port), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const poll = setInterval(async () => {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) {
+          clearInterval(poll);
+          resolve();
+        }
+      } catch {
+        // not listening yet
+      }
+    }, 100);
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => {
+      clearInterval(poll);
+      reject(new Error(`server exited with ${code}: ${output}`));
+    });
+  });
+  return { child, origin: `http://127.0.0.1:${port}` };
+}
+
+/** Per-minute windows are fixed UTC minutes: start a burst early in a minute so it cannot straddle two. */
+async function awaitFreshMinute(): Promise<void> {
+  const second = new Date().getUTCSeconds();
+  if (second >= 45) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
+}
+
+const redisUrl = process.env['TEST_REDIS_URL'];
+const databaseServer = process.env['TEST_DATABASE_URL'];
+if (!redisUrl || !databaseServer) {
+  console.warn('\n*** SKIPPED: two-process exactness suite (set TEST_REDIS_URL and TEST_DATABASE_URL to run it) ***\n');
+} else {
+  describe('exactness across two server processes sharing Redis and Postgres', () => {
+    let database: TestDatabase;
+    const servers: Array<{ child: ChildProcess; origin: string }> = [];
+    let key = '';
+
+    before(async () => {
+      database = (await createPostgresTestDatabase())!;
+      const directory = mkdtempSync(join(tmpdir(), 'switchyard-exact-'));
+      const configFile = join(directory, 'config.json');
+      writeFileSync(configFile, JSON.stringify({ bootstrapKey: false, tiers: { Developer: { ...smallTier, requestsPerMinute: 100 } } }));
+      const env = { DATABASE_URL: database.url, REDIS_URL: redisUrl, SWITCHYARD_CONFIG: configFile, DATA_DIR: directory };
+      const created = await runCli(['keys', 'create', '--org', `org-exact-${randomHex(8)}`, '--json'], env);
+      assert.equal(created.code, 0, created.stderr);
+      key = (JSON.parse(created.stdout) as { key: string }).key;
+      servers.push(await startServerProcess(env), await startServerProcess(env));
+    });
+    after(async () => {
+      for (const server of servers) {
+        await new Promise<void>((resolve) => {
+          server.child.once('exit', () => resolve());
+          server.child.kill('SIGTERM');
+        });
+      }
+      await database?.drop();
+    });
+
+    test('1,000 concurrent requests against 100 per minute admit exactly 100', async () => {
+      const headers = { authorization: `Bearer ${key}` };
+      await awaitFreshMinute();
+      const statuses = await Promise.all(
+        Array.from({ length: 1000 }, (_, index) => fetch(`${servers[index % 2]!.origin}/v1/models`, { headers }).then((response) => response.status)),
+      );
+      const admitted = statuses.filter((status) => status === 200).length;
+      const refused = statuses.filter((status) => status === 429).length;
+      assert.equal(admitted, 100);
+      assert.equal(refused, 900);
+    });
+  });
+}
