@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from './config/index.ts';
 import { CliUsageError, parseArguments } from './cli/arguments.ts';
 import { keysCommand } from './cli/keys.ts';
 import { serve } from './cli/serve.ts';
+import { usageCommand } from './cli/usage.ts';
 import { openMigratedDatabase } from './runtime.ts';
 
 const HELP = `Usage: switchyard <command> [options]
@@ -17,6 +18,7 @@ Commands:
   keys create [--org O] [--tier T] [--permissions a,b] [--expires-in 30d] [--name N] [--json]
   keys list [--org O] [--json]
   keys revoke <key id>
+  usage --org O [--since 2026-11-01|30d] [--json]   per-model token totals and cost
 
 Global options:
   --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
@@ -41,6 +43,8 @@ export async function main(argv: readonly string[], print: (text: string) => voi
     }
     case 'keys':
       return keysCommand(config, { positionals: rest, flags: parsed.flags }, print);
+    case 'usage':
+      return usageCommand(config, { positionals: rest, flags: parsed.flags }, print);
     default:
       throw new CliUsageError(`Unknown command "${command}".\n\n${HELP}`);
   }
