@@ -70,13 +70,22 @@ export interface ImageModel {
   generate(request: ImageGenerationRequest, options: CallOptions): Promise<GeneratedImage[]>;
 }
 
+/** Per-model settings from the catalogue (ModelConfig) that a backend may need to build a request. */
+export interface LanguageModelSettings {
+  /**
+   * The model's `maxOutputTokens` from config, tokens: the cap a backend sends when the request names
+   * none but the backend requires one (Anthropic `max_tokens`, llama.cpp `n_predict`).
+   */
+  defaultMaxOutputTokens?: number;
+}
+
 /**
  * What a provider folder's factory returns for one configured provider: the model kinds it can serve.
  * `providers/registry.ts` maps provider kinds to factories; nothing else names a provider.
  */
 export interface ProviderInstance {
   /** The model's `upstreamModel` (or id) selects what to run. Throws a 400 ServiceError if unsupported. */
-  languageModel?(upstreamModel: string): LanguageModel;
+  languageModel?(upstreamModel: string, settings?: LanguageModelSettings): LanguageModel;
   embeddingModel?(upstreamModel: string): EmbeddingModel;
   moderationModel?(upstreamModel: string): ModerationModel;
   imageModel?(upstreamModel: string): ImageModel;

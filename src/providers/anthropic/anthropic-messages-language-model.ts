@@ -1,0 +1,115 @@
+/**
+ * A LanguageModel over the Anthropic Messages API (`POST {baseUrl}/v1/messages`, streaming). The SSE
+ * body is parsed once (shared/sse-parser.ts), each event read leniently (anthropic-wire.ts) and mapped
+ * to canonical parts (map-anthropic-stream.ts). An upstream that answers with a whole JSON message
+ * instead of a stream is accepted too.
+ *
+ * Errors: an HTTP error status or a transport failure before the body is thrown (an UpstreamError, so
+ * the generation service may retry or fall back); an `error` event, a reset connection or a body that
+ * ends before `message_stop` ends the stream with an `error` part. Aborting `options.signal` aborts
+ * the upstream request and closes its connection; the iteration then rejects with the signal's reason.
+ */
+import type { GenerationRequest } from '../../core/generation.ts';
+import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
+import { isServiceError, type ServiceError } from '../../core/service-error.ts';
+import type { StreamPart } from '../../core/stream-parts.ts';
+import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
+import { parseJson } from '../shared/lenient-json.ts';
+import { parseSseStream } from '../shared/sse-parser.ts';
+import { anthropicStatusError, anthropicStreamError } from './anthropic-error.ts';
+import { readEvent, readMessage } from './anthropic-wire.ts';
+import { convertToAnthropicRequest } from './convert-to-anthropic-request.ts';
+import { AnthropicStreamMapper } from './map-anthropic-stream.ts';
+
+export interface AnthropicMessagesSettings {
+  upstreamModel: string;
+  /** `max_tokens` when a request sets none, tokens. */
+  defaultMaxOutputTokens: number;
+  /** x-api-key, anthropic-version and the provider's configured headers. */
+  headers: Record<string, string>;
+}
+
+export class AnthropicMessagesLanguageModel implements LanguageModel {
+  constructor(
+    private readonly client: UpstreamHttpClient,
+    private readonly settings: AnthropicMessagesSettings,
+  ) {}
+
+  async *stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
+    const { body, jsonToolName } = convertToAnthropicRequest(request, this.settings);
+    const headers: Record<string, string> = { accept: 'text/event-stream', ...this.settings.headers };
+    const response = await this.client.postJson('/v1/messages', body, headers, options.signal);
+    if (response.status < 200 || response.status >= 300) {
+      const text = await this.client.readErrorText(response);
+      throw anthropicStatusError(response.status, text, response.headers, (message) => this.client.sanitize(message));
+    }
+    const mapper = new AnthropicStreamMapper(jsonToolName);
+    try {
+      if (headerValue(response.headers, 'content-type')?.includes('application/json')) {
+        yield* await this.readWholeBody(response, mapper, options.signal);
+      } else {
+        yield* this.readEventStream(response, mapper, options.signal);
+      }
+    } finally {
+      // Destroying an unfinished body closes the connection, which is how the upstream learns to stop.
+      if (!response.body.destroyed) response.body.destroy();
+    }
+  }
+
+  private async *readEventStream(
+    response: UpstreamResponse,
+    mapper: AnthropicStreamMapper,
+    signal: AbortSignal,
+  ): AsyncGenerator<StreamPart, void, undefined> {
+    const sanitize = (message: string): string => this.client.sanitize(message);
+    let failure: ServiceError | undefined;
+    const drain = new BodyDrain(response);
+    const finishing: StreamPart[] = [];
+    try {
+      for await (const message of parseSseStream(response.body)) {
+        if (drain.started) continue;
+        const event = readEvent(parseJson(message.data));
+        if (event.type === 'error') {
+          failure = anthropicStreamError(event.error, sanitize);
+          break;
+        }
+        const parts = mapper.map(event);
+        if (mapper.sawMessageStop) {
+          // Held back until the body has ended, so that the connection returns to the pool first.
+          finishing.push(...parts);
+          drain.start();
+          continue;
+        }
+        yield* parts;
+      }
+    } catch (error) {
+      if (!drain.started) {
+        const mapped = this.client.transportError(error, signal);
+        if (signal.aborted || !isServiceError(mapped)) throw mapped;
+        failure = mapped;
+      }
+    } finally {
+      drain.stop();
+    }
+    if (failure === undefined && !mapper.sawMessageStop) failure = streamEndedEarlyError();
+    if (failure !== undefined) {
+      yield { type: 'error', error: failure };
+      return;
+    }
+    yield* finishing;
+  }
+
+  private async readWholeBody(response: UpstreamResponse, mapper: AnthropicStreamMapper, signal: AbortSignal): Promise<StreamPart[]> {
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      const mapped = this.client.transportError(error, signal);
+      if (signal.aborted || !isServiceError(mapped)) throw mapped;
+      return [{ type: 'error', error: mapped }];
+    }
+    const message = readMessage(parseJson(text));
+    if (message === undefined) return [{ type: 'error', error: streamEndedEarlyError() }];
+    return mapper.mapMessage(message);
+  }
+}

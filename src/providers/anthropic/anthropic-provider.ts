@@ -1,0 +1,34 @@
+/**
+ * Factory of the `anthropic` provider kind: one keep-alive undici pool per configured provider, shared
+ * by its models. Sends `x-api-key` and `anthropic-version` from the provider config.
+ */
+import type { ResolvedProviderConfig } from '../../config/index.ts';
+import type { LanguageModel, LanguageModelSettings, ProviderInstance } from '../../core/language-model.ts';
+import { UpstreamHttpClient } from '../shared/http-client.ts';
+import type { ProviderContext } from '../shared/provider-context.ts';
+import { AnthropicMessagesLanguageModel } from './anthropic-messages-language-model.ts';
+
+export type AnthropicProviderConfig = Extract<ResolvedProviderConfig, { kind: 'anthropic' }>;
+
+/** `max_tokens` when neither the request nor the model config gives one, tokens. */
+const FALLBACK_MAX_OUTPUT_TOKENS = 4096;
+
+export function createAnthropicProvider(config: AnthropicProviderConfig, _context: ProviderContext): ProviderInstance {
+  const client = new UpstreamHttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeoutMs, apiKey: config.apiKeyValue });
+  const headers: Record<string, string> = { 'anthropic-version': config.anthropicVersion, ...config.headers };
+  if (config.apiKeyValue !== undefined) headers['x-api-key'] = config.apiKeyValue;
+  const languageModels = new Map<string, LanguageModel>();
+  return {
+    languageModel(upstreamModel: string, settings?: LanguageModelSettings): LanguageModel {
+      const defaultMaxOutputTokens = settings?.defaultMaxOutputTokens ?? FALLBACK_MAX_OUTPUT_TOKENS;
+      const key = `${upstreamModel}\u0000${defaultMaxOutputTokens}`;
+      let model = languageModels.get(key);
+      if (model === undefined) {
+        model = new AnthropicMessagesLanguageModel(client, { upstreamModel, defaultMaxOutputTokens, headers });
+        languageModels.set(key, model);
+      }
+      return model;
+    },
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * Factory of the `openai-compatible` provider kind: one keep-alive undici pool per configured provider,
+ * shared by every model of that provider. `providers/registry.ts` calls it once per provider entry.
+ */
+import type { ResolvedProviderConfig } from '../../config/index.ts';
+import type { LanguageModel, ProviderInstance } from '../../core/language-model.ts';
+import { UpstreamHttpClient } from '../shared/http-client.ts';
+import type { ProviderContext } from '../shared/provider-context.ts';
+import { OpenAICompatibleChatLanguageModel } from './openai-compatible-chat-language-model.ts';
+
+export type OpenAICompatibleProviderConfig = Extract<ResolvedProviderConfig, { kind: 'openai-compatible' }>;
+
+/** What every model class of this folder needs to talk to the upstream. */
+export interface OpenAICompatibleConnection {
+  client: UpstreamHttpClient;
+  /** Authorization (when an apiKey is configured) plus the provider's configured headers. */
+  headers: Record<string, string>;
+  /** True for OpenAI's own API, which differs from compatible servers in small ways (max_completion_tokens, no top_k). */
+  isOpenAI: boolean;
+}
+
+export function createOpenAICompatibleConnection(config: OpenAICompatibleProviderConfig): OpenAICompatibleConnection {
+  const client = new UpstreamHttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeoutMs, apiKey: config.apiKeyValue });
+  const headers: Record<string, string> = { ...config.headers };
+  if (config.apiKeyValue !== undefined) headers['authorization'] = `Bearer ${config.apiKeyValue}`;
+  return { client, headers, isOpenAI: new URL(config.baseUrl).hostname === 'api.openai.com' };
+}
+
+export function createOpenAICompatibleProvider(config: OpenAICompatibleProviderConfig, _context: ProviderContext): ProviderInstance {
+  const connection = createOpenAICompatibleConnection(config);
+  const languageModels = new Map<string, LanguageModel>();
+  return {
+    languageModel(upstreamModel: string): LanguageModel {
+      let model = languageModels.get(upstreamModel);
+      if (model === undefined) {
+        model = new OpenAICompatibleChatLanguageModel(connection.client, {
+          upstreamModel,
+          headers: connection.headers,
+          maxTokensField: connection.isOpenAI ? 'max_completion_tokens' : 'max_tokens',
+          acceptsTopK: !connection.isOpenAI,
+        });
+        languageModels.set(upstreamModel, model);
+      }
+      return model;
+    },
+    // Embedding, moderation and image models of this provider plug in here, one line each, e.g.
+    //   embeddingModel: (upstreamModel) => new OpenAICompatibleEmbeddingModel(connection, upstreamModel),
+    close: () => connection.client.close(),
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * Server-sent events parser, following the WHATWG HTML "event stream interpretation" rules
+ * (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation):
+ * lines end in CRLF, LF or CR; `:` starts a comment; `data:` lines of one event are joined with `\n`;
+ * a blank line dispatches the event. Bytes may be split anywhere (inside a line, inside a CRLF pair,
+ * inside a multi-byte UTF-8 character): the parser keeps the unfinished tail until the next chunk.
+ * It scans characters once; nothing here uses regular expressions over the stream (DESIGN.md
+ * convention 3: parse SSE once into events, then map events to canonical parts).
+ */
+
+/** One dispatched server-sent event. */
+export interface SseMessage {
+  /** The `event:` field, or undefined when the event had none (the spec's default type "message"). */
+  event: string | undefined;
+  /** The `data:` lines joined with `\n`. */
+  data: string;
+  /** The last `id:` seen on the stream, or undefined. */
+  id: string | undefined;
+}
+
+const LINE_FEED = 10;
+const CARRIAGE_RETURN = 13;
+const COLON = 58;
+const SPACE = 32;
+
+export class SseParser {
+  private readonly decoder = new TextDecoder('utf-8');
+  /** Characters received but not yet ending a line. */
+  private pending = '';
+  /** The previous chunk ended in CR: a LF at the start of the next one belongs to that line break. */
+  private skipLeadingLineFeed = false;
+  private sawFirstCharacter = false;
+  private dataLines: string[] = [];
+  private eventType: string | undefined;
+  private lastEventId: string | undefined;
+
+  /** Feeds bytes (or already decoded text) and returns the events completed by them, in order. */
+  push(chunk: Uint8Array | string): SseMessage[] {
+    const text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+    const dispatched: SseMessage[] = [];
+    this.consume(text, dispatched);
+    return dispatched;
+  }
+
+  /**
+   * Ends the stream. A last line without a line break is still interpreted, and an event whose blank
+   * line never came is dispatched too: upstreams that stop one newline short should not lose their
+   * last event (lenient on the way out, DESIGN.md convention 4).
+   */
+  end(): SseMessage[] {
+    const dispatched: SseMessage[] = [];
+    this.consume(this.decoder.decode(), dispatched);
+    if (this.pending.length > 0) {
+      this.interpretLine(this.pending, dispatched);
+      this.pending = '';
+    }
+    this.dispatch(dispatched);
+    return dispatched;
+  }
+
+  private consume(text: string, dispatched: SseMessage[]): void {
+    if (text.length === 0) return;
+    let input = text;
+    if (!this.sawFirstCharacter) {
+      this.sawFirstCharacter = true;
+      // A byte order mark at the very start of the stream is ignored.
+      if (input.charCodeAt(0) === 0xfeff) input = input.slice(1);
+    }
+    let lineStart = 0;
+    let index = 0;
+    if (this.skipLeadingLineFeed) {
+      this.skipLeadingLineFeed = false;
+      if (input.charCodeAt(0) === LINE_FEED) {
+        lineStart = 1;
+        index = 1;
+      }
+    }
+    const length = input.length;
+    for (; index < length; index++) {
+      const code = input.charCodeAt(index);
+      if (code !== LINE_FEED && code !== CARRIAGE_RETURN) continue;
+      const line = this.pending.length > 0 ? this.pending + input.slice(lineStart, index) : input.slice(lineStart, index);
+      this.pending = '';
+      this.interpretLine(line, dispatched);
+      if (code === CARRIAGE_RETURN) {
+        if (index + 1 < length) {
+          if (input.charCodeAt(index + 1) === LINE_FEED) index++;
+        } else {
+          this.skipLeadingLineFeed = true;
+        }
+      }
+      lineStart = index + 1;
+    }
+    if (lineStart < length) this.pending += input.slice(lineStart);
+  }
+
+  private interpretLine(line: string, dispatched: SseMessage[]): void {
+    if (line.length === 0) {
+      this.dispatch(dispatched);
+      return;
+    }
+    if (line.charCodeAt(0) === COLON) return; // comment, e.g. a keep-alive
+    const colon = line.indexOf(':');
+    let field: string;
+    let value: string;
+    if (colon === -1) {
+      field = line;
+      value = '';
+    } else {
+      field = line.slice(0, colon);
+      const valueStart = line.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1;
+      value = line.slice(valueStart);
+    }
+    switch (field) {
+      case 'data':
+        this.dataLines.push(value);
+        break;
+      case 'event':
+        this.eventType = value;
+        break;
+      case 'id':
+        if (!value.includes('\u0000')) this.lastEventId = value;
+        break;
+      default:
+        // `retry` and unknown fields carry nothing a backend client needs.
+        break;
+    }
+  }
+
+  private dispatch(dispatched: SseMessage[]): void {
+    if (this.dataLines.length === 0) {
+      this.eventType = undefined;
+      return;
+    }
+    dispatched.push({ event: this.eventType, data: this.dataLines.join('\n'), id: this.lastEventId });
+    this.dataLines = [];
+    this.eventType = undefined;
+  }
+}
+
+/** Parses a byte stream (an HTTP response body) into server-sent events. */
+export async function* parseSseStream(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseMessage, void, undefined> {
+  const parser = new SseParser();
+  for await (const chunk of body) {
+    for (const message of parser.push(chunk)) yield message;
+  }
+  for (const message of parser.end()) yield message;
+}

@@ -1,0 +1,425 @@
+/**
+ * The generation use case, shared by every text endpoint (chat completions, messages, responses,
+ * batches): resolve the model, check its capabilities, call its backend with per-attempt timeout,
+ * retries and fallbacks, and hand back the canonical stream of parts with normalised usage.
+ *
+ * The commit point: `stream()` resolves only once the backend produced its first content part (any
+ * part but `response-metadata`). Until then nothing can have reached the client, so failures are
+ * retried (connection errors, 408, 429, 5xx; jittered exponential backoff, or the upstream's
+ * retry-after, capped), then the model's fallbacks are tried in order, and if all fail `stream()`
+ * REJECTS with a ServiceError: the HTTP layer answers a normal JSON error. Once it has resolved, a
+ * failure comes as a final `error` part and nothing follows it.
+ *
+ * Timeouts: the provider's `timeoutMs` bounds each wait for the backend, the first part as well as
+ * every later one (an idle timeout): a stream that keeps producing is never cut, a silent one is.
+ */
+import type { Capability, Config, ModelConfig, ResolvedProviderConfig } from '../../config/index.ts';
+import { assembleResult, type GenerationResult } from '../../core/assemble-result.ts';
+import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
+import type { GenerationRequest } from '../../core/generation.ts';
+import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
+import { invalidParameter, isServiceError, notFound, serverError, type ServiceError } from '../../core/service-error.ts';
+import type { StreamPart } from '../../core/stream-parts.ts';
+import { isUpstreamError, upstreamTimeoutError } from '../../core/upstream-error.ts';
+import type { Usage } from '../../core/usage.ts';
+import { requiredCapabilities, type CapabilityNeed } from './required-capabilities.ts';
+import { DEFAULT_RETRY_POLICY, retryDelay, sleep as defaultSleep, type RetryPolicy } from './retry-policy.ts';
+
+/** Where the service gets model objects from; `providers/registry.ts` ProviderRegistry is one. */
+export interface LanguageModelSource {
+  languageModel(model: ModelConfig): LanguageModel;
+}
+
+/** The pino logger methods the service uses. */
+export interface GenerationLogger {
+  warn(object: Record<string, unknown>, message: string): void;
+  error(object: Record<string, unknown>, message: string): void;
+}
+
+export interface GenerationServiceOptions {
+  /** The catalogue and provider settings (timeouts, retries) from the loaded config. */
+  config: Pick<Config, 'models' | 'providers'>;
+  registry: LanguageModelSource;
+  retryPolicy?: Partial<RetryPolicy>;
+  logger?: GenerationLogger;
+  /** Waits between retries; tests pass a recorder instead of really waiting. */
+  sleep?: (milliseconds: number, signal: AbortSignal) => Promise<void>;
+  /** Source of jitter in [0, 1). */
+  random?: () => number;
+}
+
+/** A catalogue model with the config of the provider that serves it. */
+export interface ResolvedModel {
+  model: ModelConfig;
+  provider: ResolvedProviderConfig;
+}
+
+export interface GenerationStreamOptions extends CallOptions {
+  /** Capabilities the caller needs beyond what the request itself shows, e.g. `['streaming']`. */
+  capabilities?: Capability[];
+  /**
+   * Request field named in the 400 when the model lacks a capability, per capability, in the caller's
+   * wire format (e.g. `{ vision: 'messages[1].content[0].image_url.url', json_mode: 'text.format' }`).
+   * Defaults: chat completions names (`tools`, `response_format`, `thinking`, `stream`) and
+   * `messages[i].content[j]` of the canonical request for images.
+   */
+  capabilityParams?: Partial<Record<Capability, string>>;
+}
+
+/** The canonical parts of one generation, plus which model is answering. Iterate it once. */
+export interface GenerationStream extends AsyncIterable<StreamPart> {
+  /** The catalogue model that is answering: the one asked for, or the fallback that took over. */
+  readonly model: ModelConfig;
+  /** The catalogue model the request named (after alias resolution). */
+  readonly requestedModel: ModelConfig;
+  /** Upstream attempts made, over all models, up to and including the one that is answering (>= 1). */
+  readonly attempts: number;
+}
+
+/** A non-streaming result and the model that produced it. */
+export interface GeneratedResult extends GenerationResult {
+  model: ModelConfig;
+}
+
+export class GenerationService {
+  private readonly modelsByName = new Map<string, ModelConfig>();
+  private readonly providers: Readonly<Record<string, ResolvedProviderConfig>>;
+  private readonly registry: LanguageModelSource;
+  private readonly retryPolicy: RetryPolicy;
+  private readonly logger: GenerationLogger | undefined;
+  private readonly sleep: (milliseconds: number, signal: AbortSignal) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(options: GenerationServiceOptions) {
+    for (const model of options.config.models) {
+      for (const name of [model.id, ...model.aliases]) if (!this.modelsByName.has(name)) this.modelsByName.set(name, model);
+    }
+    this.providers = options.config.providers;
+    this.registry = options.registry;
+    this.retryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retryPolicy };
+    this.logger = options.logger;
+    this.sleep = options.sleep ?? defaultSleep;
+    this.random = options.random ?? Math.random;
+  }
+
+  /**
+   * Finds a model by id or alias and checks it has every capability in `needs`.
+   * Unknown name: 404 `model_not_found` (param `model`). Missing capability: 400 `invalid_parameter`
+   * naming the capability, with `param` (default `model`) as the blamed request field.
+   */
+  resolve(modelName: string, needs: readonly Capability[] = [], param = 'model'): ResolvedModel {
+    return this.resolveNeeds(
+      modelName,
+      needs.map((capability) => ({ capability, param })),
+    );
+  }
+
+  /**
+   * Starts a generation; see the file header for the commit point. Rejects with a ServiceError when
+   * the model is unknown or unfit (404/400), or when every attempt failed before producing output;
+   * rejects with `options.signal.reason` when the caller aborts first.
+   */
+  async stream(request: GenerationRequest, options: GenerationStreamOptions): Promise<GenerationStream> {
+    const needs = requiredCapabilities(request, options.capabilities, options.capabilityParams);
+    const requested = this.resolveNeeds(request.model, needs);
+    const candidates = [requested, ...this.fallbacksOf(requested.model, needs)];
+    let lastError: ServiceError | undefined;
+    let attempts = 0;
+    for (const candidate of candidates) {
+      const maxRetries = candidate.provider.maxRetries;
+      for (let retryIndex = 0; ; retryIndex++) {
+        if (options.signal.aborted) throw options.signal.reason;
+        attempts++;
+        const outcome = await this.startAttempt(candidate, request, options);
+        if (outcome.stream !== undefined) {
+          const parts = outcome.stream;
+          return {
+            model: candidate.model,
+            requestedModel: requested.model,
+            attempts,
+            [Symbol.asyncIterator]: () => parts[Symbol.asyncIterator](),
+          };
+        }
+        const error = outcome.error;
+        lastError = error;
+        const retryable = isUpstreamError(error) && error.retryable;
+        if (!retryable || retryIndex >= maxRetries) {
+          this.logger?.warn(
+            { model: candidate.model.id, provider: candidate.provider.id, attempts, status: error.status, code: error.code },
+            'model backend failed before producing output',
+          );
+          break;
+        }
+        const delay = retryDelay(this.retryPolicy, retryIndex, isUpstreamError(error) ? error.retryAfterMs : null, this.random);
+        this.logger?.warn(
+          { model: candidate.model.id, provider: candidate.provider.id, attempts, status: error.status, code: error.code, delayMs: delay },
+          'model backend failed; retrying',
+        );
+        await this.sleep(delay, options.signal);
+      }
+      if (!(isUpstreamError(lastError) && lastError.fallbackEligible)) break;
+    }
+    throw lastError ?? serverError('internal_error', 'No model could be tried.');
+  }
+
+  /** Non-streaming generation: the same stream, assembled (core/assemble-result.ts). */
+  async generate(request: GenerationRequest, options: GenerationStreamOptions): Promise<GeneratedResult> {
+    const parts = await this.stream(request, options);
+    const result = await assembleResult(parts);
+    return { ...result, model: parts.model };
+  }
+
+  private resolveNeeds(modelName: string, needs: readonly CapabilityNeed[]): ResolvedModel {
+    const model = this.modelsByName.get(modelName);
+    if (model === undefined) {
+      throw notFound('model_not_found', `The model '${modelName}' does not exist or you do not have access to it.`, 'model');
+    }
+    for (const need of needs) {
+      if (!model.capabilities.includes(need.capability)) {
+        throw invalidParameter(
+          need.param,
+          `The model '${model.id}' does not support '${need.capability}', which '${need.param}' requires. Choose a model whose capabilities include '${need.capability}'.`,
+        );
+      }
+    }
+    const provider = this.providers[model.provider];
+    if (provider === undefined) throw serverError('internal_error', `The model '${model.id}' has no configured provider.`);
+    return { model, provider };
+  }
+
+  /** The model's fallbacks that exist and have every needed capability, in configured order. */
+  private fallbacksOf(model: ModelConfig, needs: readonly CapabilityNeed[]): ResolvedModel[] {
+    const fallbacks: ResolvedModel[] = [];
+    const seen = new Set([model.id]);
+    for (const name of model.fallbacks) {
+      const candidate = this.modelsByName.get(name);
+      if (candidate === undefined || seen.has(candidate.id)) continue;
+      seen.add(candidate.id);
+      const provider = this.providers[candidate.provider];
+      if (provider === undefined || !needs.every((need) => candidate.capabilities.includes(need.capability))) continue;
+      fallbacks.push({ model: candidate, provider });
+    }
+    return fallbacks;
+  }
+
+  /** One upstream attempt, run up to its first content part. */
+  private async startAttempt(
+    candidate: ResolvedModel,
+    request: GenerationRequest,
+    options: GenerationStreamOptions,
+  ): Promise<{ stream: AsyncIterable<StreamPart>; error?: undefined } | { stream?: undefined; error: ServiceError }> {
+    const attempt = new Attempt(candidate.provider.timeoutMs, options.signal);
+    let iterator: AsyncIterator<StreamPart>;
+    try {
+      const model = this.registry.languageModel(candidate.model);
+      const callOptions: CallOptions = { signal: attempt.signal };
+      if (options.requestId !== undefined) callOptions.requestId = options.requestId;
+      iterator = model.stream(request, callOptions)[Symbol.asyncIterator]();
+    } catch (error) {
+      attempt.dispose(false);
+      return { error: this.toServiceError(error, attempt, candidate) };
+    }
+    const buffered: StreamPart[] = [];
+    try {
+      for (;;) {
+        attempt.arm();
+        const result = await iterator.next();
+        attempt.disarm();
+        if (result.done === true) {
+          attempt.dispose(false);
+          return { error: serverError('internal_error', 'The model backend ended its answer without a result.') };
+        }
+        const part = result.value;
+        if (part.type === 'response-metadata') {
+          buffered.push(part);
+          continue;
+        }
+        if (part.type === 'error') {
+          attempt.dispose(false);
+          void closeIterator(iterator);
+          return { error: part.error };
+        }
+        buffered.push(part);
+        return { stream: this.continueStream(iterator, buffered, attempt, candidate, request) };
+      }
+    } catch (error) {
+      attempt.dispose(false);
+      void closeIterator(iterator);
+      if (options.signal.aborted) throw options.signal.reason;
+      return { error: this.toServiceError(error, attempt, candidate) };
+    }
+  }
+
+  /** The committed stream: buffered parts, then the rest; failures become a final `error` part. */
+  private async *continueStream(
+    iterator: AsyncIterator<StreamPart>,
+    buffered: StreamPart[],
+    attempt: Attempt,
+    candidate: ResolvedModel,
+    request: GenerationRequest,
+  ): AsyncGenerator<StreamPart, void, undefined> {
+    const output = new OutputText();
+    /** The backend ended (finish, error or exception): nothing to abandon. */
+    let backendDone = false;
+    try {
+      for (const part of buffered) {
+        if (part.type === 'finish') {
+          backendDone = true;
+          yield { ...part, usage: normaliseUsage(part.usage, request, output) };
+          return;
+        }
+        output.observe(part);
+        yield part;
+      }
+      for (;;) {
+        let result: IteratorResult<StreamPart>;
+        attempt.arm();
+        try {
+          result = await iterator.next();
+        } catch (error) {
+          backendDone = true;
+          if (attempt.callerAborted) throw attempt.callerReason;
+          yield { type: 'error', error: this.toServiceError(error, attempt, candidate) };
+          return;
+        } finally {
+          attempt.disarm();
+        }
+        if (result.done === true) {
+          backendDone = true;
+          yield { type: 'error', error: serverError('service_unavailable', 'The model backend ended its answer without a result.') };
+          return;
+        }
+        const part = result.value;
+        if (part.type === 'finish' || part.type === 'error') backendDone = true;
+        if (part.type === 'finish') {
+          yield { ...part, usage: normaliseUsage(part.usage, request, output) };
+          return;
+        }
+        if (part.type === 'error') {
+          yield part;
+          return;
+        }
+        output.observe(part);
+        yield part;
+      }
+    } finally {
+      attempt.dispose(!backendDone);
+      // Finished, failed or abandoned by the consumer: either way release the backend and its connection.
+      void closeIterator(iterator);
+    }
+  }
+
+  private toServiceError(error: unknown, attempt: Attempt, candidate: ResolvedModel): ServiceError {
+    if (attempt.timedOut) return upstreamTimeoutError(attempt.timeoutMs, error);
+    if (isServiceError(error)) return error;
+    this.logger?.error({ model: candidate.model.id, provider: candidate.provider.id, err: error }, 'model backend failed unexpectedly');
+    return serverError('internal_error', 'The model backend failed unexpectedly.', error);
+  }
+}
+
+/** Abort reason of an attempt whose result nobody reads any more. */
+const ATTEMPT_ABANDONED = new Error('The generation attempt was abandoned.');
+
+/**
+ * One attempt's abort signal: aborted when the caller aborts, and by the idle watchdog when the
+ * backend is silent for `timeoutMs`. The watchdog only counts while the service waits for the backend
+ * (between `arm()` and `disarm()`), so a slow consumer (a client reading slowly) never trips it.
+ */
+class Attempt {
+  private readonly controller = new AbortController();
+  private readonly watchdog: NodeJS.Timeout;
+  private readonly onCallerAbort: () => void;
+  private waiting = false;
+  timedOut = false;
+
+  constructor(
+    readonly timeoutMs: number,
+    private readonly callerSignal: AbortSignal,
+  ) {
+    this.onCallerAbort = () => this.controller.abort(callerSignal.reason);
+    if (callerSignal.aborted) this.controller.abort(callerSignal.reason);
+    else callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.watchdog = setTimeout(() => {
+      if (!this.waiting || this.controller.signal.aborted) return;
+      this.timedOut = true;
+      this.controller.abort(upstreamTimeoutError(timeoutMs));
+    }, timeoutMs);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get callerAborted(): boolean {
+    return this.callerSignal.aborted;
+  }
+
+  get callerReason(): unknown {
+    return this.callerSignal.reason;
+  }
+
+  /** The service starts waiting for the backend: the backend has `timeoutMs` from now. */
+  arm(): void {
+    this.waiting = true;
+    this.watchdog.refresh();
+  }
+
+  /** The backend answered; the consumer's time does not count. */
+  disarm(): void {
+    this.waiting = false;
+  }
+
+  /**
+   * Stops the watchdog and unlinks the caller's signal. `abandon`: the backend did not finish, so its
+   * signal is aborted too (a safety net under closing its iterator).
+   */
+  dispose(abandon: boolean): void {
+    clearTimeout(this.watchdog);
+    this.callerSignal.removeEventListener('abort', this.onCallerAbort);
+    if (abandon && !this.controller.signal.aborted) this.controller.abort(ATTEMPT_ABANDONED);
+  }
+}
+
+function closeIterator(iterator: AsyncIterator<StreamPart>): Promise<unknown> {
+  return Promise.resolve()
+    .then(() => iterator.return?.())
+    .catch(() => undefined);
+}
+
+/** The generated text seen so far, kept only to count tokens when the backend reports no usage. */
+class OutputText {
+  private readonly pieces: string[] = [];
+
+  observe(part: StreamPart): void {
+    switch (part.type) {
+      case 'text-delta':
+      case 'reasoning-delta':
+      case 'tool-input-delta':
+        this.pieces.push(part.delta);
+        break;
+      case 'tool-input-start':
+        this.pieces.push(part.toolName);
+        break;
+      default:
+        break;
+    }
+  }
+
+  countTokens(): number {
+    return countTextTokens(this.pieces.join(''));
+  }
+}
+
+/**
+ * Usage as the service reports it. A backend that reported none marks its figures `estimated`; the
+ * missing ones are then counted here with gpt-tokenizer (core/count-tokens.ts).
+ */
+function normaliseUsage(usage: Usage, request: GenerationRequest, output: OutputText): Usage {
+  if (!usage.estimated) return usage;
+  return {
+    ...usage,
+    inputTokens: usage.inputTokens > 0 ? usage.inputTokens : countRequestTokens(request),
+    outputTokens: usage.outputTokens > 0 ? usage.outputTokens : output.countTokens(),
+    estimated: true,
+  };
+}
