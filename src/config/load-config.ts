@@ -31,6 +31,8 @@ export interface Config {
   readonly databaseUrl: string;
   readonly redisUrl: string | undefined;
   readonly logLevel: z.infer<typeof configSchema>['logLevel'];
+  /** Resolved: never `auto`. */
+  readonly limitsBackend: 'memory' | 'redis' | 'off';
   readonly bootstrapKey: boolean;
   readonly tiers: Readonly<Record<string, TierConfig>>;
   readonly defaultTier: string;
@@ -80,6 +82,7 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env['DATABASE_URL']) result['databaseUrl'] = env['DATABASE_URL'];
   if (env['REDIS_URL']) result['redisUrl'] = env['REDIS_URL'];
   if (env['LOG_LEVEL']) result['logLevel'] = env['LOG_LEVEL'];
+  if (env['LIMITS_BACKEND']) result['limitsBackend'] = env['LIMITS_BACKEND'];
   if (env['SWITCHYARD_OPERATOR']) result['operator'] = env['SWITCHYARD_OPERATOR'];
   return result;
 }
@@ -177,6 +180,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
     throw new ConfigError(`DATABASE_URL "${databaseUrl.replace(/\/\/[^@]*@/, '//***@')}" is not supported. Use sqlite:<path> or postgres://user@host:port/database.`);
   }
+  if (config.limitsBackend === 'redis' && config.redisUrl === undefined) {
+    throw new ConfigError('limitsBackend is "redis" but no REDIS_URL is set. Set REDIS_URL=redis://host:6379 or use limitsBackend: auto.');
+  }
   if (config.redisUrl !== undefined && !/^rediss?:\/\//.test(config.redisUrl)) {
     throw new ConfigError('REDIS_URL must start with redis:// or rediss://, e.g. redis://127.0.0.1:6379.');
   }
@@ -189,6 +195,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     databaseUrl,
     redisUrl: config.redisUrl,
     logLevel: config.logLevel,
+    limitsBackend: config.limitsBackend === 'auto' ? (config.redisUrl === undefined ? 'memory' : 'redis') : config.limitsBackend,
     bootstrapKey: config.bootstrapKey,
     tiers: config.tiers,
     defaultTier: config.defaultTier,

@@ -194,6 +194,11 @@ export const configSchema = z.strictObject({
   /** `redis://...`; when set, rate limits and caches are shared by every instance. */
   redisUrl: z.string().optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Where rate limits and quotas are counted: `auto` (Redis when `redisUrl` is set, else in-process),
+   * `memory`, `redis`, or `off` (nothing enforced; the usage ledger still records cost).
+   */
+  limitsBackend: z.enum(['auto', 'memory', 'redis', 'off']).default('auto'),
   /** Create and print one key on the first start of an empty database. */
   bootstrapKey: z.boolean().default(true),
   tiers: z.record(z.string().min(1), tierSchema).prefault(DEFAULT_TIERS),

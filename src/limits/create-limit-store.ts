@@ -1,21 +1,25 @@
 /**
- * Picks the limit backend from the configuration: Redis when `redisUrl` is set (limits shared by
- * every instance), otherwise the in-process store (one instance only).
+ * Builds the limit backend the configuration names: Redis (limits shared by every instance), the
+ * in-process store (one instance only), or the disabled store (`limitsBackend: off`).
  */
 import type { LimitStore, LimitStoreOptions } from './limit-store.ts';
+import { DisabledLimitStore } from './disabled/disabled-limit-store.ts';
 import { MemoryLimitStore } from './memory/memory-limit-store.ts';
 import { RedisLimitStore } from './redis/redis-limit-store.ts';
 
 export interface CreateLimitStoreOptions extends LimitStoreOptions {
-  /** `redis://...` from the config's `redisUrl`; absent or empty selects the memory store. */
+  /** `off` admits everything; without `backend`, a `redisUrl` selects Redis and its absence memory. */
+  backend?: 'memory' | 'redis' | 'off';
+  /** `redis://...` from the config's `redisUrl`. */
   redisUrl?: string | undefined;
   /** Key prefix for the Redis backend (default `switchyard:limits:`). */
   keyPrefix?: string;
 }
 
 export function createLimitStore(options: CreateLimitStoreOptions = {}): LimitStore {
-  const { redisUrl, keyPrefix, ...common } = options;
-  if (redisUrl !== undefined && redisUrl !== '') {
+  const { backend, redisUrl, keyPrefix, ...common } = options;
+  if (backend === 'off') return new DisabledLimitStore(common);
+  if (backend !== 'memory' && redisUrl !== undefined && redisUrl !== '') {
     return new RedisLimitStore({ ...common, redis: redisUrl, ...(keyPrefix === undefined ? {} : { keyPrefix }) });
   }
   return new MemoryLimitStore(common);

@@ -55,6 +55,15 @@ describe('loadConfig', () => {
     assert.equal(model.pricing.outputPerMillion, 2);
   });
 
+  test('limitsBackend resolves auto to redis or memory; off and explicit choices stay', () => {
+    assert.equal(loadConfig({ env: {} }).limitsBackend, 'memory');
+    assert.equal(loadConfig({ env: { REDIS_URL: 'redis://127.0.0.1:6379' } }).limitsBackend, 'redis');
+    assert.equal(loadConfig({ env: { REDIS_URL: 'redis://127.0.0.1:6379', LIMITS_BACKEND: 'memory' } }).limitsBackend, 'memory');
+    assert.equal(loadConfig({ env: { LIMITS_BACKEND: 'off' } }).limitsBackend, 'off');
+    assert.throws(() => loadConfig({ env: { LIMITS_BACKEND: 'redis' } }), /no REDIS_URL/);
+    assert.throws(() => loadConfig({ env: { LIMITS_BACKEND: 'sometimes' } }), /limitsBackend/);
+  });
+
   const badConfigs: Array<[string, Record<string, unknown>, NodeJS.ProcessEnv, RegExp]> = [
     ['wrong type names the field', { server: { port: 'eighty' } }, {}, /server\.port/],
     ['unknown field names it', { sever: {} }, {}, /sever/],

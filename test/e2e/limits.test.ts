@@ -58,6 +58,23 @@ describe('rate limits over HTTP (in-process store)', () => {
   });
 });
 
+describe('limitsBackend off', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ config: { limitsBackend: 'off', tiers: { Developer: { ...smallTier } } as never } });
+  });
+  after(async () => server.close());
+
+  test('admits past the per-minute limit and reports zero usage with the tier limits', async () => {
+    const headers = { authorization: `Bearer ${server.key}` };
+    const statuses = [];
+    for (let index = 0; index < 5; index++) statuses.push((await fetch(`${server.baseUrl}/models`, { headers })).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200]);
+    const status: any = await (await fetch(`${server.baseUrl}/auth/key`, { headers })).json();
+    assert.equal(status.usage_info.daily.used, 0);
+  });
+});
+
 async function startServerProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; origin: string }> {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {

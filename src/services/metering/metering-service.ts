@@ -38,8 +38,8 @@ function snapshotOf(figures: LimitSnapshot): AccountUsageSnapshot {
 export class Admission {
   /** Rate-limit headers for the answer. */
   readonly headers: Record<string, string>;
-  /** Usage figures right after admission (for `_metadata`). */
-  readonly usage: AccountUsageSnapshot;
+  /** Usage figures for `_metadata`: right after admission, then after settlement. */
+  usage: AccountUsageSnapshot;
   private settled = false;
 
   constructor(
@@ -66,7 +66,10 @@ export class Admission {
     if (this.settled) return;
     this.settled = true;
     const actual = usage === undefined ? 0 : totalTokens(usage);
-    if (this.reservation.estimatedTokens > 0 || actual > 0) await this.store.settle(this.reservation, actual);
+    if (this.reservation.estimatedTokens > 0 || actual > 0) {
+      const settled = await this.store.settle(this.reservation, actual);
+      this.usage = snapshotOf(settled.figures);
+    }
     if (ledgerContext !== undefined) {
       this.ledger.record(
         createLedgerRecord({
