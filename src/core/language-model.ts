@@ -10,6 +10,12 @@ export interface CallOptions {
   signal: AbortSignal;
   /** Request id, forwarded upstream where the backend accepts one (for tracing). */
   requestId?: string;
+  /**
+   * The caller assembles the whole answer before replying (a non-streaming client request). A backend
+   * may then fetch it in one piece instead of as an upstream stream, and emit it as the same parts:
+   * one JSON parse instead of one per chunk.
+   */
+  preferWholeResponse?: boolean;
 }
 
 /** A chat/text model. Streaming is the only primitive: non-streaming answers are assembled from parts. */

@@ -159,6 +159,9 @@ describe('GenerationService', () => {
       assert.equal(result.model.id, 'main');
       assert.equal(result.finishReason, 'stop');
       assert.equal((primary.requests[0]!.body as { model: string }).model, 'upstream-main');
+      // The whole answer is wanted, so it is fetched as one JSON body rather than an upstream stream.
+      assert.equal((primary.requests[0]!.body as { stream: boolean }).stream, false);
+      assert.equal(result.usage.estimated, false);
     });
 
     test('usage missing upstream is counted locally and marked estimated', async () => {

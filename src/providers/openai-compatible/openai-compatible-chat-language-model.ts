@@ -34,8 +34,10 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
   ) {}
 
   async *stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
-    const body = convertToOpenAICompatibleRequest(request, this.settings);
-    const headers: Record<string, string> = { accept: 'text/event-stream', ...this.settings.headers };
+    const streamed = convertToOpenAICompatibleRequest(request, this.settings);
+    // A caller that assembles the whole answer gets it in one upstream JSON body (one parse, not one per chunk).
+    const body = options.preferWholeResponse === true ? { ...streamed, stream: false, stream_options: undefined } : streamed;
+    const headers: Record<string, string> = { accept: options.preferWholeResponse === true ? 'application/json' : 'text/event-stream', ...this.settings.headers };
     if (options.requestId !== undefined) headers['x-request-id'] = options.requestId;
     const response = await this.client.postJson('/chat/completions', body, headers, options.signal);
     if (response.status < 200 || response.status >= 300) {

@@ -164,7 +164,7 @@ export class GenerationService {
 
   /** Non-streaming generation: the same stream, assembled (core/assemble-result.ts). */
   async generate(request: GenerationRequest, options: GenerationStreamOptions): Promise<GeneratedResult> {
-    const parts = await this.stream(request, options);
+    const parts = await this.stream(request, { ...options, preferWholeResponse: true });
     const result = await assembleResult(parts);
     return { ...result, model: parts.model };
   }
@@ -214,6 +214,7 @@ export class GenerationService {
       const model = this.registry.languageModel(candidate.model);
       const callOptions: CallOptions = { signal: attempt.signal };
       if (options.requestId !== undefined) callOptions.requestId = options.requestId;
+      if (options.preferWholeResponse === true) callOptions.preferWholeResponse = true;
       iterator = model.stream(request, callOptions)[Symbol.asyncIterator]();
     } catch (error) {
       attempt.dispose(false);
