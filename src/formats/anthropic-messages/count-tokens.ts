@@ -1,0 +1,13 @@
+/**
+ * `POST /v1/messages/count_tokens` answer, following wire-contracts.md ("Anthropic SDK": count_tokens
+ * returns `{"input_tokens": N}`). The count is the local gpt-tokenizer estimate of core/count-tokens.ts
+ * for the decoded canonical request (see decodeCountTokensRequest), so it is the same figure the service
+ * reserves against rate limits; for non-OpenAI models it is an approximation.
+ */
+import { countRequestTokens } from '../../core/count-tokens.ts';
+import type { GenerationRequest } from '../../core/generation.ts';
+import type { AnthropicTokenCount } from './wire-types.ts';
+
+export function encodeCountTokensResponse(request: GenerationRequest): AnthropicTokenCount {
+  return { input_tokens: countRequestTokens(request) };
+}

@@ -1,0 +1,352 @@
+/**
+ * Encodes the canonical stream of parts as response-style server-sent events.
+ *
+ * Wire document: wire-contracts.md "Responses" (Stream): every event is `event: <type>` plus
+ * `data: {"type":"<type>", ..., "sequence_number":N}` with N increasing from 0 on EVERY event, no
+ * `[DONE]`. Order: response.created, response.in_progress; then per output item
+ * response.output_item.added, its content events, response.output_item.done; then response.completed
+ * (or response.incomplete when the output was cut, or response.failed) carrying the full Response.
+ *   - message: content_part.added, output_text.delta..., output_text.done, content_part.done;
+ *   - function call: output_item.added with `arguments: ""`, function_call_arguments.delta...,
+ *     function_call_arguments.done;
+ *   - reasoning: content_part.added (reasoning_text), reasoning_text.delta..., reasoning_text.done,
+ *     content_part.done (the OpenAI OpenAPI `ResponseReasoningText*Event`s).
+ * The SDK's `responses.stream()` checks that response.created comes first, that every output_index is
+ * announced by output_item.added, that `item_id` equals the item's id and that content_part.added
+ * precedes its deltas; all hold by construction.
+ *
+ * Items never overlap on the wire: the block that started first owns the stream until it ends; deltas
+ * of blocks that started later (interleaved parallel tool calls) are held and replayed, in order, as
+ * soon as every earlier block has ended. So output_index order = start order = the non-streaming
+ * `output` order (encode-response.ts), and nothing is dropped or reordered within an item.
+ *
+ * The `output_item.done` of the last item that ended is held until the next part arrives, so that an
+ * item cut by max_output_tokens (the `finish` that follows says `length`) is reported `incomplete`
+ * rather than `completed` (the same rule as encodeResponse).
+ */
+import type { StreamPart } from '../../core/stream-parts.ts';
+import { newId } from '../../core/ids.ts';
+import { isServiceError, serverError, type ServiceError } from '../../core/service-error.ts';
+import type { SseEvent } from '../sse-event.ts';
+import {
+  buildResponseObject,
+  encodeResponseError,
+  encodeUsage,
+  functionCallItem,
+  mapFinishReason,
+  messageItem,
+  reasoningEncryptedContent,
+  reasoningItem,
+  type ResponseContext,
+} from './encode-response.ts';
+import type { ItemStatus, ResponseObject, ResponseOutputItem } from './wire-types.ts';
+
+export interface ResponseStreamOptions {
+  /**
+   * Called with the final Response object (completed, incomplete or failed) BEFORE the terminal event is
+   * sent, so that a client that reads `response.completed` and continues with `previous_response_id`
+   * finds it stored. If it throws for a response that did not fail, an `error` event ends the stream
+   * instead of the terminal event (the client asked for storage it did not get).
+   */
+  onFinal?: (response: ResponseObject) => Promise<void> | void;
+}
+
+type BlockKind = 'text' | 'reasoning' | 'tool';
+
+interface Block {
+  kind: BlockKind;
+  /** Output item id (`msg_`/`rs_`/`fc_` + 48 hex). */
+  itemId: string;
+  /** Position in `output`, given when the item is announced; -1 before. */
+  outputIndex: number;
+  /** Text, reasoning text or argument JSON received so far. */
+  text: string;
+  /** Deltas received while an earlier block owned the stream. */
+  held: string[];
+  ended: boolean;
+  signature?: string;
+  redactedData?: string;
+  callId?: string;
+  toolName?: string;
+}
+
+type EventFields = Record<string, unknown>;
+
+/**
+ * Transforms canonical parts into response events.
+ *
+ * Nothing is emitted until the first part that is neither `response-metadata` nor `error`: an error
+ * before that point (an `error` part, an exception, or a source that ends empty) is THROWN, so that the
+ * edge can still answer with an HTTP status. After response.created, failures become a final
+ * response.failed (with `error` and the items so far); a source that ends without `finish` counts as
+ * failed. Returning early (client gone) returns the source iterator, which aborts the upstream call.
+ */
+export async function* encodeResponseStream(
+  parts: AsyncIterable<StreamPart>,
+  context: ResponseContext,
+  options: ResponseStreamOptions = {},
+): AsyncGenerator<SseEvent, void, undefined> {
+  let sequenceNumber = 0;
+  const event = (type: string, fields: EventFields): SseEvent => ({ event: type, data: { type, ...fields, sequence_number: sequenceNumber++ } });
+
+  const blocks = new Map<string, Block>();
+  /** Started blocks not yet done on the wire, in start order; the first one owns the stream. */
+  const queue: Block[] = [];
+  /** The block whose output_item.done is held until the next part (see the header). */
+  let heldClose: Block | undefined;
+  /** Items in output_index order: finished ones, and the announced ones still open. */
+  const output: ResponseOutputItem[] = [];
+  let started = false;
+
+  const announce = (block: Block, out: SseEvent[]): void => {
+    block.outputIndex = output.length;
+    const outputIndex = block.outputIndex;
+    const itemId = block.itemId;
+    switch (block.kind) {
+      case 'text': {
+        const item = { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
+        output.push(messageItem(itemId, '', 'in_progress'));
+        out.push(event('response.output_item.added', { output_index: outputIndex, item }));
+        out.push(event('response.content_part.added', { item_id: itemId, output_index: outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
+        break;
+      }
+      case 'reasoning': {
+        // Announced without content: content_part.added appends the reasoning text part at index 0.
+        const item = { ...reasoningItem(itemId, '', null, 'in_progress'), content: [] };
+        output.push({ ...item, content: [] });
+        out.push(event('response.output_item.added', { output_index: outputIndex, item }));
+        if (block.redactedData === undefined) {
+          out.push(event('response.content_part.added', { item_id: itemId, output_index: outputIndex, content_index: 0, part: { type: 'reasoning_text', text: '' } }));
+        }
+        break;
+      }
+      case 'tool': {
+        const item = functionCallItem(itemId, block.callId ?? '', block.toolName ?? '', '', 'in_progress');
+        output.push(functionCallItem(itemId, block.callId ?? '', block.toolName ?? '', '', 'in_progress'));
+        out.push(event('response.output_item.added', { output_index: outputIndex, item }));
+        break;
+      }
+    }
+  };
+
+  const deltaEvent = (block: Block, delta: string): SseEvent => {
+    const location = { item_id: block.itemId, output_index: block.outputIndex };
+    switch (block.kind) {
+      case 'text':
+        return event('response.output_text.delta', { ...location, content_index: 0, delta, logprobs: [] });
+      case 'reasoning':
+        return event('response.reasoning_text.delta', { ...location, content_index: 0, delta });
+      case 'tool':
+        return event('response.function_call_arguments.delta', { ...location, delta });
+    }
+  };
+
+  /** The finished item of a block, as output_item.done and the final Response show it. */
+  const finishedItem = (block: Block, status: ItemStatus): ResponseOutputItem => {
+    switch (block.kind) {
+      case 'text':
+        return messageItem(block.itemId, block.text, status);
+      case 'reasoning': {
+        return reasoningItem(block.itemId, block.text, reasoningEncryptedContent(block), status);
+      }
+      case 'tool':
+        // Same rule as assembleResult: a call with no arguments is `{}`, so both paths agree.
+        return functionCallItem(block.itemId, block.callId ?? '', block.toolName ?? '', block.text.trim() === '' ? '{}' : block.text, status);
+    }
+  };
+
+  const emitDone = (block: Block, status: ItemStatus, out: SseEvent[]): void => {
+    const item = finishedItem(block, status);
+    const location = { item_id: block.itemId, output_index: block.outputIndex };
+    if (item.type === 'message') {
+      out.push(event('response.output_text.done', { ...location, content_index: 0, text: block.text, logprobs: [] }));
+      out.push(event('response.content_part.done', { ...location, content_index: 0, part: { type: 'output_text', text: block.text, annotations: [] } }));
+    } else if (item.type === 'reasoning' && block.redactedData === undefined) {
+      out.push(event('response.reasoning_text.done', { ...location, content_index: 0, text: block.text }));
+      out.push(event('response.content_part.done', { ...location, content_index: 0, part: { type: 'reasoning_text', text: block.text } }));
+    } else if (item.type === 'function_call') {
+      out.push(event('response.function_call_arguments.done', { ...location, arguments: item.arguments }));
+    }
+    output[block.outputIndex] = item;
+    out.push(event('response.output_item.done', { output_index: block.outputIndex, item }));
+  };
+
+  /** Sends the held output_item.done, as `completed`: more output followed it. */
+  const releaseHeldClose = (out: SseEvent[]): void => {
+    if (heldClose === undefined) return;
+    emitDone(heldClose, 'completed', out);
+    heldClose = undefined;
+  };
+
+  /** The first block in the queue has ended: close it and let the next ones through. */
+  const advance = (out: SseEvent[]): void => {
+    while (queue.length > 0 && queue[0]!.ended) {
+      const block = queue.shift()!;
+      if (block.outputIndex < 0) announce(block, out);
+      for (const delta of block.held) out.push(deltaEvent(block, delta));
+      block.held = [];
+      if (queue.length === 0) heldClose = block;
+      else emitDone(block, 'completed', out);
+    }
+    const head = queue[0];
+    if (head !== undefined && head.outputIndex < 0) {
+      announce(head, out);
+      for (const delta of head.held) out.push(deltaEvent(head, delta));
+      head.held = [];
+    }
+  };
+
+  const startBlock = (key: string, block: Block, out: SseEvent[]): void => {
+    // A second start of an open block is ignored; a start after its end opens a new block (as in assembleResult).
+    if (blocks.get(key)?.ended === false) return;
+    blocks.set(key, block);
+    queue.push(block);
+    if (queue.length === 1) {
+      announce(block, out);
+      if (block.ended) advance(out);
+    }
+  };
+
+  const appendDelta = (key: string, delta: string, out: SseEvent[]): void => {
+    const block = blocks.get(key);
+    if (block === undefined || block.ended || delta.length === 0) return;
+    block.text += delta;
+    if (queue[0] === block) out.push(deltaEvent(block, delta));
+    else block.held.push(delta);
+  };
+
+  const endBlock = (key: string, out: SseEvent[]): void => {
+    const block = blocks.get(key);
+    if (block === undefined || block.ended) return;
+    block.ended = true;
+    if (queue[0] === block) advance(out);
+  };
+
+  /** The response as it stands when the stream fails: finished items, and announced ones as incomplete. */
+  const failedResponse = (error: ServiceError): ResponseObject => {
+    const items = output.map((item, index) => {
+      const block = queue.find((candidate) => candidate.outputIndex === index);
+      return block === undefined ? item : finishedItem(block, 'incomplete');
+    });
+    if (heldClose !== undefined) items[heldClose.outputIndex] = finishedItem(heldClose, 'completed');
+    return buildResponseObject(context, { status: 'failed', output: items, usage: null, error: encodeResponseError(error) });
+  };
+
+  async function* fail(error: ServiceError): AsyncGenerator<SseEvent, void, undefined> {
+    const response = failedResponse(error);
+    try {
+      await options.onFinal?.(response);
+    } catch {
+      // The stream already failed; a failed store changes nothing the client can act on.
+    }
+    yield event('response.failed', { response });
+  }
+
+  try {
+    for await (const part of parts) {
+      if (part.type === 'response-metadata') continue;
+      if (part.type === 'error') {
+        if (!started) throw part.error;
+        yield* fail(part.error);
+        return;
+      }
+      const out: SseEvent[] = [];
+      if (!started) {
+        started = true;
+        const response = buildResponseObject(context, { status: 'in_progress', output: [], usage: null });
+        out.push(event('response.created', { response }));
+        out.push(event('response.in_progress', { response }));
+      }
+      if (part.type === 'finish') {
+        const ending = mapFinishReason(part.finishReason);
+        const cutStatus: ItemStatus = ending.status === 'completed' ? 'completed' : 'incomplete';
+        if (heldClose !== undefined) {
+          emitDone(heldClose, cutStatus, out);
+          heldClose = undefined;
+        }
+        // Blocks the backend never ended: close them in start order; the last one is the one cut.
+        while (queue.length > 0) {
+          const block = queue.shift()!;
+          if (block.outputIndex < 0) announce(block, out);
+          for (const delta of block.held) out.push(deltaEvent(block, delta));
+          block.held = [];
+          emitDone(block, queue.length === 0 ? cutStatus : 'completed', out);
+        }
+        const response = buildResponseObject(context, {
+          status: ending.status,
+          output: [...output],
+          usage: encodeUsage(part.usage),
+          error: ending.error,
+          incompleteDetails: ending.incompleteDetails,
+        });
+        yield* out;
+        try {
+          await options.onFinal?.(response);
+        } catch (error) {
+          const failure = isServiceError(error) ? error : serverError('internal_error', 'The response could not be stored.', error);
+          yield event('error', { code: failure.code, message: failure.message, param: failure.param });
+          return;
+        }
+        const terminal = ending.status === 'completed' ? 'response.completed' : ending.status === 'incomplete' ? 'response.incomplete' : 'response.failed';
+        yield event(terminal, { response });
+        return;
+      }
+      // A signature may follow the end of its reasoning block: it still belongs in that item's done event.
+      if (part.type !== 'reasoning-signature') releaseHeldClose(out);
+      switch (part.type) {
+        case 'text-start':
+          startBlock(`text:${part.id}`, { kind: 'text', itemId: newId.responseMessageItem(), outputIndex: -1, text: '', held: [], ended: false }, out);
+          break;
+        case 'text-delta':
+          appendDelta(`text:${part.id}`, part.delta, out);
+          break;
+        case 'text-end':
+          endBlock(`text:${part.id}`, out);
+          break;
+        case 'reasoning-start':
+          startBlock(`reasoning:${part.id}`, { kind: 'reasoning', itemId: newId.responseReasoningItem(), outputIndex: -1, text: '', held: [], ended: false }, out);
+          break;
+        case 'reasoning-delta':
+          appendDelta(`reasoning:${part.id}`, part.delta, out);
+          break;
+        case 'reasoning-signature': {
+          const block = blocks.get(`reasoning:${part.id}`);
+          if (block !== undefined) block.signature = (block.signature ?? '') + part.signature;
+          break;
+        }
+        case 'reasoning-end':
+          endBlock(`reasoning:${part.id}`, out);
+          break;
+        case 'reasoning-redacted':
+          startBlock(
+            `redacted:${part.id}`,
+            { kind: 'reasoning', itemId: newId.responseReasoningItem(), outputIndex: -1, text: '', held: [], ended: true, redactedData: part.data },
+            out,
+          );
+          break;
+        case 'tool-input-start':
+          startBlock(
+            `tool:${part.id}`,
+            { kind: 'tool', itemId: newId.responseFunctionCallItem(), outputIndex: -1, text: '', held: [], ended: false, callId: part.id, toolName: part.toolName },
+            out,
+          );
+          break;
+        case 'tool-input-delta':
+          appendDelta(`tool:${part.id}`, part.delta, out);
+          break;
+        case 'tool-input-end':
+          endBlock(`tool:${part.id}`, out);
+          break;
+      }
+      yield* out;
+    }
+  } catch (error) {
+    if (!started) throw error;
+    // Unknown errors get a generic message: their text may name upstream hosts or keys.
+    yield* fail(isServiceError(error) ? error : serverError('internal_error', 'The generation failed while streaming.', error));
+    return;
+  }
+  const incomplete = serverError('internal_error', 'The generation stream ended before it was complete.');
+  if (!started) throw incomplete;
+  yield* fail(incomplete);
+}
