@@ -122,8 +122,16 @@ export const providerSchema = z.discriminatedUnion('kind', [
   }),
   z.strictObject({
     kind: z.literal('llama-cpp'),
-    /** CPU threads; defaults to the machine's core count. */
+    /**
+     * CPU threads; defaults to the machine's core count, which is right on a machine that runs little
+     * else. Where other work competes for the cores, set fewer: llama.cpp's threads wait for each
+     * other, and a busy core stalls them all.
+     */
     threads: z.number().int().positive().optional(),
+    /** Generations one model runs at once (one context sequence each); more wait in a queue. */
+    sequencesPerModel: z.number().int().positive().default(4),
+    /** Upper bound of one sequence's context (prompt + completion), tokens. */
+    maxContextTokens: z.number().int().positive().default(8192),
     ...providerBase,
   }),
   z.strictObject({
@@ -164,6 +172,8 @@ export const modelSchema = z.strictObject({
   imageSizes: z.array(z.string().regex(/^\d+x\d+$/)).optional(),
   /** Embedding vector length, for embedding models. */
   dimensions: z.number().int().positive().optional(),
+  /** Run the moderation pre-check on generation inputs sent to this model, whatever the caller's tier. */
+  moderateInputs: z.boolean().optional(),
 });
 export type ModelConfig = z.infer<typeof modelSchema>;
 

@@ -4,11 +4,12 @@
  * configured provider once, and hands out the model objects that services use. Nothing else may test
  * a provider kind or id.
  */
-import { ConfigError, type Config, type ModelConfig, type ProviderConfig, type ResolvedProviderConfig } from '../config/index.ts';
+import { type Config, type ModelConfig, type ProviderConfig, type ResolvedProviderConfig } from '../config/index.ts';
 import type { EmbeddingModel, ImageModel, LanguageModel, ModerationModel, ProviderInstance } from '../core/language-model.ts';
 import { invalidParameter } from '../core/service-error.ts';
 import { createAnthropicProvider } from './anthropic/anthropic-provider.ts';
 import { createBuiltinProvider } from './builtin/builtin-provider.ts';
+import { createLlamaCppProvider } from './llama-cpp/llama-cpp-provider.ts';
 import { createOpenAICompatibleProvider } from './openai-compatible/openai-compatible-provider.ts';
 import type { ProviderContext } from './shared/provider-context.ts';
 
@@ -20,20 +21,11 @@ export type ProviderFactory<Kind extends ProviderKind = ProviderKind> = (
   context: ProviderContext,
 ) => ProviderInstance;
 
-function unavailableBackend<Kind extends ProviderKind>(kind: Kind, advice: string): ProviderFactory<Kind> {
-  return (config) => {
-    throw new ConfigError(`providers.${config.id}: the ${kind} backend is not available in this build of Switchyard. ${advice}`);
-  };
-}
-
 const PROVIDER_FACTORIES: { [Kind in ProviderKind]: ProviderFactory<Kind> } = {
   'openai-compatible': createOpenAICompatibleProvider,
   anthropic: createAnthropicProvider,
   builtin: createBuiltinProvider,
-  'llama-cpp': unavailableBackend(
-    'llama-cpp',
-    "Remove this provider and its models from the config, or serve the GGUF file with llama.cpp's own server and configure it as kind: openai-compatible with baseUrl http://<host>:<port>/v1.",
-  ),
+  'llama-cpp': createLlamaCppProvider,
 };
 
 /** Instantiates one provider through the factory of its kind. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ConfigError, loadConfig, type ModelConfig } from '../../src/config/index.ts';
+import { loadConfig, type ModelConfig } from '../../src/config/index.ts';
 import { assembleResult } from '../../src/core/assemble-result.ts';
 import { ProviderRegistry } from '../../src/providers/registry.ts';
 import { MockAnthropicServer, MockOpenAIServer } from '../support/mock-upstreams/index.ts';
@@ -67,22 +67,22 @@ describe('ProviderRegistry', () => {
     const registry = ProviderRegistry.fromConfig(config);
     try {
       assert.throws(() => registry.embeddingModel(model(config.models, 'claude-chat')), { status: 400, param: 'model' });
-      assert.throws(() => registry.imageModel(model(config.models, 'local-chat')), { status: 400, param: 'model' });
+      assert.throws(() => registry.imageModel(model(config.models, 'claude-chat')), { status: 400, param: 'model' });
     } finally {
       await registry.close();
     }
   });
 
-  test('a llama-cpp provider is a clear configuration error in this build', () => {
-    const config = loadConfig({ env: {}, overrides: { providers: { gguf: { kind: 'llama-cpp' } } } });
-    assert.throws(
-      () => ProviderRegistry.fromConfig(config),
-      (error: unknown) => {
-        assert.ok(error instanceof ConfigError);
-        assert.match(error.message, /providers\.gguf: the llama-cpp backend is not available in this build/);
-        assert.doesNotMatch(error.message, /not implemented/i);
-        return true;
-      },
-    );
+  test('a llama-cpp provider is created without touching the native side until a request comes', async () => {
+    const config = loadConfig({
+      env: {},
+      overrides: { providers: { gguf: { kind: 'llama-cpp', threads: 1 } }, models: [{ id: 'local-gguf', provider: 'gguf', upstreamModel: '/models/none.gguf', capabilities: ['chat'] }] },
+    });
+    const registry = ProviderRegistry.fromConfig(config);
+    try {
+      assert.equal(typeof registry.languageModel(model(config.models, 'local-gguf')).stream, 'function');
+    } finally {
+      await registry.close();
+    }
   });
 });

@@ -10,6 +10,9 @@ import type { EmbeddingModel, ImageModel, LanguageModel, ModerationModel, Provid
 import { invalidParameter } from '../../core/service-error.ts';
 import type { ProviderContext } from '../shared/provider-context.ts';
 import { EchoLanguageModel } from './echo-language-model.ts';
+import { createBuiltinEmbeddingEngine } from './embedding-model.ts';
+import { createBuiltinImageModel } from './image-procedural-model.ts';
+import { createBuiltinModerationEngine } from './moderation-model.ts';
 
 export type BuiltinProviderConfig = Extract<ResolvedProviderConfig, { kind: 'builtin' }>;
 
@@ -25,11 +28,17 @@ const LANGUAGE_ENGINES: Record<string, EngineFactory<LanguageModel>> = {
   echo: () => new EchoLanguageModel(),
 };
 
-// Embedding, moderation and image engines plug in here, one line each, e.g.
-//   'universal-sentence-encoder-lite': (context) => createBuiltinEmbeddingModel(...),
-const EMBEDDING_ENGINES: Record<string, EngineFactory<EmbeddingModel>> = {};
-const MODERATION_ENGINES: Record<string, EngineFactory<ModerationModel>> = {};
-const IMAGE_ENGINES: Record<string, EngineFactory<ImageModel>> = {};
+// The embedding and moderation engines of one provider instance share one sentence-encoder worker
+// (leased by the context object, which is per provider instance).
+const EMBEDDING_ENGINES: Record<string, EngineFactory<EmbeddingModel>> = {
+  'universal-sentence-encoder-lite': (context) => createBuiltinEmbeddingEngine(context),
+};
+const MODERATION_ENGINES: Record<string, EngineFactory<ModerationModel>> = {
+  moderation: (context) => createBuiltinModerationEngine(context),
+};
+const IMAGE_ENGINES: Record<string, EngineFactory<ImageModel>> = {
+  procedural: () => createBuiltinImageModel(),
+};
 
 /** Creates engines on first use and remembers them, per engine kind. */
 class EngineSet<Model> {

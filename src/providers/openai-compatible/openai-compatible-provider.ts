@@ -7,6 +7,9 @@ import type { LanguageModel, ProviderInstance } from '../../core/language-model.
 import { UpstreamHttpClient } from '../shared/http-client.ts';
 import type { ProviderContext } from '../shared/provider-context.ts';
 import { OpenAICompatibleChatLanguageModel } from './openai-compatible-chat-language-model.ts';
+import { OpenAICompatibleEmbeddingModel } from './openai-compatible-embedding-model.ts';
+import { OpenAICompatibleImageModel } from './openai-compatible-image-model.ts';
+import { OpenAICompatibleModerationModel } from './openai-compatible-moderation-model.ts';
 
 export type OpenAICompatibleProviderConfig = Extract<ResolvedProviderConfig, { kind: 'openai-compatible' }>;
 
@@ -43,8 +46,9 @@ export function createOpenAICompatibleProvider(config: OpenAICompatibleProviderC
       }
       return model;
     },
-    // Embedding, moderation and image models of this provider plug in here, one line each, e.g.
-    //   embeddingModel: (upstreamModel) => new OpenAICompatibleEmbeddingModel(connection, upstreamModel),
+    embeddingModel: (upstreamModel) => new OpenAICompatibleEmbeddingModel(connection.client, { upstreamModel, headers: connection.headers }),
+    moderationModel: (upstreamModel) => new OpenAICompatibleModerationModel(connection.client, { upstreamModel, headers: connection.headers }),
+    imageModel: (upstreamModel) => new OpenAICompatibleImageModel(connection.client, { upstreamModel, headers: connection.headers }),
     close: () => connection.client.close(),
   };
 }
