@@ -60,9 +60,132 @@ export interface UsageLedgerTable {
   created_at: number;
 }
 
+/** Stored files (SPEC "File"); the bytes live in the blob store under `id`. */
+export interface FilesTable {
+  /** `file-...`. */
+  id: string;
+  organization_id: string;
+  /** `batch`, `batch_output`, `user_data`, `vision`, `assistants`, `image_output`. */
+  purpose: string;
+  filename: string;
+  /** Size of the content, bytes. */
+  bytes: number;
+  /** Content type the content is served with. */
+  media_type: string;
+  /** Milliseconds since epoch. */
+  created_at: number;
+  /** Milliseconds since epoch after which the file answers 410, or null for never. */
+  expires_at: number | null;
+  /** Milliseconds since epoch when the owner deleted it, or null. */
+  deleted_at: number | null;
+  /** Milliseconds since epoch when the bytes were removed from the blob store, or null. */
+  purged_at: number | null;
+}
+
+/** Server-wide values every instance shares (e.g. the file-URL signing secret). */
+export interface SettingsTable {
+  name: string;
+  value: string;
+}
+
+/** Batches (SPEC "Batch"), with the lease that lets exactly one instance work on each. */
+export interface BatchesTable {
+  /** `batch-...`. */
+  id: string;
+  organization_id: string;
+  /** The key that created the batch; its lines run on its behalf (limits, permissions, metering). */
+  key_id: string;
+  /** `/v1/chat/completions`, `/v1/embeddings` or `/v1/responses`. */
+  endpoint: string;
+  input_file_id: string;
+  /** Always `24h`. */
+  completion_window: string;
+  /** validating | in_progress | finalizing | completed | failed | canceled | expired. */
+  status: string;
+  /** JSON object of string pairs, or null. */
+  metadata: string | null;
+  /** JSON array of `{code, message, line, param}`, or null. */
+  errors: string | null;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  /** Request counts (lines). */
+  total: number;
+  completed: number;
+  failed: number;
+  /** Milliseconds since epoch (this and every other `*_at`). */
+  created_at: number;
+  expires_at: number;
+  in_progress_at: number | null;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  /** 1 once the output and error files are written (or there is nothing to write). */
+  results_written: number;
+  /** Worker id holding the lease, or null. */
+  lease_owner: string | null;
+  /** Milliseconds since epoch when the lease lapses, or null. */
+  lease_expires_at: number | null;
+}
+
+/** One row per input line of a batch: the request, then its outcome. */
+export interface BatchRequestsTable {
+  batch_id: string;
+  /** 1-based line number in the input file. */
+  line: number;
+  custom_id: string;
+  /** JSON text of the line's `body`. */
+  body: string;
+  /** pending | completed | failed. */
+  state: string;
+  /** Attempts made so far (429 answers are retried). */
+  attempts: number;
+  /** Milliseconds since epoch before which the line is not retried. */
+  next_attempt_at: number;
+  /** `batch_req_...` id of the output or error line, once finished. */
+  result_id: string | null;
+  /** HTTP status of the in-process call, or null when it never ran. */
+  status_code: number | null;
+  /** `x-request-id` of the in-process call. */
+  request_id: string | null;
+  /** Response body text as the route answered it. */
+  response_body: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  /** Milliseconds since epoch. */
+  finished_at: number | null;
+}
+
+/** One stored response-style response (`store: true`), with this turn's input items. */
+export interface StoredResponsesTable {
+  /** `resp_` + 48 hex. */
+  id: string;
+  organization_id: string;
+  /** The response this one continued, or null for the first turn of a conversation. */
+  previous_response_id: string | null;
+  model: string;
+  /** Response status (`completed`, `incomplete`, `failed`). */
+  status: string;
+  /** JSON of the request's `instructions` (string or message array), or null. */
+  instructions: string | null;
+  /** JSON of the whole Response object (without `_metadata`). */
+  response: string;
+  /** JSON array of this turn's input items, each with an id. */
+  input_items: string;
+  /** Milliseconds since epoch. */
+  created_at: number;
+}
+
 export interface DatabaseSchema {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   counters: CountersTable;
   usage_ledger: UsageLedgerTable;
+  stored_responses: StoredResponsesTable;
+  files: FilesTable;
+  settings: SettingsTable;
+  batches: BatchesTable;
+  batch_requests: BatchRequestsTable;
 }

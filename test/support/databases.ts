@@ -41,6 +41,13 @@ export async function createPostgresTestDatabase(): Promise<TestDatabase | undef
       const dropper = new pg.Client({ connectionString: serverUrl });
       await dropper.connect();
       try {
+        // pg's Pool.end() resolves before the server has seen its clients go; forcing the drop then
+        // would kill them mid-goodbye and they raise "terminating connection" errors. Wait (bounded).
+        for (let attempt = 0; attempt < 100; attempt++) {
+          const result = await dropper.query<{ count: string }>('SELECT count(*) AS count FROM pg_stat_activity WHERE datname = $1', [name]);
+          if (Number(result.rows[0]?.count ?? 0) === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
         await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       } finally {
         await dropper.end();

@@ -1,0 +1,142 @@
+/**
+ * Stored files (the rows; the bytes are in the blob store) and the shared `settings` values.
+ * Works over the database or inside a transaction (`new FilesRepository(transaction)`).
+ */
+import type { Kysely, Selectable } from 'kysely';
+import type { DatabaseSchema, FilesTable } from '../schema.ts';
+
+export interface FileRecord {
+  /** `file-...`. */
+  id: string;
+  organizationId: string;
+  purpose: string;
+  filename: string;
+  /** Size of the content, bytes. */
+  bytes: number;
+  /** Content type the content is served with. */
+  mediaType: string;
+  /** Milliseconds since epoch. */
+  createdAt: number;
+  /** Milliseconds since epoch after which the file is expired, or null for never. */
+  expiresAt: number | null;
+  /** Milliseconds since epoch when deleted by its owner, or null. */
+  deletedAt: number | null;
+  /** Milliseconds since epoch when the bytes were removed from the blob store, or null. */
+  purgedAt: number | null;
+}
+
+export interface FileListQuery {
+  organizationId: string;
+  purpose?: string;
+  /** `desc`: newest first. */
+  order: 'asc' | 'desc';
+  /** Most rows returned. */
+  limit: number;
+  /** Cursor: rows strictly after this one in the chosen order. */
+  after?: { createdAt: number; id: string };
+  /** Milliseconds since epoch: files expired at this time are left out. */
+  now: number;
+}
+
+function toRecord(row: Selectable<FilesTable>): FileRecord {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    purpose: row.purpose,
+    filename: row.filename,
+    bytes: Number(row.bytes),
+    mediaType: row.media_type,
+    createdAt: Number(row.created_at),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+    deletedAt: row.deleted_at === null ? null : Number(row.deleted_at),
+    purgedAt: row.purged_at === null ? null : Number(row.purged_at),
+  };
+}
+
+export class FilesRepository {
+  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+
+  async insert(record: FileRecord): Promise<void> {
+    await this.db
+      .insertInto('files')
+      .values({
+        id: record.id,
+        organization_id: record.organizationId,
+        purpose: record.purpose,
+        filename: record.filename,
+        bytes: record.bytes,
+        media_type: record.mediaType,
+        created_at: record.createdAt,
+        expires_at: record.expiresAt,
+        deleted_at: record.deletedAt,
+        purged_at: record.purgedAt,
+      })
+      .execute();
+  }
+
+  /** The row whatever its state (deleted and expired included). */
+  async findById(id: string): Promise<FileRecord | undefined> {
+    const row = await this.db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  /** Live files of an organization (not deleted, not expired), ordered by creation then id. */
+  async list(query: FileListQuery): Promise<FileRecord[]> {
+    const descending = query.order === 'desc';
+    let select = this.db
+      .selectFrom('files')
+      .selectAll()
+      .where('organization_id', '=', query.organizationId)
+      .where('deleted_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', query.now)]));
+    if (query.purpose !== undefined) select = select.where('purpose', '=', query.purpose);
+    const after = query.after;
+    if (after !== undefined) {
+      const comparison = descending ? '<' : '>';
+      select = select.where((eb) =>
+        eb.or([eb('created_at', comparison, after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', comparison, after.id)])]),
+      );
+    }
+    const direction = descending ? 'desc' : 'asc';
+    const rows = await select.orderBy('created_at', direction).orderBy('id', direction).limit(query.limit).execute();
+    return rows.map(toRecord);
+  }
+
+  /** Marks a live file deleted; false when it was not live (unknown or already deleted). */
+  async markDeleted(id: string, now: number): Promise<boolean> {
+    const result = await this.db.updateTable('files').set({ deleted_at: now }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async markPurged(id: string, now: number): Promise<void> {
+    await this.db.updateTable('files').set({ purged_at: now }).where('id', '=', id).where('purged_at', 'is', null).execute();
+  }
+
+  /** Files whose bytes are still stored although they expired before `now`. */
+  async findExpiredUnpurged(now: number, limit: number): Promise<FileRecord[]> {
+    const rows = await this.db
+      .selectFrom('files')
+      .selectAll()
+      .where('purged_at', 'is', null)
+      .where('expires_at', 'is not', null)
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  /**
+   * The value of a shared setting, storing `valueIfAbsent` when there is none yet. Every instance
+   * racing here reads back the same winner (insert-if-absent, then read).
+   */
+  async ensureSetting(name: string, valueIfAbsent: string): Promise<string> {
+    await this.db
+      .insertInto('settings')
+      .values({ name, value: valueIfAbsent })
+      .onConflict((conflict) => conflict.column('name').doNothing())
+      .execute();
+    const row = await this.db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+    return row.value;
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The errors of the file endpoints (SPEC "Errors": 404 `file_not_found`, 410 `file_expired`), plus
+ * 413 for an upload over the limit and 403 for a bad signed link.
+ */
+import { ServiceError } from '../../core/service-error.ts';
+
+/** 404 for an unknown id, a deleted file or another organization's file: they are indistinguishable. */
+export function fileNotFound(fileId: string): ServiceError {
+  return new ServiceError({ status: 404, type: 'invalid_request_error', code: 'file_not_found', message: `File not found or access denied: '${fileId}'.` });
+}
+
+export function fileExpired(fileId: string): ServiceError {
+  return new ServiceError({ status: 410, type: 'invalid_request_error', code: 'file_expired', message: `The file '${fileId}' has expired and its content is no longer stored.` });
+}
+
+export function fileTooLarge(maxBytes: number): ServiceError {
+  return new ServiceError({
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'file_too_large',
+    param: 'file',
+    message: `The file is larger than this server accepts (${maxBytes} bytes). Nothing was stored.`,
+  });
+}
+
+/** 403 for a signed link that does not verify (`invalid_signature`) or is past its time (`url_expired`). */
+export function signedLinkRefused(code: 'invalid_signature' | 'url_expired'): ServiceError {
+  return new ServiceError({
+    status: 403,
+    type: 'permission_error',
+    code,
+    message: code === 'url_expired' ? 'This link has expired. Ask for a new one.' : 'This link is not valid: its signature does not match.',
+  });
+}

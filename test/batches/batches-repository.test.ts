@@ -1,0 +1,245 @@
+// The batches repository on every storage backend (SQLite always; Postgres with TEST_DATABASE_URL):
+// leases, conditional transitions, per-line outcomes recorded once, results paged back.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { openDatabase, type Database } from '../../src/db/database.ts';
+import { BatchesRepository, type BatchOutcome, type BatchRecord } from '../../src/db/repositories/batches-repository.ts';
+import { FilesRepository, type FileRecord } from '../../src/db/repositories/files-repository.ts';
+import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
+
+function batch(id: string, overrides: Partial<BatchRecord> = {}): BatchRecord {
+  return {
+    id,
+    organizationId: 'org-a',
+    keyId: 'key_a',
+    endpoint: '/v1/chat/completions',
+    inputFileId: 'file-in',
+    completionWindow: '24h',
+    status: 'validating',
+    metadata: null,
+    errors: null,
+    outputFileId: null,
+    errorFileId: null,
+    total: 0,
+    completed: 0,
+    failed: 0,
+    createdAt: 1_000,
+    expiresAt: 1_000 + 86_400_000,
+    inProgressAt: null,
+    finalizingAt: null,
+    completedAt: null,
+    failedAt: null,
+    expiredAt: null,
+    cancellingAt: null,
+    cancelledAt: null,
+    resultsWritten: false,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    ...overrides,
+  };
+}
+
+function outcome(state: 'completed' | 'failed', resultId: string): BatchOutcome {
+  return {
+    state,
+    resultId,
+    statusCode: state === 'completed' ? 200 : 400,
+    requestId: `req_${resultId}`,
+    responseBody: '{"ok":true}',
+    errorCode: state === 'failed' ? 'invalid_request' : null,
+    errorMessage: state === 'failed' ? 'bad' : null,
+    finishedAt: 5_000,
+  };
+}
+
+for (const backend of storageBackends()) {
+  describe(`batches repository on ${backend}`, () => {
+    let testDatabase: TestDatabase;
+    let database: Database;
+    let batches: BatchesRepository;
+
+    before(async () => {
+      testDatabase = await createTestDatabase(backend);
+      database = openDatabase(testDatabase.url);
+      await database.migrate();
+      batches = new BatchesRepository(database.db);
+    });
+    after(async () => {
+      await database.close();
+      await testDatabase.drop();
+    });
+
+    test('insert and find round-trip every field, JSON columns included', async () => {
+      const record = batch('batch-round', { metadata: { project: 'x' }, errors: [{ code: 'invalid_jsonl', message: 'm', line: 3, param: 'url' }], resultsWritten: true });
+      await batches.insert(record);
+      assert.deepEqual(await batches.findById('batch-round'), record);
+      assert.equal(await batches.findById('batch-none'), undefined);
+    });
+
+    test('list: newest first per organization, cursor and status filter', async () => {
+      for (let index = 0; index < 5; index++) await batches.insert(batch(`batch-list-${index}`, { organizationId: 'org-list', createdAt: 10_000 + index, status: index % 2 === 0 ? 'completed' : 'failed' }));
+      const first = await batches.list({ organizationId: 'org-list', limit: 2 });
+      assert.deepEqual(first.map((row) => row.id), ['batch-list-4', 'batch-list-3']);
+      const second = await batches.list({ organizationId: 'org-list', limit: 10, after: { createdAt: 10_003, id: 'batch-list-3' } });
+      assert.deepEqual(second.map((row) => row.id), ['batch-list-2', 'batch-list-1', 'batch-list-0']);
+      const failed = await batches.list({ organizationId: 'org-list', limit: 10, status: 'failed' });
+      assert.deepEqual(failed.map((row) => row.id), ['batch-list-3', 'batch-list-1']);
+    });
+
+    test('activeRank counts active batches up to this one, and delete removes a batch', async () => {
+      await batches.insert(batch('batch-rank-1', { organizationId: 'org-rank', createdAt: 1, status: 'in_progress' }));
+      await batches.insert(batch('batch-rank-2', { organizationId: 'org-rank', createdAt: 2, status: 'completed' }));
+      await batches.insert(batch('batch-rank-3', { organizationId: 'org-rank', createdAt: 3, status: 'finalizing' }));
+      await batches.insert(batch('batch-rank-4', { organizationId: 'org-rank', createdAt: 3, status: 'validating' }));
+      assert.equal(await batches.activeRank('org-rank', { createdAt: 3, id: 'batch-rank-4' }), 3);
+      assert.equal(await batches.activeRank('org-rank', { createdAt: 3, id: 'batch-rank-3' }), 2);
+      await batches.delete('batch-rank-1');
+      assert.equal(await batches.activeRank('org-rank', { createdAt: 3, id: 'batch-rank-4' }), 2);
+      assert.equal(await batches.findById('batch-rank-1'), undefined);
+    });
+
+    test('cancel only from validating or in_progress', async () => {
+      await batches.insert(batch('batch-cancel-v'));
+      await batches.insert(batch('batch-cancel-p', { status: 'in_progress' }));
+      await batches.insert(batch('batch-cancel-f', { status: 'finalizing' }));
+      await batches.insert(batch('batch-cancel-c', { status: 'completed' }));
+      assert.equal(await batches.cancel('batch-cancel-v', 7_000), true);
+      assert.equal(await batches.cancel('batch-cancel-p', 7_000), true);
+      assert.equal(await batches.cancel('batch-cancel-f', 7_000), false);
+      assert.equal(await batches.cancel('batch-cancel-c', 7_000), false);
+      assert.equal(await batches.cancel('batch-cancel-v', 8_000), false);
+      const canceled = await batches.findById('batch-cancel-v');
+      assert.equal(canceled?.status, 'canceled');
+      assert.equal(canceled?.cancelledAt, 7_000);
+      assert.equal(canceled?.cancellingAt, 7_000);
+    });
+
+    describe('leases', () => {
+      let second: TestDatabase;
+      let database2: Database;
+      let leases: BatchesRepository;
+      before(async () => {
+        // A separate database so the batches above do not compete for claims.
+        second = await createTestDatabase(backend);
+        database2 = openDatabase(second.url);
+        await database2.migrate();
+        leases = new BatchesRepository(database2.db);
+      });
+      after(async () => {
+        await database2.close();
+        await second.drop();
+      });
+
+      test('one claimant wins a batch; the lease lapses and another takes over; renew and release', async () => {
+        await leases.insert(batch('batch-lease', { createdAt: 1 }));
+        await leases.insert(batch('batch-done', { createdAt: 0, status: 'completed', resultsWritten: true }));
+        const claims = await Promise.all(['worker-a', 'worker-b', 'worker-c'].map((worker) => leases.claim(worker, 10_000, 1_000)));
+        const winners = claims.filter((claimed) => claimed !== undefined);
+        assert.equal(winners.length, 1);
+        assert.equal(winners[0]!.id, 'batch-lease');
+        const owner = winners[0]!.leaseOwner!;
+        assert.equal(await leases.claim('worker-d', 10_500, 1_000), undefined);
+        assert.equal(await leases.renewLease('batch-lease', owner, 10_900, 1_000), true);
+        assert.equal(await leases.claim('worker-d', 11_500, 1_000), undefined);
+        const taken = await leases.claim('worker-d', 12_000, 1_000);
+        assert.equal(taken?.leaseOwner, 'worker-d');
+        assert.equal(await leases.renewLease('batch-lease', owner, 12_001, 1_000), false);
+        await leases.releaseLease('batch-lease', owner);
+        assert.equal((await leases.findById('batch-lease'))?.leaseOwner, 'worker-d');
+        await leases.releaseLease('batch-lease', 'worker-d');
+        assert.equal((await leases.findById('batch-lease'))?.leaseOwner, null);
+      });
+
+      test('canceled batches with unwritten results are work; finished ones are not', async () => {
+        await leases.transition('batch-lease', 'nobody', ['validating'], { status: 'failed' });
+        assert.equal((await leases.findById('batch-lease'))?.status, 'validating', 'a transition without the lease changes nothing');
+        const claimed = await leases.claim('worker-e', 20_000, 1_000);
+        assert.equal(claimed?.id, 'batch-lease');
+        assert.equal(await leases.transition('batch-lease', 'worker-e', ['in_progress'], { status: 'failed' }), false);
+        assert.equal(await leases.cancel('batch-lease', 20_001), true);
+        await leases.releaseLease('batch-lease', 'worker-e');
+        const again = await leases.claim('worker-f', 20_002, 1_000);
+        assert.equal(again?.status, 'canceled');
+        assert.equal(await leases.transition('batch-lease', 'worker-f', ['canceled'], { results_written: 1 }), true);
+        await leases.releaseLease('batch-lease', 'worker-f');
+        assert.equal(await leases.claim('worker-g', 20_003, 1_000), undefined);
+      });
+    });
+
+    test('requests: due lines in order, deferral, outcomes recorded and counted exactly once', async () => {
+      await batches.insert(batch('batch-lines', { status: 'in_progress', total: 4, leaseOwner: 'worker-x', leaseExpiresAt: 99_999 }));
+      await batches.insertRequests(
+        'batch-lines',
+        [1, 2, 3, 5].map((line) => ({ line, customId: `c${line}`, body: `{"n":${line}}` })),
+      );
+      assert.deepEqual((await batches.duePendingRequests('batch-lines', 0, 10)).map((row) => row.line), [1, 2, 3, 5]);
+      assert.deepEqual((await batches.duePendingRequests('batch-lines', 0, 2, [1])).map((row) => row.line), [2, 3]);
+      await batches.deferRequest('batch-lines', 2, 9_000);
+      assert.deepEqual((await batches.duePendingRequests('batch-lines', 8_999, 10)).map((row) => row.line), [1, 3, 5]);
+      const deferred = (await batches.duePendingRequests('batch-lines', 9_000, 10)).find((row) => row.line === 2);
+      assert.equal(deferred?.attempts, 1);
+      assert.equal(await batches.nextPendingAt('batch-lines'), 0);
+
+      assert.equal(await batches.recordOutcome('batch-lines', 1, outcome('completed', 'batch_req_1')), true);
+      assert.equal(await batches.recordOutcome('batch-lines', 1, outcome('failed', 'batch_req_1b')), false, 'a finished line is never recorded twice');
+      assert.equal(await batches.recordOutcome('batch-lines', 3, outcome('failed', 'batch_req_3')), true);
+      assert.equal(await batches.recordOutcome('batch-lines', 5, outcome('completed', 'batch_req_5')), true);
+      assert.equal(await batches.nextPendingAt('batch-lines'), 9_000);
+      let counts = await batches.findById('batch-lines');
+      assert.deepEqual([counts?.completed, counts?.failed], [2, 1]);
+
+      assert.equal(await batches.failPending('batch-lines', 'batch_expired', 'too late', 10_000), 1);
+      assert.equal(await batches.failPending('batch-lines', 'batch_expired', 'too late', 10_000), 0);
+      assert.equal(await batches.nextPendingAt('batch-lines'), undefined);
+      counts = await batches.findById('batch-lines');
+      assert.deepEqual([counts?.completed, counts?.failed], [2, 2]);
+
+      const completed = await batches.finishedRequests('batch-lines', 'completed', 0, 10);
+      assert.deepEqual(completed.map((row) => [row.line, row.resultId, row.statusCode, row.requestId, row.responseBody]), [
+        [1, 'batch_req_1', 200, 'req_batch_req_1', '{"ok":true}'],
+        [5, 'batch_req_5', 200, 'req_batch_req_5', '{"ok":true}'],
+      ]);
+      const failed = await batches.finishedRequests('batch-lines', 'failed', 0, 1);
+      assert.deepEqual(failed.map((row) => [row.line, row.errorCode]), [[2, 'batch_expired']]);
+      const failedPage2 = await batches.finishedRequests('batch-lines', 'failed', 2, 10);
+      assert.deepEqual(failedPage2.map((row) => [row.line, row.errorCode, row.errorMessage]), [[3, 'invalid_request', 'bad']]);
+    });
+
+    test('inserting many requests goes in chunks; deleteRequests clears them', async () => {
+      await batches.insert(batch('batch-many'));
+      await batches.insertRequests(
+        'batch-many',
+        Array.from({ length: 1_234 }, (_, index) => ({ line: index + 1, customId: `id-${index}`, body: '{}' })),
+      );
+      assert.equal((await batches.duePendingRequests('batch-many', 0, 5_000)).length, 1_234);
+      await batches.deleteRequests('batch-many');
+      assert.equal((await batches.duePendingRequests('batch-many', 0, 5_000)).length, 0);
+    });
+
+    test('finish records the result files and the status together, or neither', async () => {
+      await batches.insert(batch('batch-finish', { status: 'finalizing', leaseOwner: 'worker-f', leaseExpiresAt: 99_999 }));
+      const resultFile = (id: string): FileRecord => ({
+        id,
+        organizationId: 'org-a',
+        purpose: 'batch_output',
+        filename: `${id}.jsonl`,
+        bytes: 3,
+        mediaType: 'application/jsonl',
+        createdAt: 1,
+        expiresAt: null,
+        deletedAt: null,
+        purgedAt: null,
+      });
+      const files = new FilesRepository(database.db);
+      assert.equal(await batches.finish('batch-finish', 'worker-other', ['finalizing'], [resultFile('file-lost')], { status: 'completed' }), false);
+      assert.equal(await files.findById('file-lost'), undefined, 'the file row is rolled back with the refused update');
+      assert.equal(
+        await batches.finish('batch-finish', 'worker-f', ['finalizing'], [resultFile('file-out')], { status: 'completed', completed_at: 2, output_file_id: 'file-out', results_written: 1 }),
+        true,
+      );
+      assert.equal((await files.findById('file-out'))?.purpose, 'batch_output');
+      const finished = await batches.findById('batch-finish');
+      assert.deepEqual([finished?.status, finished?.outputFileId, finished?.resultsWritten], ['completed', 'file-out', true]);
+    });
+  });
+}
