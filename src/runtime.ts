@@ -2,17 +2,32 @@
  * The composition root: opens storage, applies migrations, builds the services and the app from one
  * frozen Config, and closes everything in order on shutdown.
  */
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { Authenticator } from './accounts/authenticator.ts';
 import { KeyService, type CreatedKey } from './accounts/key-service.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
+import { BatchService } from './batches/batch-service.ts';
+import { BatchWorker, type BatchWorkerTuning } from './batches/batch-worker.ts';
+import { injectLineExecutor } from './batches/inject-line-executor.ts';
 import type { Config } from './config/index.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { InternalCalls } from './http/internal-calls.ts';
 import { ApiKeysRepository } from './db/repositories/api-keys-repository.ts';
+import { BatchesRepository } from './db/repositories/batches-repository.ts';
+import { FilesRepository } from './db/repositories/files-repository.ts';
+import { LocalDiskBlobStore } from './files/local-disk/local-disk-blob-store.ts';
+import type { Clock } from './limits/clock.ts';
+import { FileService } from './services/files/file-service.ts';
 import { createLimitStore } from './limits/create-limit-store.ts';
+import { ProviderRegistry } from './providers/registry.ts';
+import { GenerationService } from './services/generation/generation-service.ts';
 import { MeteringService } from './services/metering/metering-service.ts';
+import { InputModeration } from './services/moderation/input-moderation.ts';
+import { StoredResponses } from './services/responses/stored-responses.ts';
+import { StoredResponsesRepository } from './db/repositories/stored-responses-repository.ts';
+import type { StoredResponseStore } from './routes/responses.ts';
 import { UsageLedger } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
 
@@ -22,6 +37,10 @@ export interface Runtime {
   keys: KeyService;
   app: FastifyInstance;
   internalCalls: InternalCalls;
+  files: FileService;
+  batches: BatchService;
+  /** Runs batches in this process; undefined when started with `batchWorker: false`. */
+  batchWorker: BatchWorker | undefined;
   /** The key created on the first start of an empty database, if any (printed once by `serve`). */
   bootstrapKey: CreatedKey | undefined;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -31,6 +50,10 @@ export interface Runtime {
 export interface StartRuntimeOptions extends BuildAppOptions {
   /** Create a first key when the database has none (default: config.bootstrapKey). */
   bootstrapKey?: boolean;
+  /** Time source of files and batches (tests step over the 24-hour batch window). */
+  clock?: Clock;
+  /** Run the batch worker in this process (default true); an object tunes it. */
+  batchWorker?: boolean | BatchWorkerTuning;
 }
 
 /** Opens the database and applies pending migrations (also `switchyard migrate`). */
@@ -56,11 +79,45 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     bootstrapKey = await keys.create({ name: 'bootstrap' });
   }
   const logger = options.logger ?? pino({ level: config.logLevel });
-  const limitStore = createLimitStore(config.redisUrl === undefined ? {} : { redisUrl: config.redisUrl });
+  const limitStore = createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
   const ledger = new UsageLedger({ sink: new UsageLedgerRepository(database.db), logger });
   const metering = new MeteringService(config, limitStore, ledger);
   const internalCalls = new InternalCalls();
-  const app = await buildApp({ config, database, authenticator, metering, internalCalls }, { ...options, logger });
+  const registry = ProviderRegistry.fromConfig(config, { logger });
+  const generation = new GenerationService({ config, registry, logger });
+  const clock = options.clock;
+  const files = new FileService({
+    repository: new FilesRepository(database.db),
+    store: new LocalDiskBlobStore(join(config.dataDir, 'files')),
+    ...(clock === undefined ? {} : { clock }),
+  });
+  await files.start();
+  let batchWorker: BatchWorker | undefined;
+  const batches = new BatchService({
+    repository: new BatchesRepository(database.db),
+    files,
+    tiers: config.tiers,
+    ...(clock === undefined ? {} : { clock }),
+    onWork: () => batchWorker?.wake(),
+  });
+  const inputModeration = new InputModeration(config, registry);
+  const storedResponses: StoredResponseStore = new StoredResponses(new StoredResponsesRepository(database.db));
+  const app = await buildApp(
+    { files, batches, config, database, authenticator, metering, internalCalls, generation, registry, inputModeration, storedResponses },
+    { ...options, logger },
+  );
+  if (options.batchWorker !== false) {
+    batchWorker = new BatchWorker({
+      repository: new BatchesRepository(database.db),
+      files,
+      execute: injectLineExecutor(app, internalCalls),
+      maxLineBytes: config.server.bodyLimitBytes,
+      log: logger,
+      ...(clock === undefined ? {} : { clock }),
+      ...(typeof options.batchWorker === 'object' ? options.batchWorker : {}),
+    });
+    batchWorker.start();
+  }
   let closing: Promise<void> | undefined;
   return {
     config,
@@ -68,13 +125,19 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     keys,
     app,
     internalCalls,
+    files,
+    batches,
+    batchWorker,
     bootstrapKey,
     close() {
       closing ??= (async () => {
+        // Batch lines run through the app in-process: stop them before the app closes.
+        await batchWorker?.stop();
         await app.close();
         authenticator.stop();
         // In-flight requests are done: every ledger record is written before storage closes.
         await ledger.close().catch((error: unknown) => logger.error({ err: error }, 'usage ledger could not be flushed'));
+        await registry.close();
         await limitStore.close();
         await database.close();
       })();

@@ -31,7 +31,7 @@ export interface EdgeOptions extends MetadataSource {
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
   'access-control-expose-headers':
-    'x-request-id, request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens',
+    'x-request-id, request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests, x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens, x-switchyard-ignored-parameters, deprecation, warning',
 };
 
 const BEARER = /^Bearer\s+(.+)$/i;

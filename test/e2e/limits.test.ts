@@ -117,16 +117,26 @@ if (!redisUrl || !databaseServer) {
     let database: TestDatabase;
     const servers: Array<{ child: ChildProcess; origin: string }> = [];
     let key = '';
+    let tokenKey = '';
 
     before(async () => {
       database = (await createPostgresTestDatabase())!;
       const directory = mkdtempSync(join(tmpdir(), 'switchyard-exact-'));
       const configFile = join(directory, 'config.json');
-      writeFileSync(configFile, JSON.stringify({ bootstrapKey: false, tiers: { Developer: { ...smallTier, requestsPerMinute: 100 } } }));
+      writeFileSync(
+        configFile,
+        JSON.stringify({
+          bootstrapKey: false,
+          tiers: { Developer: { ...smallTier, requestsPerMinute: 100 }, DailyTokens: { ...smallTier, requestsPerMinute: 0, tokensPerDay: 2_000 } },
+        }),
+      );
       const env = { DATABASE_URL: database.url, REDIS_URL: redisUrl, SWITCHYARD_CONFIG: configFile, DATA_DIR: directory };
       const created = await runCli(['keys', 'create', '--org', `org-exact-${randomHex(8)}`, '--json'], env);
       assert.equal(created.code, 0, created.stderr);
       key = (JSON.parse(created.stdout) as { key: string }).key;
+      const tokenCreated = await runCli(['keys', 'create', '--org', `org-exact-tokens-${randomHex(8)}`, '--tier', 'DailyTokens', '--json'], env);
+      assert.equal(tokenCreated.code, 0, tokenCreated.stderr);
+      tokenKey = (JSON.parse(tokenCreated.stdout) as { key: string }).key;
       servers.push(await startServerProcess(env), await startServerProcess(env));
     });
     after(async () => {
@@ -149,6 +159,29 @@ if (!redisUrl || !databaseServer) {
       const refused = statuses.filter((status) => status === 429).length;
       assert.equal(admitted, 100);
       assert.equal(refused, 900);
+    });
+
+    test('a token budget under 1,000 concurrent streams: every settlement counted, never over the limit', async () => {
+      const headers = { authorization: `Bearer ${tokenKey}`, 'content-type': 'application/json' };
+      const body = JSON.stringify({ model: 'switchyard-echo', max_tokens: 20, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+      const outcomes = await Promise.all(
+        Array.from({ length: 1000 }, async (_, index) => {
+          const response = await fetch(`${servers[index % 2]!.origin}/v1/chat/completions`, { method: 'POST', headers, body });
+          const text = await response.text();
+          if (response.status !== 200) return { status: response.status, code: (JSON.parse(text) as any).error.code as string, tokens: 0 };
+          const usageLine = text.split('\n').find((line) => line.includes('"usage":{'));
+          return { status: 200, code: '', tokens: (JSON.parse(usageLine!.slice('data: '.length)) as any).usage.total_tokens as number };
+        }),
+      );
+      const served = outcomes.filter((outcome) => outcome.status === 200);
+      const refused = outcomes.filter((outcome) => outcome.status === 429);
+      assert.equal(served.length + refused.length, 1000);
+      assert.ok(served.length >= 2_000 / 30, `at least the reservations that fit were served (${served.length})`);
+      assert.ok(refused.every((outcome) => outcome.code === 'user_total_daily_limit_exceeded'));
+      const charged = served.reduce((sum, outcome) => sum + outcome.tokens, 0);
+      const status: any = await (await fetch(`${servers[0]!.origin}/v1/auth/key`, { headers })).json();
+      assert.equal(status.usage_info.daily.used, charged, 'every settlement was counted exactly once');
+      assert.ok(charged <= 2_000, `charged ${charged} is within the daily limit`);
     });
   });
 }

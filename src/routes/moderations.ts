@@ -1,0 +1,47 @@
+/**
+ * POST /v1/moderations: decode (formats/openai-moderations), resolve the model (named, or the first
+ * catalogue model with the `moderation` capability: the built-in classifier on a fresh install),
+ * classify, encode the SPEC moderation result. Moderation uses no tokens: the request counts against
+ * the request limit only (admitted by the edge) and is recorded in the ledger with zero usage.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Capability, Config, ModelConfig } from '../config/index.ts';
+import type { ModerationModel, ModerationVerdict } from '../core/language-model.ts';
+import { isServiceError } from '../core/service-error.ts';
+import { emptyUsage } from '../core/usage.ts';
+import { decodeModerationRequest } from '../formats/openai-moderations/decode-request.ts';
+import { encodeModerationResponse } from '../formats/openai-moderations/encode-response.ts';
+import { defaultModelWith, ledgerContextFor } from './embeddings.ts';
+
+export interface ModerationRouteDependencies {
+  /** The catalogue: the default model is its first model with the `moderation` capability. */
+  config: Pick<Config, 'models'>;
+  /** Model lookup by id or alias with a capability check (GenerationService.resolve). */
+  models: { resolve(modelName: string, needs?: readonly Capability[], param?: string): { model: ModelConfig } };
+  /** Backends (ProviderRegistry). */
+  registry: { moderationModel(model: ModelConfig): ModerationModel };
+}
+
+export function registerModerationRoutes(app: FastifyInstance, dependencies: ModerationRouteDependencies): void {
+  app.post(
+    '/v1/moderations',
+    { config: { switchyard: { permission: 'moderations', summary: 'Classify texts for hate, self-harm, sexual and violent content.' } } },
+    async (request, reply) => {
+      const decoded = decodeModerationRequest(request.body);
+      const { model } = dependencies.models.resolve(
+        decoded.model ?? defaultModelWith(dependencies.config.models, 'moderation', 'moderation'),
+        ['moderation'],
+      );
+      const ledger = ledgerContextFor(request, model, '/v1/moderations');
+      let verdicts: ModerationVerdict[];
+      try {
+        verdicts = await dependencies.registry.moderationModel(model).classify(decoded.inputs, { signal: request.clientSignal(), requestId: request.id });
+      } catch (error) {
+        await request.admission?.settle(undefined, ledger, isServiceError(error) ? error.status : 500);
+        throw error;
+      }
+      await request.admission?.settle(emptyUsage(), ledger);
+      return reply.sendData({ ...encodeModerationResponse({ model: model.id, verdicts }) });
+    },
+  );
+}
