@@ -7,14 +7,14 @@
  * Upstream failures are not retried here (the SDKs retry 429 and 5xx themselves); they reach the
  * client mapped by the provider (core/upstream-error.ts).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Capability, Config, ModelConfig } from '../config/index.ts';
 import type { EmbeddingModel, EmbeddingResult } from '../core/language-model.ts';
-import { isServiceError, notFound } from '../core/service-error.ts';
+import { isServiceError } from '../core/service-error.ts';
 import { emptyUsage } from '../core/usage.ts';
 import { checkEmbeddingInputTokens, decodeEmbeddingsRequest } from '../formats/openai-embeddings/decode-request.ts';
 import { encodeEmbeddingsResponse } from '../formats/openai-embeddings/encode-response.ts';
-import type { LedgerContext } from '../services/metering/metering-service.ts';
+import { defaultModelWith, ledgerContextFor } from './metering-context.ts';
 
 export interface EmbeddingRouteDependencies {
   /** The catalogue: the default model is its first model with the `embeddings` capability. */
@@ -23,22 +23,6 @@ export interface EmbeddingRouteDependencies {
   models: { resolve(modelName: string, needs?: readonly Capability[], param?: string): { model: ModelConfig } };
   /** Backends (ProviderRegistry). */
   registry: { embeddingModel(model: ModelConfig): EmbeddingModel };
-}
-
-/**
- * The model used when a request names none: the first catalogue model with `capability`. Configured
- * models come before the built-in ones, so an operator's own model wins; on a fresh install it is the
- * built-in engine. 404 on `model` when there is none.
- */
-export function defaultModelWith(models: readonly ModelConfig[], capability: Capability, what: string): string {
-  const model = models.find((candidate) => candidate.capabilities.includes(capability));
-  if (model === undefined) throw notFound('model_not_found', `No ${what} model is configured; name one in 'model'.`, 'model');
-  return model.id;
-}
-
-/** What the usage ledger records about a request of one of these routes. */
-export function ledgerContextFor(request: FastifyRequest, model: ModelConfig, endpoint: string): LedgerContext {
-  return { requestId: request.id, model: model.id, endpoint, pricing: model.pricing, batch: request.isBatch, startedAt: request.startedAt };
 }
 
 async function embedInSlices(model: EmbeddingModel, inputs: string[], options: Parameters<EmbeddingModel['embed']>[1]): Promise<EmbeddingResult> {

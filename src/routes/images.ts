@@ -15,7 +15,7 @@ import { isServiceError } from '../core/service-error.ts';
 import { emptyUsage } from '../core/usage.ts';
 import { decodeImageGenerationRequest, resolveImageSize } from '../formats/openai-images/decode-request.ts';
 import { encodeImagesResponse, type DeliveredImage } from '../formats/openai-images/encode-response.ts';
-import { defaultModelWith, ledgerContextFor } from './embeddings.ts';
+import { defaultModelWith, ledgerContextFor } from './metering-context.ts';
 
 /** Response header listing valid request parameters this service did not honour (same as the chat route's). */
 const IGNORED_PARAMETERS_HEADER = 'x-switchyard-ignored-parameters';

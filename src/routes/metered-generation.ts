@@ -13,6 +13,7 @@ import type { GenerationRequest } from '../core/generation.ts';
 import type { StreamPart } from '../core/stream-parts.ts';
 import type { GenerationService, GenerationStreamOptions } from '../services/generation/generation-service.ts';
 import type { InputModeration } from '../services/moderation/input-moderation.ts';
+import { ledgerContextFor } from './metering-context.ts';
 
 /** What a text-generation route needs. */
 export interface GenerationRouteServices {
@@ -40,7 +41,6 @@ export async function startMeteredGeneration(
   await services.inputModeration.check(request.auth!, model, generationRequest, { signal: options.signal });
   const promptTokens = countRequestTokens(generationRequest);
   const admission = await request.admit(promptTokens + (generationRequest.maxOutputTokens ?? model.maxOutputTokens));
-  const ledger = { requestId: request.id, model: model.id, endpoint, pricing: model.pricing, batch: request.isBatch, startedAt: request.startedAt };
-  const parts = await admission.start(() => generation.stream(generationRequest, options), ledger, promptTokens);
+  const parts = await admission.start(() => generation.stream(generationRequest, options), ledgerContextFor(request, model, endpoint), promptTokens);
   return { parts, model, promptTokens };
 }

@@ -11,7 +11,7 @@ import { isServiceError } from '../core/service-error.ts';
 import { emptyUsage } from '../core/usage.ts';
 import { decodeModerationRequest } from '../formats/openai-moderations/decode-request.ts';
 import { encodeModerationResponse } from '../formats/openai-moderations/encode-response.ts';
-import { defaultModelWith, ledgerContextFor } from './embeddings.ts';
+import { defaultModelWith, ledgerContextFor } from './metering-context.ts';
 
 export interface ModerationRouteDependencies {
   /** The catalogue: the default model is its first model with the `moderation` capability. */
