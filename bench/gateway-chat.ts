@@ -42,7 +42,7 @@ async function benchSwitchyard(label: string, env: NodeJS.ProcessEnv, withFirstB
     const headers = { authorization: `Bearer ${switchyard.key}`, 'content-type': 'application/json' };
     const url = `${switchyard.origin}/v1/chat/completions`;
     await runLoad('warm-up', { url, method: 'POST', headers, body: chatBody, durationSeconds: 1 });
-    throughput.push(await runLoad(label, { url, method: 'POST', headers, body: chatBody, durationSeconds }));
+    throughput.push(await runLoad(label, { url, method: 'POST', headers, body: chatBody, durationSeconds, serverPid: switchyard.child.pid! }));
     if (withFirstByte) firstByte.push(await measureFirstByte(label, url, streamBody, { authorization: headers.authorization }));
   } finally {
     await switchyard?.stop();
@@ -56,7 +56,7 @@ try {
     const url = `http://127.0.0.1:${PROXY_PORT}/v1/chat/completions`;
     const headers = { 'content-type': 'application/json' };
     await runLoad('warm-up', { url, method: 'POST', headers, body: chatBody, durationSeconds: 1 });
-    throughput.push(await runLoad('minimal undici pass-through proxy', { url, method: 'POST', headers, body: chatBody, durationSeconds }));
+    throughput.push(await runLoad('minimal undici pass-through proxy', { url, method: 'POST', headers, body: chatBody, durationSeconds, serverPid: proxy.child.pid! }));
     firstByte.push(await measureFirstByte('minimal undici pass-through proxy', url, streamBody, {}));
   } finally {
     await proxy.stop();

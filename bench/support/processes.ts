@@ -1,7 +1,7 @@
 /**
  * Starts servers for benchmarks as child processes and waits until they print their address.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,9 @@ export interface RunningProcess {
 
 /** Spawns `node --import tsx <script> ...args` and resolves once stdout matches `ready`. */
 export async function startProcess(script: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<RunningProcess & { match: RegExpExecArray }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Compiled scripts run as `npm start` runs them (a larger young generation: fewer scavenges per request).
+  const loader = script.endsWith('.js') ? ['--max-semi-space-size=32'] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...loader, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
@@ -44,9 +46,19 @@ export interface SwitchyardProcess extends RunningProcess {
   key: string;
 }
 
-/** Starts `switchyard serve` on a fresh data dir (first start prints the bootstrap key). */
+let built = false;
+
+/**
+ * Starts `switchyard serve` on a fresh data dir (first start prints the bootstrap key), from the
+ * compiled build, as `npm start` runs it (built once per benchmark process).
+ */
 export async function startSwitchyard(env: NodeJS.ProcessEnv = {}, port = 18_411): Promise<SwitchyardProcess> {
+  if (!built) {
+    const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('the build failed');
+    built = true;
+  }
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
-  const running = await startProcess('src/main.ts', ['serve'], { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...env }, /(sk-sy-[A-Za-z0-9]{43})[\s\S]*listening|(sk-sy-[A-Za-z0-9]{43})\n[\s\S]*try: curl/);
+  const running = await startProcess('dist/src/main.js', ['serve'], { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...env }, /(sk-sy-[A-Za-z0-9]{43})[\s\S]*listening|(sk-sy-[A-Za-z0-9]{43})\n[\s\S]*try: curl/);
   return { ...running, origin: `http://127.0.0.1:${port}`, key: running.match[1] ?? running.match[2]! };
 }

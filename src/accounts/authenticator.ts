@@ -22,7 +22,7 @@ export interface AuthContext {
 export interface AuthenticatorOptions {
   /** How often the key version is read, milliseconds. Default 500 (revocation visible within 1 s). */
   pollIntervalMs?: number;
-  /** Most unknown secrets remembered (protects the database from repeated bad keys). */
+  /** Most known and unknown secrets remembered each (unknown ones protect the database from repeated bad keys). */
   negativeCacheSize?: number;
   now?: () => number;
 }
@@ -77,24 +77,44 @@ export class Authenticator {
     }
   }
 
+  /**
+   * The synchronous fast path: the AuthContext of a cached secret, or undefined when the database
+   * must be asked (then call `authenticate`). Throws the SPEC 401 exactly as `authenticate` would.
+   */
+  authenticateCached(secret: string | undefined): AuthContext | undefined {
+    if (secret === undefined || secret === '') return undefined;
+    const entry = this.known.get(secret);
+    if (entry === undefined) {
+      if (this.unknown.has(secret)) throw this.invalid();
+      return undefined;
+    }
+    return this.check(entry);
+  }
+
   /** Resolves a secret to its AuthContext, or throws the SPEC 401 error. */
   async authenticate(secret: string | undefined): Promise<AuthContext> {
     if (secret === undefined || secret === '') {
       throw authError('missing_api_key', 'No API key provided. Send it as "Authorization: Bearer <API_KEY>" (or the x-api-key header).');
     }
-    const hash = hashKeySecret(secret);
-    let entry = this.known.get(hash);
+    // The caches are keyed by the presented secret itself, so a hit costs no hash (SHA-256 per request
+    // was 1.5% of the gateway's CPU); the database only ever sees the hash.
+    let entry = this.known.get(secret);
     if (entry === undefined) {
-      if (this.unknown.has(hash)) throw this.invalid();
-      const record = await this.repository.findByHash(hash);
+      if (this.unknown.has(secret)) throw this.invalid();
+      const record = await this.repository.findByHash(hashKeySecret(secret));
       if (record === undefined) {
         if (this.unknown.size >= this.negativeCacheSize) this.unknown.clear();
-        this.unknown.add(hash);
+        this.unknown.add(secret);
         throw this.invalid();
       }
       entry = toContext(record);
-      this.known.set(hash, entry);
+      if (this.known.size >= this.negativeCacheSize) this.known.clear();
+      this.known.set(secret, entry);
     }
+    return this.check(entry);
+  }
+
+  private check(entry: AuthContext & { revoked: boolean }): AuthContext {
     if (entry.revoked) throw this.invalid();
     if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {
       throw authError('token_expired', 'This API key has expired. Ask the operator for a new key.');

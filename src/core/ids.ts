@@ -6,9 +6,28 @@ import { randomBytes } from 'node:crypto';
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
+/**
+ * Random bytes from the CSPRNG, drawn in 8 KiB batches: several ids are made per request, and one
+ * `randomBytes` call per id showed up at 4% of the gateway's CPU profile. Each byte is used once.
+ */
+const POOL_BYTES = 8192;
+let pool = randomBytes(POOL_BYTES);
+let poolOffset = 0;
+
+function takeRandomBytes(count: number): Buffer {
+  if (count > POOL_BYTES) return randomBytes(count);
+  if (poolOffset + count > POOL_BYTES) {
+    pool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
+  const bytes = pool.subarray(poolOffset, poolOffset + count);
+  poolOffset += count;
+  return bytes;
+}
+
 /** `length` random characters from [A-Za-z0-9]. */
 export function randomAlphanumeric(length: number): string {
-  const bytes = randomBytes(length * 2);
+  const bytes = takeRandomBytes(length * 2);
   let result = '';
   for (let index = 0; result.length < length && index < bytes.length; index++) {
     const byte = bytes[index]!;
@@ -19,7 +38,7 @@ export function randomAlphanumeric(length: number): string {
 }
 
 export function randomHex(characters: number): string {
-  return randomBytes(Math.ceil(characters / 2)).toString('hex').slice(0, characters);
+  return takeRandomBytes(Math.ceil(characters / 2)).toString('hex').slice(0, characters);
 }
 
 /**

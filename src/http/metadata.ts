@@ -30,7 +30,7 @@ export async function buildMetadata(request: FastifyRequest, source: MetadataSou
   let usage: UsageInfo | null = null;
   if (request.auth !== undefined) {
     try {
-      usage = (request.admission?.usage ?? request.usageSnapshot ?? (await source.usage.read(request.auth))).total;
+      usage = request.admission?.totalUsage ?? (request.usageSnapshot ?? (await source.usage.read(request.auth))).total;
     } catch (error) {
       // A usage read failing (e.g. Redis briefly away) must not fail the answer itself.
       request.log.warn({ err: error }, 'usage read failed while building metadata');

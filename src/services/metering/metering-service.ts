@@ -11,7 +11,7 @@ import { isServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
 import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitStore, type Reservation } from '../../limits/limit-store.ts';
-import type { AccountUsageReader, AccountUsageSnapshot } from '../account-usage.ts';
+import type { AccountUsageReader, AccountUsageSnapshot, UsageInfo } from '../account-usage.ts';
 import type { ModelPricing } from './price-usage.ts';
 import { rateLimitError, rateLimitHeaders } from './rate-limit-headers.ts';
 import { createLedgerRecord, type UsageLedger } from './usage-ledger.ts';
@@ -38,8 +38,9 @@ function snapshotOf(figures: LimitSnapshot): AccountUsageSnapshot {
 export class Admission {
   /** Rate-limit headers for the answer. */
   readonly headers: Record<string, string>;
-  /** Usage figures for `_metadata`: right after admission, then after settlement. */
-  usage: AccountUsageSnapshot;
+  /** Limit figures: right after admission, then after settlement. */
+  private figures: LimitSnapshot;
+  private snapshot: AccountUsageSnapshot | undefined;
   private settled = false;
 
   constructor(
@@ -51,7 +52,18 @@ export class Admission {
     private readonly auth: AuthContext,
   ) {
     this.headers = headers;
-    this.usage = snapshotOf(figures);
+    this.figures = figures;
+  }
+
+  /** Daily, monthly and total usage, built when first read (dates formatted only when needed). */
+  get usage(): AccountUsageSnapshot {
+    this.snapshot ??= snapshotOf(this.figures);
+    return this.snapshot;
+  }
+
+  /** Just `_metadata.user_total_usage`: one date formatted instead of three on every answer. */
+  get totalUsage(): UsageInfo {
+    return this.snapshot?.total ?? userTotalUsage(this.figures);
   }
 
   get isSettled(): boolean {
@@ -68,7 +80,8 @@ export class Admission {
     const actual = usage === undefined ? 0 : totalTokens(usage);
     if (this.reservation.estimatedTokens > 0 || actual > 0) {
       const settled = await this.store.settle(this.reservation, actual);
-      this.usage = snapshotOf(settled.figures);
+      this.figures = settled.figures;
+      this.snapshot = undefined;
     }
     if (ledgerContext !== undefined) {
       this.ledger.record(
