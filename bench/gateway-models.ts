@@ -13,7 +13,10 @@ import { startProcess, startSwitchyard } from './support/processes.ts';
 const durationSeconds = Number(process.argv[2] ?? 5);
 const rows: LoadResult[] = [];
 
-const switchyard = await startSwitchyard();
+// The bootstrap key gets the default tier: Enterprise has no limits to run into (they are still counted).
+const configFile = join(tmpdir(), 'switchyard-models-bench.json');
+writeFileSync(configFile, JSON.stringify({ defaultTier: 'Enterprise' }));
+const switchyard = await startSwitchyard({ SWITCHYARD_CONFIG: configFile });
 try {
   const headers = { authorization: `Bearer ${switchyard.key}` };
   const sample = await (await fetch(`${switchyard.origin}/v1/models`, { headers })).text();

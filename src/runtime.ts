@@ -21,6 +21,8 @@ import { LocalDiskBlobStore } from './files/local-disk/local-disk-blob-store.ts'
 import type { Clock } from './limits/clock.ts';
 import { FileService } from './services/files/file-service.ts';
 import { createLimitStore } from './limits/create-limit-store.ts';
+import { windowsAt } from './limits/limit-windows.ts';
+import { MemoryLimitStore } from './limits/memory/memory-limit-store.ts';
 import { ProviderRegistry } from './providers/registry.ts';
 import { GenerationService } from './services/generation/generation-service.ts';
 import { MeteringService } from './services/metering/metering-service.ts';
@@ -80,7 +82,13 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
   }
   const logger = options.logger ?? pino({ level: config.logLevel });
   const limitStore = createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
-  const ledger = new UsageLedger({ sink: new UsageLedgerRepository(database.db), logger });
+  const ledgerRepository = new UsageLedgerRepository(database.db);
+  if (limitStore instanceof MemoryLimitStore) {
+    // One instance keeps its counters in memory: restore this day's and month's totals from the ledger.
+    const windows = windowsAt(Date.now());
+    limitStore.restoreTotals(await ledgerRepository.organizationTotals(windows.month.startMs, windows.day.startMs));
+  }
+  const ledger = new UsageLedger({ sink: ledgerRepository, logger });
   const metering = new MeteringService(config, limitStore, ledger);
   const internalCalls = new InternalCalls();
   const registry = ProviderRegistry.fromConfig(config, { logger });

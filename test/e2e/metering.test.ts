@@ -1,6 +1,9 @@
 // Metering end to end: reservations settle to real usage (complete, abandoned, failed streams),
 // token 429s, the ledger and `switchyard usage`, and token exactness with streaming requests.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { MockOpenAIServer } from '../support/mock-upstreams/index.ts';
@@ -151,5 +154,27 @@ describe('metering end to end', () => {
     // 200 input tokens at $1000/M plus 100 output tokens at $2000/M.
     assert.ok(Math.abs(priced.costUsd - (200 * 1000 + 100 * 2000) / 1e6) < 1e-9);
     assert.equal(models.find((row) => row.model === 'switchyard-echo')!.requests, 1);
+  });
+});
+
+describe('quotas across a restart of a single instance', () => {
+  test('the in-process counters are restored from the ledger: a restart does not reset daily or monthly usage', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-restart-'));
+    const first = await startTestServer({ config: { dataDir } });
+    const { key } = await first.createKey({ organization: 'org-restart' });
+    const client = new OpenAI({ apiKey: key, baseURL: first.baseUrl, maxRetries: 0 });
+    const completion = await client.chat.completions.create({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'remember me' }] });
+    const used = completion.usage!.total_tokens;
+    await first.close();
+
+    const second = await startTestServer({ config: { dataDir } });
+    try {
+      const status: any = await (await fetch(`${second.baseUrl}/auth/key`, { headers: { authorization: `Bearer ${key}` } })).json();
+      assert.equal(status.usage_info.daily.used, used);
+      assert.equal(status.usage_info.monthly.used, used);
+    } finally {
+      await second.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

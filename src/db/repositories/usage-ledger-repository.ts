@@ -2,7 +2,7 @@
  * The usage ledger: one row per metered request, written in batches by the metering service, and
  * summed for the operator's `switchyard usage` report.
  */
-import { CompiledQuery, type Insertable, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Kysely } from 'kysely';
 import type { DatabaseSchema, UsageLedgerTable } from '../schema.ts';
 
 export type LedgerRow = Insertable<UsageLedgerTable>;
@@ -107,6 +107,24 @@ export class UsageLedgerRepository {
         await transaction.executeQuery(CompiledQuery.raw(this.insertStatement(chunk.length), parameters));
       }
     });
+  }
+
+  /**
+   * Tokens (input + output) per organization since `monthStartMs`, and of those since `dayStartMs`
+   * (milliseconds since epoch): what the in-process limit store restores at start-up.
+   */
+  async organizationTotals(monthStartMs: number, dayStartMs: number): Promise<Array<{ organizationId: string; dayTokens: number; monthTokens: number }>> {
+    const rows = await this.db
+      .selectFrom('usage_ledger')
+      .where('created_at', '>=', monthStartMs)
+      .groupBy('organization_id')
+      .select((eb) => [
+        'organization_id',
+        eb.fn.sum<number>(sql<number>`input_tokens + output_tokens`).as('month_tokens'),
+        eb.fn.sum<number>(sql<number>`case when created_at >= ${dayStartMs} then input_tokens + output_tokens else 0 end`).as('day_tokens'),
+      ])
+      .execute();
+    return rows.map((row) => ({ organizationId: row.organization_id, dayTokens: Number(row.day_tokens), monthTokens: Number(row.month_tokens) }));
   }
 
   /** Per-model totals for one organization since `sinceMs` (milliseconds since epoch). */

@@ -88,6 +88,20 @@ export class MemoryLimitStore implements LimitStore {
     this.reservationTtlMs = options.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
   }
 
+  /**
+   * Restores the day and month token totals of organizations (from the usage ledger at start-up), so a
+   * restart of a single instance does not hand every organization a fresh daily and monthly quota.
+   * Only the current windows are set; minute counters start empty.
+   */
+  restoreTotals(totals: ReadonlyArray<{ organizationId: string; dayTokens: number; monthTokens: number }>): void {
+    const windows = windowsAt(this.clock.now());
+    for (const total of totals) {
+      const organization = this.organizationState(total.organizationId);
+      organization.dayTokens = { windowStartMs: windows.day.startMs, value: total.dayTokens };
+      organization.monthTokens = { windowStartMs: windows.month.startMs, value: total.monthTokens };
+    }
+  }
+
   async admit(check: AdmitCheck): Promise<AdmitResult> {
     assertTokenCount(check.estimatedTokens, 'estimatedTokens');
     const nowMs = this.clock.now();
