@@ -3,30 +3,10 @@
  * summed for the operator's `switchyard usage` report.
  */
 import { CompiledQuery, sql, type Insertable, type Kysely } from 'kysely';
+import type { LedgerRecord } from '../../services/metering/usage-ledger.ts';
 import type { DatabaseSchema, UsageLedgerTable } from '../schema.ts';
 
 export type LedgerRow = Insertable<UsageLedgerTable>;
-
-/** One metered request as the metering service records it (the LedgerSink port's record, camelCase). */
-export interface LedgerEntry {
-  requestId: string;
-  organizationId: string;
-  keyId: string;
-  model: string;
-  endpoint: string;
-  inputTokens: number;
-  outputTokens: number;
-  cachedTokens: number;
-  reasoningTokens: number;
-  /** US dollars. */
-  costUsd: number;
-  batch: boolean;
-  statusCode: number;
-  /** Milliseconds. */
-  latencyMs: number;
-  /** Milliseconds since epoch. */
-  createdAtMs: number;
-}
 
 /** Column order of the compiled insert (the key order of `toRow` and of the placeholder row). */
 const LEDGER_COLUMNS = [
@@ -48,7 +28,7 @@ const LEDGER_COLUMNS = [
 
 const PLACEHOLDER_ROW: LedgerRow = Object.fromEntries(LEDGER_COLUMNS.map((column) => [column, 0])) as unknown as LedgerRow;
 
-function toRow(entry: LedgerEntry): LedgerRow {
+function toRow(entry: LedgerRecord): LedgerRow {
   return {
     request_id: entry.requestId,
     organization_id: entry.organizationId,
@@ -97,7 +77,7 @@ export class UsageLedgerRepository {
    * Inserts entries in one statement per 500 rows, all in one transaction (all or nothing). The SQL is
    * compiled once per row count: building a 500-row query tree at every flush was 3% of the gateway's CPU.
    */
-  async insertMany(entries: readonly LedgerEntry[]): Promise<void> {
+  async insertMany(entries: readonly LedgerRecord[]): Promise<void> {
     if (entries.length === 0) return;
     const rows = entries.map(toRow);
     await this.db.transaction().execute(async (transaction) => {

@@ -41,6 +41,7 @@ import {
   parseDataUrl,
   isHttpUrl,
   type JsonObject,
+  optionalMetadata,
 } from '../shared/request-fields.ts';
 
 /** What the chat encoders need besides the canonical request. */
@@ -75,9 +76,6 @@ const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 /** OpenAI's chat `stop` limit. */
 const MAX_STOP_SEQUENCES = 4;
 /** OpenAI (and SPEC response-style) metadata limits. */
-const MAX_METADATA_PAIRS = 16;
-const MAX_METADATA_KEY_LENGTH = 64;
-const MAX_METADATA_VALUE_LENGTH = 512;
 const MESSAGE_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 
@@ -142,7 +140,7 @@ export function decodeChatCompletionRequest(body: unknown): DecodedChatCompletio
   if (seed !== undefined) request.seed = seed;
   const user = optionalString(body, 'user');
   if (user !== undefined) request.user = user;
-  const metadata = decodeMetadata(body['metadata']);
+  const metadata = optionalMetadata(body['metadata']);
   if (metadata !== undefined) request.metadata = metadata;
 
   const reasoningEffort = optionalEnum(body, 'reasoning_effort', REASONING_EFFORTS);
@@ -543,24 +541,6 @@ function decodeResponseFormat(value: unknown): ResponseFormat | undefined {
   if (strict !== undefined) result.strict = strict;
   const description = optionalString(jsonSchema, 'description', 'response_format.json_schema.description');
   if (description !== undefined) result.description = description;
-  return result;
-}
-
-function decodeMetadata(value: unknown): Record<string, string> | undefined {
-  if (value === undefined || value === null) return undefined;
-  const metadata = expectObject(value, 'metadata');
-  const entries = Object.entries(metadata);
-  if (entries.length > MAX_METADATA_PAIRS) {
-    throw invalidParameter('metadata', `Invalid 'metadata': at most ${MAX_METADATA_PAIRS} key-value pairs are allowed, got ${entries.length}.`);
-  }
-  const result: Record<string, string> = {};
-  for (const [key, item] of entries) {
-    const param = `metadata.${key}`;
-    if (key.length > MAX_METADATA_KEY_LENGTH) throw invalidParameter(param, `Invalid 'metadata': the key '${key.slice(0, 20)}...' is longer than ${MAX_METADATA_KEY_LENGTH} characters.`);
-    if (typeof item !== 'string') throw wrongType(param, 'a string', item);
-    if (item.length > MAX_METADATA_VALUE_LENGTH) throw invalidParameter(param, `Invalid '${param}': values are at most ${MAX_METADATA_VALUE_LENGTH} characters.`);
-    result[key] = item;
-  }
   return result;
 }
 

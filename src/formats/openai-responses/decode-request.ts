@@ -65,6 +65,7 @@ import {
   parseDataUrl,
   isHttpUrl,
   type JsonObject,
+  optionalMetadata,
 } from '../shared/request-fields.ts';
 
 /** What the route, the store and the encoders need besides the canonical request. */
@@ -112,9 +113,6 @@ export const MIN_THINKING_BUDGET_TOKENS = 1024;
 /** OpenAI function and json_schema names: `^[a-zA-Z0-9_-]{1,64}$`. */
 const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 /** SPEC "Limits": response-style metadata, at most 16 pairs; OpenAI's key and value lengths. */
-const MAX_METADATA_PAIRS = 16;
-const MAX_METADATA_KEY_LENGTH = 64;
-const MAX_METADATA_VALUE_LENGTH = 512;
 const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
 const REASONING_SUMMARIES = ['auto', 'concise', 'detailed'] as const;
@@ -162,7 +160,7 @@ export function decodeResponsesRequest(body: unknown): DecodedResponsesRequest {
   const parallelToolCalls = optionalBoolean(body, 'parallel_tool_calls') ?? true;
   const truncation = optionalEnum(body, 'truncation', ['auto', 'disabled'] as const) ?? 'disabled';
   const user = optionalString(body, 'user');
-  const metadata = decodeMetadata(body['metadata']);
+  const metadata = optionalMetadata(body['metadata']) ?? {};
   const store = optionalBoolean(body, 'store') ?? true;
   const previousResponseId = optionalString(body, 'previous_response_id');
   if (previousResponseId !== undefined && previousResponseId.length === 0) {
@@ -775,26 +773,6 @@ function decodeReasoning(value: unknown, ignoredParameters: string[]): ResponseE
   const generateSummary = optionalEnum(reasoning, 'generate_summary', REASONING_SUMMARIES, 'reasoning.generate_summary');
   if (generateSummary !== undefined) ignoredParameters.push('reasoning.generate_summary');
   return { effort, summary: summary ?? generateSummary ?? null };
-}
-
-function decodeMetadata(value: unknown): Record<string, string> {
-  if (value === undefined || value === null) return {};
-  const metadata = expectObject(value, 'metadata');
-  const entries = Object.entries(metadata);
-  if (entries.length > MAX_METADATA_PAIRS) {
-    throw invalidParameter('metadata', `Invalid 'metadata': at most ${MAX_METADATA_PAIRS} key-value pairs are allowed, got ${entries.length}.`);
-  }
-  const result: Record<string, string> = {};
-  for (const [key, item] of entries) {
-    const param = `metadata.${key}`;
-    if (key.length > MAX_METADATA_KEY_LENGTH) {
-      throw invalidParameter(param, `Invalid 'metadata': the key '${key.slice(0, 20)}...' is longer than ${MAX_METADATA_KEY_LENGTH} characters.`);
-    }
-    if (typeof item !== 'string') throw wrongType(param, 'a string', item);
-    if (item.length > MAX_METADATA_VALUE_LENGTH) throw invalidParameter(param, `Invalid '${param}': values are at most ${MAX_METADATA_VALUE_LENGTH} characters.`);
-    result[key] = item;
-  }
-  return result;
 }
 
 /**

@@ -118,3 +118,29 @@ export function isHttpUrl(url: string): boolean {
   const protocol = new URL(url).protocol;
   return protocol === 'http:' || protocol === 'https:';
 }
+
+/** SPEC: `metadata` holds at most 16 pairs; OpenAI's key and value lengths. */
+export const MAX_METADATA_PAIRS = 16;
+export const MAX_METADATA_KEY_LENGTH = 64;
+export const MAX_METADATA_VALUE_LENGTH = 512;
+
+/** `metadata`: an object of at most 16 string pairs (keys <= 64, values <= 512 characters); undefined when absent. */
+export function optionalMetadata(value: unknown): Record<string, string> | undefined {
+  if (value === undefined || value === null) return undefined;
+  const metadata = expectObject(value, 'metadata');
+  const entries = Object.entries(metadata);
+  if (entries.length > MAX_METADATA_PAIRS) {
+    throw invalidParameter('metadata', `Invalid 'metadata': at most ${MAX_METADATA_PAIRS} key-value pairs are allowed, got ${entries.length}.`);
+  }
+  const result: Record<string, string> = {};
+  for (const [key, item] of entries) {
+    const param = `metadata.${key}`;
+    if (key.length > MAX_METADATA_KEY_LENGTH) {
+      throw invalidParameter(param, `Invalid 'metadata': the key '${key.slice(0, 20)}...' is longer than ${MAX_METADATA_KEY_LENGTH} characters.`);
+    }
+    if (typeof item !== 'string') throw wrongType(param, 'a string', item);
+    if (item.length > MAX_METADATA_VALUE_LENGTH) throw invalidParameter(param, `Invalid '${param}': values are at most ${MAX_METADATA_VALUE_LENGTH} characters.`);
+    result[key] = item;
+  }
+  return result;
+}
