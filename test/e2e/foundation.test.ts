@@ -30,6 +30,7 @@ describe('foundation end to end', () => {
   before(async () => {
     server = await startTestServer({
       config: {
+        server: { bodyLimitBytes: 4096 },
         models: [{ id: 'acme/echo-large', provider: 'builtin', upstreamModel: 'echo', aliases: ['echo-alias'], capabilities: ['chat'], description: 'slash id' }],
       },
     });
@@ -140,6 +141,29 @@ describe('foundation end to end', () => {
     assert.equal(wrongMethod.status, 405);
     assert.equal(wrongMethod.headers.get('allow'), 'GET');
     assertEnvelope(wrongMethod.body, { type: 'invalid_request_error', code: 'method_not_allowed' });
+  });
+
+  test('malformed requests: bad JSON, wrong content type, oversized and non-object bodies are SPEC errors, never 500', async () => {
+    const post = async (body: string, contentType: string | undefined) => {
+      const headers: Record<string, string> = { authorization: `Bearer ${server.key}` };
+      if (contentType !== undefined) headers['content-type'] = contentType;
+      const response = await fetch(`${server.baseUrl}/chat/completions`, { method: 'POST', headers, body });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    const cases: Array<[string, string, string | undefined, number, string]> = [
+      ['malformed JSON', '{"model": "switchyard-echo", "messages": [', 'application/json', 400, 'invalid_format'],
+      ['wrong content type', 'model=switchyard-echo', 'text/plain', 400, 'invalid_format'],
+      ['no content type', '{"model":"switchyard-echo"}', undefined, 400, 'invalid_format'],
+      ['empty JSON body', '', 'application/json', 400, 'invalid_format'],
+      ['a JSON array', '[1, 2]', 'application/json', 400, 'invalid_format'],
+      ['a missing field', '{"messages":[{"role":"user","content":"hi"}]}', 'application/json', 400, 'missing_parameter'],
+      ['an oversized body', JSON.stringify({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'x'.repeat(10_000) }] }), 'application/json', 413, 'request_too_large'],
+    ];
+    for (const [name, body, contentType, status, code] of cases) {
+      const answer = await post(body, contentType);
+      assert.equal(answer.status, status, name);
+      assertEnvelope(answer.body, { type: 'invalid_request_error', code });
+    }
   });
 
   test('CORS preflight for SDK headers is answered', async () => {
