@@ -55,15 +55,17 @@ describe('convertToAnthropicRequest', () => {
       toolChoice: { type: 'required' },
       parallelToolCalls: false,
       temperature: 1,
-      topP: 0.9,
+      topP: 0.96,
       topK: 5,
       maxOutputTokens: 4000,
       stopSequences: ['END'],
       thinking: { budgetTokens: 2048 },
       user: 'user-1',
     };
-    const { body, jsonToolName } = convertToAnthropicRequest(request, options);
+    const { body, jsonToolName, ignored } = convertToAnthropicRequest(request, options);
     assert.equal(jsonToolName, undefined);
+    // top_k cannot go with thinking: left out and reported.
+    assert.deepEqual(ignored, ['top_k']);
     assert.deepEqual(body, {
       model: 'claude-upstream',
       max_tokens: 4000,
@@ -103,8 +105,7 @@ describe('convertToAnthropicRequest', () => {
       thinking: { type: 'enabled', budget_tokens: 2048 },
       stop_sequences: ['END'],
       temperature: 1,
-      top_p: 0.9,
-      top_k: 5,
+      top_p: 0.96,
       metadata: { user_id: 'user-1' },
     });
   });
@@ -116,6 +117,24 @@ describe('convertToAnthropicRequest', () => {
     assert.deepEqual(withTools({ type: 'none' }), { type: 'none' });
     assert.deepEqual(withTools({ type: 'tool', name: 't' }), { type: 'tool', name: 't' });
     assert.equal(withTools(undefined), undefined);
+  });
+
+  test('with thinking, sampling settings the API refuses are left out and reported; without, they pass', () => {
+    const sampling = { temperature: 0.7, topP: 0.5, topK: 40 };
+    const plain = convertToAnthropicRequest(userRequest('x', sampling), options);
+    assert.equal(plain.body.temperature, 0.7);
+    assert.equal(plain.body.top_p, 0.5);
+    assert.equal(plain.body.top_k, 40);
+    assert.deepEqual(plain.ignored, []);
+    const thinking = convertToAnthropicRequest(userRequest('x', { ...sampling, thinking: { budgetTokens: 2048 } }), options);
+    assert.equal(thinking.body.temperature, undefined);
+    assert.equal(thinking.body.top_p, undefined);
+    assert.equal(thinking.body.top_k, undefined);
+    assert.deepEqual(thinking.ignored, ['temperature', 'top_p', 'top_k']);
+    const allowed = convertToAnthropicRequest(userRequest('x', { temperature: 1, topP: 0.97, thinking: { budgetTokens: 2048 } }), options);
+    assert.equal(allowed.body.temperature, 1);
+    assert.equal(allowed.body.top_p, 0.97);
+    assert.deepEqual(allowed.ignored, []);
   });
 
   test('max_tokens: the request cap, else the model default, raised above a thinking budget', () => {

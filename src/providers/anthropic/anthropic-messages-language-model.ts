@@ -19,6 +19,7 @@ import { parseSseStream } from '../shared/sse-parser.ts';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-error.ts';
 import { readEvent, readMessage } from './anthropic-wire.ts';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.ts';
+import type { ProviderLogger } from '../shared/provider-context.ts';
 import { AnthropicStreamMapper } from './map-anthropic-stream.ts';
 
 export interface AnthropicMessagesSettings {
@@ -27,6 +28,8 @@ export interface AnthropicMessagesSettings {
   defaultMaxOutputTokens: number;
   /** x-api-key, anthropic-version and the provider's configured headers. */
   headers: Record<string, string>;
+  /** Where requests that could not be sent as asked are reported. */
+  logger?: ProviderLogger;
 }
 
 export class AnthropicMessagesLanguageModel implements LanguageModel {
@@ -36,7 +39,8 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
   ) {}
 
   async *stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
-    const { body, jsonToolName } = convertToAnthropicRequest(request, this.settings);
+    const { body, jsonToolName, ignored } = convertToAnthropicRequest(request, this.settings);
+    if (ignored.length > 0) this.settings.logger?.warn({ ignoredParameters: ignored, model: this.settings.upstreamModel }, 'sampling settings left out: the Anthropic API refuses them with thinking');
     const headers: Record<string, string> = { accept: 'text/event-stream', ...this.settings.headers };
     const response = await this.client.postJson('/v1/messages', body, headers, options.signal);
     if (response.status < 200 || response.status >= 300) {

@@ -13,7 +13,7 @@ export type AnthropicProviderConfig = Extract<ResolvedProviderConfig, { kind: 'a
 /** `max_tokens` when neither the request nor the model config gives one, tokens. */
 const FALLBACK_MAX_OUTPUT_TOKENS = 4096;
 
-export function createAnthropicProvider(config: AnthropicProviderConfig, _context: ProviderContext): ProviderInstance {
+export function createAnthropicProvider(config: AnthropicProviderConfig, context: ProviderContext): ProviderInstance {
   const client = new UpstreamHttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeoutMs, apiKey: config.apiKeyValue });
   const headers: Record<string, string> = { 'anthropic-version': config.anthropicVersion, ...config.headers };
   if (config.apiKeyValue !== undefined) headers['x-api-key'] = config.apiKeyValue;
@@ -24,7 +24,7 @@ export function createAnthropicProvider(config: AnthropicProviderConfig, _contex
       const key = `${upstreamModel}\u0000${defaultMaxOutputTokens}`;
       let model = languageModels.get(key);
       if (model === undefined) {
-        model = new AnthropicMessagesLanguageModel(client, { upstreamModel, defaultMaxOutputTokens, headers });
+        model = new AnthropicMessagesLanguageModel(client, { upstreamModel, defaultMaxOutputTokens, headers, ...(context.logger === undefined ? {} : { logger: context.logger }) });
         languageModels.set(key, model);
       }
       return model;

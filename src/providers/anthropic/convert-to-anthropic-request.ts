@@ -14,6 +14,8 @@
  * - Reasoning from earlier turns is sent back only with its signature (the API rejects unsigned
  *   thinking blocks, e.g. reasoning produced by another backend); redacted thinking is sent verbatim.
  * - `metadata` carries only `user_id` (the API's one metadata field), from `request.user`.
+ * - With thinking on, temperature (other than 1), top_k and top_p below 0.95 are left out: the API
+ *   refuses them together with thinking. They are reported in `ignored` and logged.
  */
 import type { AssistantContentPart, DocumentPart, GenerationRequest, ImagePart, ToolResultPart, UserContentPart } from '../../core/generation.ts';
 import { invalidMessages, invalidParameter } from '../../core/service-error.ts';
@@ -39,7 +41,12 @@ export interface ConvertedAnthropicRequest {
   body: AnthropicMessagesRequest;
   /** Name of the tool that carries JSON output, when JSON output was asked for. */
   jsonToolName: string | undefined;
+  /** Sampling settings the API does not accept together with thinking, left out (to be logged). */
+  ignored: string[];
 }
+
+/** With thinking on, the API takes no temperature or top_k, and top_p only from 0.95 up. */
+const MIN_TOP_P_WITH_THINKING = 0.95;
 
 export const JSON_TOOL_NAME = 'json';
 /** The Messages API's smallest thinking budget, tokens. */
@@ -218,9 +225,22 @@ export function convertToAnthropicRequest(request: GenerationRequest, options: A
   }
 
   if (request.stopSequences !== undefined && request.stopSequences.length > 0) body.stop_sequences = request.stopSequences;
-  if (request.temperature !== undefined) body.temperature = request.temperature;
-  if (request.topP !== undefined) body.top_p = request.topP;
-  if (request.topK !== undefined) body.top_k = request.topK;
+  // Thinking fixes the sampling: settings the API would refuse with it are left out and reported, so a
+  // default temperature (the responses endpoint sends 0.7) does not turn a thinking request into a 400.
+  const ignored: string[] = [];
+  const thinking = body.thinking !== undefined;
+  if (request.temperature !== undefined) {
+    if (thinking && request.temperature !== 1) ignored.push('temperature');
+    else body.temperature = request.temperature;
+  }
+  if (request.topP !== undefined) {
+    if (thinking && request.topP < MIN_TOP_P_WITH_THINKING) ignored.push('top_p');
+    else body.top_p = request.topP;
+  }
+  if (request.topK !== undefined) {
+    if (thinking) ignored.push('top_k');
+    else body.top_k = request.topK;
+  }
   if (request.user !== undefined) body.metadata = { user_id: request.user };
-  return { body, jsonToolName };
+  return { body, jsonToolName, ignored };
 }
