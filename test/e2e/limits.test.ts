@@ -1,7 +1,6 @@
 // Rate limits and quotas end to end: SPEC 429s with details and headers, live usage in key status
 // and _metadata, and exactness across two server processes sharing Redis and Postgres.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { randomHex } from '../../src/core/ids.ts';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { runCli } from '../support/run-cli.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const smallTier = {
@@ -75,33 +75,6 @@ describe('limitsBackend off', () => {
   });
 });
 
-async function startServerProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; origin: string }> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    env: { PATH: process.env['PATH'], ...env, PORT: String(port), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const poll = setInterval(async () => {
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) {
-          clearInterval(poll);
-          resolve();
-        }
-      } catch {
-        // not listening yet
-      }
-    }, 100);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('exit', (code) => {
-      clearInterval(poll);
-      reject(new Error(`server exited with ${code}: ${output}`));
-    });
-  });
-  return { child, origin: `http://127.0.0.1:${port}` };
-}
-
 /** Per-minute windows are fixed UTC minutes: start a burst early in a minute so it cannot straddle two. */
 async function awaitFreshMinute(): Promise<void> {
   const second = new Date().getUTCSeconds();
@@ -115,7 +88,7 @@ if (!redisUrl || !databaseServer) {
 } else {
   describe('exactness across two server processes sharing Redis and Postgres', () => {
     let database: TestDatabase;
-    const servers: Array<{ child: ChildProcess; origin: string }> = [];
+    const servers: ServerProcess[] = [];
     let key = '';
     let tokenKey = '';
 
@@ -140,12 +113,7 @@ if (!redisUrl || !databaseServer) {
       servers.push(await startServerProcess(env), await startServerProcess(env));
     });
     after(async () => {
-      for (const server of servers) {
-        await new Promise<void>((resolve) => {
-          server.child.once('exit', () => resolve());
-          server.child.kill('SIGTERM');
-        });
-      }
+      for (const server of servers) await server.stop();
       await database?.drop();
     });
 
