@@ -62,7 +62,7 @@ export interface StartRuntimeOptions extends BuildAppOptions {
 export async function openMigratedDatabase(config: Config): Promise<Database> {
   const database = openDatabase(config.databaseUrl);
   try {
-    await database.migrate();
+      await database.migrate();
   } catch (error) {
     await database.close();
     throw error;
@@ -72,84 +72,95 @@ export async function openMigratedDatabase(config: Config): Promise<Database> {
 
 export async function startRuntime(config: Config, options: StartRuntimeOptions = {}): Promise<Runtime> {
   const database = await openMigratedDatabase(config);
-  const repository = new ApiKeysRepository(database.db);
-  const keys = new KeyService(config, repository);
-  const authenticator = new Authenticator(repository);
-  await authenticator.start();
-  let bootstrapKey: CreatedKey | undefined;
-  if ((options.bootstrapKey ?? config.bootstrapKey) && (await repository.count()) === 0) {
-    bootstrapKey = await keys.create({ name: 'bootstrap' });
-  }
-  const logger = options.logger ?? pino({ level: config.logLevel });
-  const limitStore = createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
-  const ledgerRepository = new UsageLedgerRepository(database.db);
-  if (limitStore instanceof MemoryLimitStore) {
-    // One instance keeps its counters in memory: restore this day's and month's totals from the ledger.
-    const windows = windowsAt(Date.now());
-    limitStore.restoreTotals(await ledgerRepository.organizationTotals(windows.month.startMs, windows.day.startMs));
-  }
-  const ledger = new UsageLedger({ sink: ledgerRepository, logger });
-  const metering = new MeteringService(config, limitStore, ledger);
-  const internalCalls = new InternalCalls();
-  const registry = ProviderRegistry.fromConfig(config, { logger });
-  const generation = new GenerationService({ config, registry, logger });
-  const clock = options.clock;
-  const files = new FileService({
-    repository: new FilesRepository(database.db),
-    store: new LocalDiskBlobStore(join(config.dataDir, 'files')),
-    ...(clock === undefined ? {} : { clock }),
-  });
-  await files.start();
-  let batchWorker: BatchWorker | undefined;
-  const batches = new BatchService({
-    repository: new BatchesRepository(database.db),
-    files,
-    tiers: config.tiers,
-    ...(clock === undefined ? {} : { clock }),
-    onWork: () => batchWorker?.wake(),
-  });
-  const inputModeration = new InputModeration(config, registry);
-  const storedResponses: StoredResponseStore = new StoredResponses(new StoredResponsesRepository(database.db));
-  const app = await buildApp(
-    { files, batches, config, database, authenticator, metering, internalCalls, generation, registry, inputModeration, storedResponses },
-    { ...options, logger },
-  );
-  if (options.batchWorker !== false) {
-    batchWorker = new BatchWorker({
+  // What is opened is closed again, in reverse order, if a later step of the start fails.
+  const opened: Array<() => Promise<void> | void> = [() => database.close()];
+  try {
+    const repository = new ApiKeysRepository(database.db);
+    const keys = new KeyService(config, repository);
+    const authenticator = new Authenticator(repository);
+    await authenticator.start();
+    opened.push(() => authenticator.stop());
+    let bootstrapKey: CreatedKey | undefined;
+    if ((options.bootstrapKey ?? config.bootstrapKey) && (await repository.count()) === 0) {
+      bootstrapKey = await keys.create({ name: 'bootstrap' });
+    }
+    const logger = options.logger ?? pino({ level: config.logLevel });
+    const limitStore = createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
+    opened.push(() => limitStore.close());
+    const ledgerRepository = new UsageLedgerRepository(database.db);
+    if (limitStore instanceof MemoryLimitStore) {
+      // One instance keeps its counters in memory: restore this day's and month's totals from the ledger.
+      const windows = windowsAt(Date.now());
+      limitStore.restoreTotals(await ledgerRepository.organizationTotals(windows.month.startMs, windows.day.startMs));
+    }
+    const ledger = new UsageLedger({ sink: ledgerRepository, logger });
+    const metering = new MeteringService(config, limitStore, ledger);
+    const internalCalls = new InternalCalls();
+    const registry = ProviderRegistry.fromConfig(config, { logger });
+    opened.push(() => registry.close());
+    const generation = new GenerationService({ config, registry, logger });
+    const clock = options.clock;
+    const files = new FileService({
+      repository: new FilesRepository(database.db),
+      store: new LocalDiskBlobStore(join(config.dataDir, 'files')),
+      ...(clock === undefined ? {} : { clock }),
+    });
+    await files.start();
+    let batchWorker: BatchWorker | undefined;
+    const batches = new BatchService({
       repository: new BatchesRepository(database.db),
       files,
-      execute: injectLineExecutor(app, internalCalls),
-      maxLineBytes: config.server.bodyLimitBytes,
-      log: logger,
+      tiers: config.tiers,
       ...(clock === undefined ? {} : { clock }),
-      ...(typeof options.batchWorker === 'object' ? options.batchWorker : {}),
+      onWork: () => batchWorker?.wake(),
     });
-    batchWorker.start();
+    const inputModeration = new InputModeration(config, registry);
+    const storedResponses: StoredResponseStore = new StoredResponses(new StoredResponsesRepository(database.db));
+    const app = await buildApp(
+      { files, batches, config, database, authenticator, metering, internalCalls, generation, registry, inputModeration, storedResponses },
+      { ...options, logger },
+    );
+    if (options.batchWorker !== false) {
+      batchWorker = new BatchWorker({
+        repository: new BatchesRepository(database.db),
+        files,
+        execute: injectLineExecutor(app, internalCalls),
+        maxLineBytes: config.server.bodyLimitBytes,
+        log: logger,
+        ...(clock === undefined ? {} : { clock }),
+        ...(typeof options.batchWorker === 'object' ? options.batchWorker : {}),
+      });
+      batchWorker.start();
+    }
+    let closing: Promise<void> | undefined;
+    opened.length = 0;
+    return {
+      config,
+      database,
+      keys,
+      app,
+      internalCalls,
+      files,
+      batches,
+      batchWorker,
+      bootstrapKey,
+      close() {
+        closing ??= (async () => {
+          // Batch lines run through the app in-process: stop them before the app closes.
+          await batchWorker?.stop();
+          await app.close();
+          authenticator.stop();
+          // In-flight requests are done: every ledger record is written before storage closes.
+          await ledger.close().catch((error: unknown) => logger.error({ err: error }, 'usage ledger could not be flushed'));
+          await registry.close();
+          await limitStore.close();
+          await database.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    for (const close of opened.reverse()) await Promise.resolve(close()).catch(() => undefined);
+    throw error;
   }
-  let closing: Promise<void> | undefined;
-  return {
-    config,
-    database,
-    keys,
-    app,
-    internalCalls,
-    files,
-    batches,
-    batchWorker,
-    bootstrapKey,
-    close() {
-      closing ??= (async () => {
-        // Batch lines run through the app in-process: stop them before the app closes.
-        await batchWorker?.stop();
-        await app.close();
-        authenticator.stop();
-        // In-flight requests are done: every ledger record is written before storage closes.
-        await ledger.close().catch((error: unknown) => logger.error({ err: error }, 'usage ledger could not be flushed'));
-        await registry.close();
-        await limitStore.close();
-        await database.close();
-      })();
-      return closing;
-    },
-  };
 }
