@@ -11,7 +11,7 @@ import type { SseEvent } from '../formats/sse-event.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
 import type { InternalCalls } from './internal-calls.ts';
-import { buildMetadata, elapsedMilliseconds, type MetadataSource } from './metadata.ts';
+import { buildMetadata, type MetadataSource } from './metadata.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { SendEventsOptions } from './request-context.ts';
 import { RouteTable } from './route-table.ts';
@@ -99,13 +99,12 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       keepAliveMs: options.keepAliveSeconds * 1000,
       ...(sendOptions.keepAlive === undefined ? {} : { keepAlive: sendOptions.keepAlive }),
     };
+    // Metrics: the onResponse hook still runs for a hijacked reply, when the stream has ended.
     try {
       await writeSse(this.raw, events, writeOptions);
     } catch (error) {
       request.log.error({ err: error }, 'stream failed');
       if (!this.raw.writableEnded) this.raw.end();
-    } finally {
-      options.metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', 200, elapsedMilliseconds(request) / 1000);
     }
   });
 

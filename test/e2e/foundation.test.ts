@@ -166,6 +166,13 @@ describe('foundation end to end', () => {
     }
   });
 
+  test('a streamed answer is counted once in the metrics, when it ends', async () => {
+    const stream = await client.chat.completions.create({ model: 'switchyard-echo', stream: true, messages: [{ role: 'user', content: 'count me once' }] });
+    for await (const _chunk of stream) void _chunk;
+    const metrics = (await getJson(server, '/metrics')).body as string;
+    assert.match(metrics, /switchyard_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="200"\} 1\n/);
+  });
+
   test('CORS preflight for SDK headers is answered', async () => {
     const response = await fetch(`${server.origin}/v1/models`, {
       method: 'OPTIONS',
