@@ -10,8 +10,10 @@ import type { FastifyRequest } from 'fastify';
 import type { ModelConfig } from '../config/index.ts';
 import { countRequestTokens } from '../core/count-tokens.ts';
 import type { GenerationRequest } from '../core/generation.ts';
+import { isServiceError } from '../core/service-error.ts';
 import type { StreamPart } from '../core/stream-parts.ts';
 import type { GenerationService, GenerationStreamOptions } from '../services/generation/generation-service.ts';
+import type { Admission } from '../services/metering/metering-service.ts';
 import type { InputModeration } from '../services/moderation/input-moderation.ts';
 import { ledgerContextFor } from './metering-context.ts';
 
@@ -29,6 +31,27 @@ export interface MeteredGeneration {
   promptTokens: number;
 }
 
+const TOKEN_LIMIT_CODES = new Set(['tpm_exceeded', 'user_total_daily_limit_exceeded', 'user_total_monthly_limit_exceeded']);
+
+/**
+ * Admits the request reserving its prompt plus its most output. A request that named no maximum
+ * reserves the model's default (often thousands of tokens); when that no longer fits a token budget
+ * but the prompt and some output still do, the answer is capped to what is left (it may end with
+ * finish reason `length`) instead of refused: otherwise a 10,000-token monthly plan would refuse
+ * default requests after a few thousand tokens. A maximum the client named is never lowered.
+ */
+async function admitWithinBudget(request: FastifyRequest, generationRequest: GenerationRequest, promptTokens: number, defaultMaxOutputTokens: number): Promise<Admission> {
+  const named = generationRequest.maxOutputTokens;
+  try {
+    return await request.admit(promptTokens + (named ?? defaultMaxOutputTokens));
+  } catch (error) {
+    const remaining = isServiceError(error) && TOKEN_LIMIT_CODES.has(error.code) ? error.details?.['remaining'] : undefined;
+    if (named !== undefined || typeof remaining !== 'number' || remaining <= promptTokens) throw error;
+    generationRequest.maxOutputTokens = remaining - promptTokens;
+    return request.admit(remaining);
+  }
+}
+
 export async function startMeteredGeneration(
   request: FastifyRequest,
   services: GenerationRouteServices,
@@ -40,7 +63,7 @@ export async function startMeteredGeneration(
   const { model } = generation.resolve(generationRequest.model);
   await services.inputModeration.check(request.auth!, model, generationRequest, { signal: options.signal });
   const promptTokens = countRequestTokens(generationRequest);
-  const admission = await request.admit(promptTokens + (generationRequest.maxOutputTokens ?? model.maxOutputTokens));
+  const admission = await admitWithinBudget(request, generationRequest, promptTokens, model.maxOutputTokens);
   const parts = await admission.start(() => generation.stream(generationRequest, options), ledgerContextFor(request, model, endpoint), promptTokens);
   return { parts, model, promptTokens };
 }

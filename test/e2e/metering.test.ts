@@ -132,6 +132,20 @@ describe('metering end to end', () => {
     assert.equal(small.status, 200);
   });
 
+  test('a request that names no maximum is capped to the budget left instead of refused', async () => {
+    const { key } = await server.createKey({ tier: 'Tight' });
+    const client = new OpenAI({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });
+    // The model's default output (8,192 tokens) is far above the 50-token minute budget; the prompt fits.
+    const completion = await client.chat.completions.create({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(completion.choices[0]!.message.content, 'Echo: hi');
+    assert.ok(completion.usage!.total_tokens <= 50);
+    // A maximum the client names is honoured as given: too big for what is left is a 429.
+    await assert.rejects(
+      client.chat.completions.create({ model: 'switchyard-echo', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }),
+      OpenAI.RateLimitError,
+    );
+  });
+
   test('the ledger records each request with its cost, and `switchyard usage` reports it after shutdown', async () => {
     const { key } = await server.createKey({ organization: 'org-ledger' });
     const client = new OpenAI({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });
