@@ -140,4 +140,16 @@ describe('translation matrix: format x backend x streaming x text/tool', () => {
       });
     }
   }
+
+  test('non-streaming answers are fetched whole from both upstream kinds; streamed ones as streams', async () => {
+    openaiUpstream.reset();
+    anthropicUpstream.reset();
+    for (const model of ['via-openai', 'via-anthropic']) {
+      await run('chat', model, false, 'text');
+      await run('chat', model, true, 'text');
+    }
+    const streamFlags = (requests: ReadonlyArray<{ body: unknown }>) => requests.map((request) => (request.body as { stream?: boolean }).stream === true);
+    assert.deepEqual(streamFlags(openaiUpstream.requests), [false, true]);
+    assert.deepEqual(streamFlags(anthropicUpstream.requests), [false, true]);
+  });
 });

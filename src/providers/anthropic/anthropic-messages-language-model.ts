@@ -41,8 +41,10 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
   async *stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
     const { body, jsonToolName, ignored } = convertToAnthropicRequest(request, this.settings);
     if (ignored.length > 0) this.settings.logger?.warn({ ignoredParameters: ignored, model: this.settings.upstreamModel }, 'sampling settings left out: the Anthropic API refuses them with thinking');
-    const headers: Record<string, string> = { accept: 'text/event-stream', ...this.settings.headers };
-    const response = await this.client.postJson('/v1/messages', body, headers, options.signal);
+    // A caller that assembles the whole answer gets it as one JSON message (one parse, not one per event).
+    const whole = options.preferWholeResponse === true;
+    const headers: Record<string, string> = { accept: whole ? 'application/json' : 'text/event-stream', ...this.settings.headers };
+    const response = await this.client.postJson('/v1/messages', whole ? { ...body, stream: false } : body, headers, options.signal);
     if (response.status < 200 || response.status >= 300) {
       const text = await this.client.readErrorText(response);
       throw anthropicStatusError(response.status, text, response.headers, (message) => this.client.sanitize(message));
