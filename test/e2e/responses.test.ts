@@ -12,6 +12,7 @@ import { zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import { MockAnthropicServer, MockOpenAIServer } from '../support/mock-upstreams/index.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { RESPONSE_SPEC_FIELDS } from '../formats/openai-responses/spec-fields.ts';
 
 const BUILTIN = 'switchyard-echo';
 const VIA_OPENAI = 'mock-openai-model';
@@ -20,32 +21,7 @@ const TEXT_ONLY = 'text-only-model';
 const SMALL_CONTEXT = 'small-context-model';
 const ALL_CAPABILITIES = ['chat', 'vision', 'function_calling', 'json_mode', 'streaming', 'thinking'] as const;
 
-const SPEC_FIELDS = [
-  'id',
-  'object',
-  'created_at',
-  'status',
-  'error',
-  'incomplete_details',
-  'instructions',
-  'max_output_tokens',
-  'model',
-  'output',
-  'parallel_tool_calls',
-  'previous_response_id',
-  'reasoning',
-  'store',
-  'temperature',
-  'text',
-  'tool_choice',
-  'tools',
-  'top_p',
-  'truncation',
-  'usage',
-  'user',
-  'metadata',
-  '_metadata',
-];
+const SPEC_FIELDS = [...RESPONSE_SPEC_FIELDS, '_metadata'];
 
 const WEATHER_TOOL = {
   type: 'function' as const,

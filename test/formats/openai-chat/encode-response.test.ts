@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { assembleResult } from '../../../src/core/assemble-result.ts';
 import type { FinishReason } from '../../../src/core/generation.ts';
-import type { StreamPart } from '../../../src/core/stream-parts.ts';
 import {
   createChatCompletionContext,
   encodeChatCompletion,
@@ -12,12 +11,9 @@ import {
   type ChatCompletionContext,
 } from '../../../src/formats/openai-chat/encode-response.ts';
 import { parallelToolParts, reasoningParts, textParts, usage } from './stream-parts-fixtures.ts';
+import { replay } from '../../support/canonical-parts.ts';
 
 const context: ChatCompletionContext = { id: 'chatcmpl-test', created: 1_700_000_000, model: 'test-model' };
-
-async function* replay(parts: StreamPart[]): AsyncGenerator<StreamPart> {
-  yield* parts;
-}
 
 const recorded = JSON.parse(readFileSync(new URL('./fixtures/openai-recorded-completion.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 

@@ -8,17 +8,13 @@ import { encodeChatCompletion, type ChatCompletionContext } from '../../../src/f
 import { encodeChatCompletionStream } from '../../../src/formats/openai-chat/encode-stream.ts';
 import type { SseEvent } from '../../../src/formats/sse-event.ts';
 import { parallelToolParts, reasoningParts, textParts, usage } from './stream-parts-fixtures.ts';
+import { replay } from '../../support/canonical-parts.ts';
 
 const context: ChatCompletionContext = { id: 'chatcmpl-test', created: 1_700_000_000, model: 'test-model' };
 
 type Chunk = Record<string, unknown> & {
   choices: Array<{ index: number; delta: Record<string, unknown>; logprobs: null; finish_reason: string | null }>;
 };
-
-async function* replay(parts: StreamPart[], failure?: unknown): AsyncGenerator<StreamPart> {
-  yield* parts;
-  if (failure !== undefined) throw failure;
-}
 
 async function encode(parts: AsyncIterable<StreamPart>, includeUsage = false): Promise<SseEvent[]> {
   const events: SseEvent[] = [];

@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
@@ -21,6 +21,7 @@ import { encodeChatCompletionStream } from '../../../src/formats/openai-chat/enc
 import { writeSse } from '../../../src/http/sse-writer.ts';
 import type { GenerationRequest } from '../../../src/core/generation.ts';
 import { parallelToolParts, textParts, usage } from './stream-parts-fixtures.ts';
+import { replay, readJsonBody } from '../../support/canonical-parts.ts';
 
 const weatherJson = '{"city":"Paris","temperature":21}';
 
@@ -44,16 +45,6 @@ function script(request: GenerationRequest): StreamPart[] {
   }
 }
 
-async function* replay(parts: StreamPart[]): AsyncGenerator<StreamPart> {
-  yield* parts;
-}
-
-async function readJson(request: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-}
-
 let server: Server;
 let client: OpenAI;
 /** The last request the server decoded, for assertions on what the SDK sent. */
@@ -63,7 +54,7 @@ before(async () => {
   server = createServer((request, response) => {
     void (async () => {
       try {
-        const decoded = decodeChatCompletionRequest(await readJson(request));
+        const decoded = decodeChatCompletionRequest(await readJsonBody(request));
         lastDecoded = decoded;
         const context = createChatCompletionContext(decoded.options.model);
         const parts = replay(script(decoded.request));

@@ -2,7 +2,6 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assembleResult } from '../../../src/core/assemble-result.ts';
 import { serverError, ServiceError } from '../../../src/core/service-error.ts';
-import type { StreamPart } from '../../../src/core/stream-parts.ts';
 import { decodeResponsesRequest } from '../../../src/formats/openai-responses/decode-request.ts';
 import {
   createResponseContext,
@@ -13,36 +12,9 @@ import {
   type ResponseContext,
 } from '../../../src/formats/openai-responses/encode-response.ts';
 import { lengthParts, parallelToolParts, reasoningParts, textParts, usage } from './stream-parts-fixtures.ts';
+import { RESPONSE_SPEC_FIELDS } from './spec-fields.ts';
+import { replay } from '../../support/canonical-parts.ts';
 
-async function* replay(parts: StreamPart[]): AsyncGenerator<StreamPart> {
-  yield* parts;
-}
-
-const SPEC_FIELDS = [
-  'id',
-  'object',
-  'created_at',
-  'status',
-  'error',
-  'incomplete_details',
-  'instructions',
-  'max_output_tokens',
-  'model',
-  'output',
-  'parallel_tool_calls',
-  'previous_response_id',
-  'reasoning',
-  'store',
-  'temperature',
-  'text',
-  'tool_choice',
-  'tools',
-  'top_p',
-  'truncation',
-  'usage',
-  'user',
-  'metadata',
-];
 
 function contextFor(body: Record<string, unknown> = {}): ResponseContext {
   return createResponseContext(decodeResponsesRequest({ model: 'test-model', input: 'Hi', max_output_tokens: 50, ...body }).options);
@@ -52,7 +24,7 @@ describe('encodeResponse', () => {
   test('a text answer: every SPEC field in the SPEC order, a resp_ id of 48 hex, a msg_ message item', async () => {
     const context = contextFor({ instructions: 'Be kind.', metadata: { a: 'b' }, user: 'u1' });
     const response = encodeResponse(await assembleResult(replay(textParts)), context);
-    assert.deepEqual(Object.keys(response), SPEC_FIELDS);
+    assert.deepEqual(Object.keys(response), RESPONSE_SPEC_FIELDS);
     assert.match(response.id, /^resp_[0-9a-f]{48}$/);
     assert.equal(response.object, 'response');
     assert.ok(Number.isInteger(response.created_at) && Math.abs(response.created_at - Date.now() / 1000) < 60);

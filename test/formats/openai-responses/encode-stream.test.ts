@@ -9,13 +9,9 @@ import { encodeResponseStream, type ResponseStreamOptions } from '../../../src/f
 import type { ResponseObject } from '../../../src/formats/openai-responses/wire-types.ts';
 import type { SseEvent } from '../../../src/formats/sse-event.ts';
 import { lengthParts, parallelToolParts, reasoningParts, textParts, usage } from './stream-parts-fixtures.ts';
+import { replay } from '../../support/canonical-parts.ts';
 
 type EventData = Record<string, any> & { type: string; sequence_number: number };
-
-async function* replay(parts: StreamPart[], failure?: unknown): AsyncGenerator<StreamPart> {
-  yield* parts;
-  if (failure !== undefined) throw failure;
-}
 
 function context(): ResponseContext {
   return createResponseContext(decodeResponsesRequest({ model: 'test-model', input: 'Hi', max_output_tokens: 50 }).options);

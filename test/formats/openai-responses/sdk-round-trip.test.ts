@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
@@ -21,6 +21,7 @@ import { createResponseContext, encodeResponse } from '../../../src/formats/open
 import { encodeResponseStream } from '../../../src/formats/openai-responses/encode-stream.ts';
 import { writeSse } from '../../../src/http/sse-writer.ts';
 import { lengthParts, parallelToolParts, reasoningParts, textParts, usage } from './stream-parts-fixtures.ts';
+import { replay, readJsonBody } from '../../support/canonical-parts.ts';
 
 const answerJson = '{"city":"Paris","temperature":21}';
 
@@ -51,16 +52,6 @@ function script(request: GenerationRequest): StreamPart[] {
   }
 }
 
-async function* replay(parts: StreamPart[]): AsyncGenerator<StreamPart> {
-  yield* parts;
-}
-
-async function readJson(request: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-}
-
 let server: Server;
 let client: OpenAI;
 let lastDecoded: ReturnType<typeof decodeResponsesRequest> | undefined;
@@ -69,7 +60,7 @@ before(async () => {
   server = createServer((request, response) => {
     void (async () => {
       try {
-        const decoded = decodeResponsesRequest(await readJson(request));
+        const decoded = decodeResponsesRequest(await readJsonBody(request));
         lastDecoded = decoded;
         const context = createResponseContext(decoded.options);
         const parts = script(decoded.request);
