@@ -10,13 +10,11 @@ import type { Config } from './config/index.ts';
 import { newId } from './core/ids.ts';
 import type { Database } from './db/database.ts';
 import { installEdge } from './http/edge.ts';
-import type { InternalCalls } from './http/internal-calls.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import './http/request-context.ts';
 import { registerAuthKeyRoutes } from './routes/auth-key.ts';
 import { registerBatchRoutes } from './routes/batches.ts';
 import { registerFileRoutes } from './routes/files.ts';
-import { registerChatCompletionRoutes } from './routes/chat-completions.ts';
 import { registerEmbeddingRoutes } from './routes/embeddings.ts';
 import { registerImageRoutes } from './routes/images.ts';
 import { registerModerationRoutes } from './routes/moderations.ts';
@@ -24,12 +22,16 @@ import { registerMessagesRoutes } from './routes/messages.ts';
 import { registerModelRoutes } from './routes/models.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerOperationsRoutes } from './routes/operations.ts';
-import { registerResponsesRoutes, type StoredResponseStore } from './routes/responses.ts';
+import type { StoredResponseStore } from './routes/generation-endpoints.ts';
+import { registerGenerationRoute } from './routes/generation-routes.ts';
+import { registerResponsesRoutes } from './routes/responses.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
+import type { DecodeSettings } from './core/generation-format.ts';
 import type { GenerationService } from './services/generation/generation-service.ts';
+import type { MeteredGenerations } from './services/generation/metered-generations.ts';
+import type { GenerationEndpoint } from './services/generation/run-generation-endpoint.ts';
 import type { FileService } from './services/files/file-service.ts';
 import type { MeteringService } from './services/metering/metering-service.ts';
-import type { InputModeration } from './services/moderation/input-moderation.ts';
 
 export interface AppDependencies {
   config: Config;
@@ -37,8 +39,6 @@ export interface AppDependencies {
   authenticator: Authenticator;
   /** Rate limits, quotas, usage figures and the usage ledger. */
   metering: MeteringService;
-  /** Recognises in-process calls on a key's behalf (batch execution). */
-  internalCalls: InternalCalls;
   /** Stored files: uploads, batch results, generated images and signed links to them. */
   files: FileService;
   /** The batch API (the work itself is done by the BatchWorker runtime.ts starts). */
@@ -47,8 +47,12 @@ export interface AppDependencies {
   generation: GenerationService;
   /** Every configured backend (embedding, moderation and image models are taken from it directly). */
   registry: ProviderRegistry;
-  /** The optional moderation pre-check of generation inputs. */
-  inputModeration: InputModeration;
+  /** The metered generation use case (moderation pre-check, limits, generation, ledger). */
+  generations: MeteredGenerations;
+  /** The text-generation endpoints (routes/generation-endpoints.ts), one route each. */
+  generationEndpoints: readonly GenerationEndpoint[];
+  /** How strictly generation requests are read. */
+  decodeSettings: DecodeSettings;
   /** Stored conversations of the responses endpoint (`store: true`, `previous_response_id`). */
   storedResponses: StoredResponseStore;
 }
@@ -82,7 +86,6 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     usage: dependencies.metering,
     metering: dependencies.metering,
     authenticator: dependencies.authenticator,
-    internalCalls: dependencies.internalCalls,
     metrics,
     keepAliveSeconds: config.server.keepAliveSeconds,
   });
@@ -92,10 +95,10 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   registerAuthKeyRoutes(app, dependencies.metering);
   registerFileRoutes(app, dependencies.files, { uploadLimitBytes: config.server.uploadLimitBytes });
   registerBatchRoutes(app, dependencies.batches);
-  registerChatCompletionRoutes(app, dependencies);
-  registerMessagesRoutes(app, dependencies);
-  registerResponsesRoutes(app, dependencies);
-  const modelRouteDependencies = { config, models: dependencies.generation, registry: dependencies.registry };
+  for (const endpoint of dependencies.generationEndpoints) registerGenerationRoute(app, endpoint, dependencies.generations, dependencies.decodeSettings);
+  registerMessagesRoutes(app, dependencies.generation);
+  registerResponsesRoutes(app, dependencies.storedResponses);
+  const modelRouteDependencies = { config, models: dependencies.generation, registry: dependencies.registry, metering: dependencies.metering };
   registerEmbeddingRoutes(app, modelRouteDependencies);
   registerModerationRoutes(app, modelRouteDependencies);
   registerImageRoutes(app, { ...modelRouteDependencies, files: dependencies.files });

@@ -10,10 +10,12 @@ import { KeyService, type CreatedKey } from './accounts/key-service.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
 import { BatchService } from './batches/batch-service.ts';
 import { BatchWorker, type BatchWorkerTuning } from './batches/batch-worker.ts';
-import { injectLineExecutor } from './batches/inject-line-executor.ts';
+import { serviceLineExecutor } from './batches/service-line-executor.ts';
 import type { Config } from './config/index.ts';
 import { openDatabase, type Database } from './db/database.ts';
-import { InternalCalls } from './http/internal-calls.ts';
+import { SPEC_DECODE_SETTINGS } from './core/generation-format.ts';
+import { renderError } from './http/error-envelope.ts';
+import { errorMetadata } from './http/metadata.ts';
 import { ApiKeysRepository } from './db/repositories/api-keys-repository.ts';
 import { BatchesRepository } from './db/repositories/batches-repository.ts';
 import { FilesRepository } from './db/repositories/files-repository.ts';
@@ -29,7 +31,9 @@ import { MeteringService } from './services/metering/metering-service.ts';
 import { InputModeration } from './services/moderation/input-moderation.ts';
 import { StoredResponses } from './services/responses/stored-responses.ts';
 import { StoredResponsesRepository } from './db/repositories/stored-responses-repository.ts';
-import type { StoredResponseStore } from './routes/responses.ts';
+import { batchLineHandlers } from './routes/batch-line-handlers.ts';
+import { generationEndpoints, type StoredResponseStore } from './routes/generation-endpoints.ts';
+import { MeteredGenerations } from './services/generation/metered-generations.ts';
 import { UsageLedger } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
 
@@ -38,7 +42,6 @@ export interface Runtime {
   database: Database;
   keys: KeyService;
   app: FastifyInstance;
-  internalCalls: InternalCalls;
   files: FileService;
   batches: BatchService;
   /** Runs batches in this process; undefined when started with `batchWorker: false`. */
@@ -95,7 +98,6 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     }
     const ledger = new UsageLedger({ sink: ledgerRepository, logger });
     const metering = new MeteringService(config, limitStore, ledger);
-    const internalCalls = new InternalCalls();
     const registry = ProviderRegistry.fromConfig(config, { logger });
     opened.push(() => registry.close());
     const generation = new GenerationService({ config, registry, logger });
@@ -116,15 +118,22 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     });
     const inputModeration = new InputModeration(config, registry);
     const storedResponses: StoredResponseStore = new StoredResponses(new StoredResponsesRepository(database.db));
+    const generations = new MeteredGenerations({ generation, metering, inputModeration });
+    const endpoints = generationEndpoints(storedResponses);
+    const decodeSettings = SPEC_DECODE_SETTINGS;
     const app = await buildApp(
-      { files, batches, config, database, authenticator, metering, internalCalls, generation, registry, inputModeration, storedResponses },
+      { files, batches, config, database, authenticator, metering, generation, generations, generationEndpoints: endpoints, decodeSettings, registry, storedResponses },
       { ...options, logger },
     );
     if (options.batchWorker !== false) {
       batchWorker = new BatchWorker({
         repository: new BatchesRepository(database.db),
         files,
-        execute: injectLineExecutor(app, internalCalls),
+        execute: serviceLineExecutor({
+          handlers: batchLineHandlers({ endpoints, generations, decodeSettings, config, models: generation, registry, metering }),
+          authenticateKeyId: (keyId) => authenticator.authenticateKeyId(keyId),
+          renderError: (error, requestId) => renderError(error, errorMetadata(config.operator, requestId)),
+        }),
         maxLineBytes: config.server.bodyLimitBytes,
         log: logger,
         ...(clock === undefined ? {} : { clock }),
@@ -139,14 +148,13 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       database,
       keys,
       app,
-      internalCalls,
       files,
       batches,
       batchWorker,
       bootstrapKey,
       close() {
         closing ??= (async () => {
-          // Batch lines run through the app in-process: stop them before the app closes.
+          // Batch lines use the same services as the app: stop them before anything closes.
           await batchWorker?.stop();
           await app.close();
           authenticator.stop();

@@ -1,7 +1,7 @@
 /**
  * The canonical generation request: what every client format decodes into and every provider consumes.
  * It is the union of what chat completions, messages and responses can say (DESIGN.md "Why a canonical
- * core"). A provider that cannot honour a field reports it through `ProviderWarning`s or rejects it with a
+ * core"). A provider that cannot honour a field reports it as a `GenerationWarning` or rejects it with a
  * 400 ServiceError; it never drops it silently.
  */
 
@@ -125,3 +125,26 @@ export interface GenerationRequest {
 
 /** Why generation ended, in canonical terms. Formats map these to their own spellings. */
 export type FinishReason = 'stop' | 'length' | 'stop-sequence' | 'tool-calls' | 'content-filter' | 'error';
+
+/** Canonical names of the request settings a backend may not honour (formats map them to wire names). */
+export type GenerationSetting =
+  | 'temperature'
+  | 'topP'
+  | 'topK'
+  | 'maxOutputTokens'
+  | 'stopSequences'
+  | 'seed'
+  | 'metadata'
+  | 'user'
+  | 'parallelToolCalls'
+  | 'reasoningEffort'
+  | 'thinking'
+  | 'responseFormat'
+  | 'toolChoice';
+
+/** A request setting the backend did not honour; reported to the client in a header and logged. */
+export interface GenerationWarning {
+  setting: GenerationSetting;
+  /** `unsupported`: the backend has no such setting; `refused-with-thinking`: the backend refuses it while thinking is on. */
+  reason: 'unsupported' | 'refused-with-thinking';
+}

@@ -4,7 +4,7 @@
  * cannot drift. Blocks are bracketed (`*-start`, deltas, `*-end`) and identified by `id`; blocks of
  * different ids may interleave (parallel tool calls).
  */
-import type { FinishReason } from './generation.ts';
+import type { FinishReason, GenerationWarning } from './generation.ts';
 import type { ServiceError } from './service-error.ts';
 import type { Usage } from './usage.ts';
 
@@ -24,8 +24,11 @@ export type StreamPart =
   /** A fragment of the tool arguments' JSON text. Fragments concatenate to the full JSON. */
   | { type: 'tool-input-delta'; id: string; delta: string }
   | { type: 'tool-input-end'; id: string }
-  /** Upstream metadata known at the start (upstream response id, model name). Optional. */
-  | { type: 'response-metadata'; upstreamId?: string; upstreamModel?: string }
+  /**
+   * Upstream metadata known at the start (upstream response id, model name) and the request settings
+   * the backend did not honour. Optional; comes before the first content part.
+   */
+  | { type: 'response-metadata'; upstreamId?: string; upstreamModel?: string; warnings?: GenerationWarning[] }
   /** Last part of a successful stream. */
   | { type: 'finish'; finishReason: FinishReason; stopSequence?: string | null; usage: Usage }
   /** The generation failed. After an error no more parts follow. */

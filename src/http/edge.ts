@@ -7,10 +7,9 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext, Authenticator } from '../accounts/authenticator.ts';
 import { permissionDenied, ServiceError } from '../core/service-error.ts';
-import type { SseEvent } from '../formats/sse-event.ts';
+import type { SseEvent } from '../core/sse-event.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
-import type { InternalCalls } from './internal-calls.ts';
 import { buildMetadata, type MetadataSource } from './metadata.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { SendEventsOptions } from './request-context.ts';
@@ -19,8 +18,6 @@ import { writeSse } from './sse-writer.ts';
 
 export interface EdgeOptions extends MetadataSource {
   authenticator: Authenticator;
-  /** Recognises in-process calls made on a key's behalf (batch lines). */
-  internalCalls: InternalCalls;
   /** Rate limits and quotas. */
   metering: { admit(auth: AuthContext, estimatedTokens: number): Promise<Admission> };
   metrics: HttpMetrics;
@@ -57,7 +54,6 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   app.decorateRequest('startedAt', 0n);
   app.decorateRequest('usageSnapshot', undefined);
   app.decorateRequest('extraHeaders', undefined);
-  app.decorateRequest('isBatch', false);
   app.decorateRequest('admission', undefined);
   app.decorateRequest('admit', async function admit(this: FastifyRequest, estimatedTokens: number) {
     if (this.auth === undefined) throw new Error('admit() called on a route without authentication');
@@ -131,29 +127,20 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     const routeConfig = request.routeOptions.config.switchyard;
     if (routeConfig === undefined || routeConfig.permission === null) return done();
     const permission = routeConfig.permission;
-    const accept = (auth: AuthContext, batch: boolean): void => {
+    const accept = (auth: AuthContext): void => {
       request.auth = auth;
-      request.isBatch = batch;
       if (permission !== 'authenticated' && !auth.permissions.has(permission)) throw permissionDenied(permission);
     };
     try {
-      const internal = options.internalCalls.verify(request.headers);
-      if (internal !== undefined) {
-        options.authenticator
-          .authenticateKeyId(internal.keyId)
-          .then((auth) => accept(auth, internal.batch))
-          .then(() => done(), done);
-        return;
-      }
       const secret = presentedKey(request);
       const cached = options.authenticator.authenticateCached(secret);
       if (cached !== undefined) {
-        accept(cached, false);
+        accept(cached);
         return done();
       }
       options.authenticator
         .authenticate(secret)
-        .then((auth) => accept(auth, false))
+        .then((auth) => accept(auth))
         .then(() => done(), done);
     } catch (error) {
       done(error as Error);
@@ -183,9 +170,11 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     const serviceError = toServiceError(error);
     if (serviceError.status >= 500) request.log.error({ err: serviceError.cause ?? error }, 'request failed');
     const metadata = await buildMetadata(request, options, false);
-    const style = request.routeOptions.config.switchyard?.errorStyle ?? 'spec';
     void reply.headers({ ...request.extraHeaders, ...serviceError.headers });
-    return reply.code(serviceError.status).type('application/json; charset=utf-8').send(renderError(serviceError, metadata, style));
+    return reply
+      .code(serviceError.status)
+      .type('application/json; charset=utf-8')
+      .send(renderError(serviceError, metadata, request.routeOptions.config.switchyard?.format));
   });
 
   app.setNotFoundHandler(async (request, reply) => {

@@ -1,14 +1,14 @@
 /**
  * The only renderer of error bodies (DESIGN.md convention 6): SPEC envelope
- * `{ error: { message, type, code, param, details }, info_metadata }`, plus `"type":"error"` at the
- * top level on Anthropic-style routes (wire-contracts.md). Also maps framework errors (bad JSON, body
+ * `{ error: { message, type, code, param, details }, info_metadata }`, wrapped by the route's client
+ * format where its clients read errors differently (Anthropic: a top-level `"type":"error"`). Also maps framework errors (bad JSON, body
  * too large, wrong content type) to ServiceErrors so no framework default body ever leaves.
  */
+import type { GenerationFormat } from '../core/generation-format.ts';
 import { invalidFormat, ServiceError, serverError } from '../core/service-error.ts';
 import type { Metadata } from './metadata.ts';
 
 export interface ErrorEnvelope {
-  type?: 'error';
   error: {
     message: string;
     type: string;
@@ -19,12 +19,13 @@ export interface ErrorEnvelope {
   info_metadata: Metadata;
 }
 
-export function renderError(error: ServiceError, metadata: Metadata, style: 'spec' | 'anthropic' = 'spec'): ErrorEnvelope {
+/** The SPEC envelope; a route's client format may wrap it (`wrapErrorEnvelope`). */
+export function renderError(error: ServiceError, metadata: Metadata, format?: Pick<GenerationFormat<unknown>, 'wrapErrorEnvelope'>): ErrorEnvelope {
   const body: ErrorEnvelope = {
     error: { message: error.message, type: error.type, code: error.code, param: error.param, details: error.details },
     info_metadata: metadata,
   };
-  return style === 'anthropic' ? { type: 'error', ...body } : body;
+  return format?.wrapErrorEnvelope?.(body) ?? body;
 }
 
 interface FrameworkError {

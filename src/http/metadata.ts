@@ -47,3 +47,8 @@ export async function buildMetadata(request: FastifyRequest, source: MetadataSou
     user_total_usage: usage,
   };
 }
+
+/** `info_metadata` of an error answered outside an HTTP request (a batch line's error body). */
+export function errorMetadata(operator: string, requestId: string): Metadata {
+  return { creator: operator, status: false, timestamp: new Date().toISOString(), request_id: requestId, processing_time: null, tier: null, user_total_usage: null };
+}

@@ -3,6 +3,7 @@
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
 import type { Permission } from '../config/index.ts';
+import type { GenerationFormat } from '../core/generation-format.ts';
 import type { AccountUsageSnapshot } from '../services/account-usage.ts';
 
 /** Per-route settings read by the edge's hooks. */
@@ -22,8 +23,8 @@ export interface SwitchyardRouteConfig {
   summary?: string;
   /** The path as OpenAPI shows it, when the route pattern differs (wildcards). */
   openapiPath?: string;
-  /** `anthropic` adds the top-level `"type":"error"` Anthropic clients read. */
-  errorStyle?: 'spec' | 'anthropic';
+  /** The client format of a generation route: its clients' error body wraps the SPEC envelope. */
+  format?: Pick<GenerationFormat<unknown>, 'wrapErrorEnvelope'>;
   /** Key-status style metadata: processing_time as an integer. */
   integerProcessingTime?: boolean;
 }
@@ -38,8 +39,6 @@ declare module 'fastify' {
     usageSnapshot: AccountUsageSnapshot | undefined;
     /** Extra headers to add to the answer (rate-limit headers, warnings). */
     extraHeaders: Record<string, string> | undefined;
-    /** True for a batch line executed in-process on a key's behalf (priced at 50%). */
-    isBatch: boolean;
   }
   interface FastifyContextConfig {
     switchyard?: SwitchyardRouteConfig;
@@ -48,7 +47,7 @@ declare module 'fastify' {
 
 export {};
 
-import type { SseEvent } from '../formats/sse-event.ts';
+import type { SseEvent } from '../core/sse-event.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
 
 /** Options of `reply.sendEvents`. */

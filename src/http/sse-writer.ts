@@ -6,7 +6,7 @@
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { SseEvent } from '../formats/sse-event.ts';
+import type { SseEvent } from '../core/sse-event.ts';
 
 /** Serialises one event: optional `event:` line, one `data:` line per line of the payload. */
 export function serializeSseEvent(event: SseEvent): string {

@@ -1,5 +1,5 @@
 /**
- * POST /v1/embeddings: decode (formats/openai-embeddings), resolve the model (named, or the first
+ * POST /v1/embeddings (also a batch endpoint): decode (formats/openai-embeddings), resolve the model (named, or the first
  * catalogue model with the `embeddings` capability), check each input against the model's context
  * window, admit the tokens against the caller's limits, embed (in slices of the model's
  * `maxBatchSize`), meter, encode as float or base64.
@@ -14,7 +14,9 @@ import { isServiceError } from '../core/service-error.ts';
 import { emptyUsage } from '../core/usage.ts';
 import { checkEmbeddingInputTokens, decodeEmbeddingsRequest } from '../formats/openai-embeddings/decode-request.ts';
 import { encodeEmbeddingsResponse } from '../formats/openai-embeddings/encode-response.ts';
-import { defaultModelWith, ledgerContextFor } from './metering-context.ts';
+import { ledgerContextOf, type Caller } from '../services/caller.ts';
+import type { Admission, MeteringService } from '../services/metering/metering-service.ts';
+import { callerOf, defaultModelWith } from './metering-context.ts';
 
 export interface EmbeddingRouteDependencies {
   /** The catalogue: the default model is its first model with the `embeddings` capability. */
@@ -23,6 +25,8 @@ export interface EmbeddingRouteDependencies {
   models: { resolve(modelName: string, needs?: readonly Capability[], param?: string): { model: ModelConfig } };
   /** Backends (ProviderRegistry). */
   registry: { embeddingModel(model: ModelConfig): EmbeddingModel };
+  /** Rate limits, quotas and the ledger. */
+  metering: Pick<MeteringService, 'admit'>;
 }
 
 async function embedInSlices(model: EmbeddingModel, inputs: string[], options: Parameters<EmbeddingModel['embed']>[1]): Promise<EmbeddingResult> {
@@ -37,32 +41,45 @@ async function embedInSlices(model: EmbeddingModel, inputs: string[], options: P
   };
 }
 
+/** What an embeddings request yields: the body to send and the admission that metered it. */
+export interface EmbeddingsAnswer {
+  body: Record<string, unknown>;
+  admission: Admission;
+}
+
+/** The embeddings use case from body to answer; the route and the batch worker both call it. */
+export function createEmbeddingsHandler(dependencies: EmbeddingRouteDependencies): (caller: Caller, body: unknown) => Promise<EmbeddingsAnswer> {
+  return async (caller, body) => {
+    const decoded = decodeEmbeddingsRequest(body);
+    const { model } = dependencies.models.resolve(decoded.model ?? defaultModelWith(dependencies.config.models, 'embeddings', 'embedding'), ['embeddings']);
+    const tokens = checkEmbeddingInputTokens(decoded, model.contextWindow);
+    const promptTokens = tokens.reduce((sum, count) => sum + count, 0);
+    const admission = await dependencies.metering.admit(caller.auth, promptTokens, { batch: caller.batch });
+    const ledger = ledgerContextOf(caller, model, '/v1/embeddings');
+    let result: EmbeddingResult;
+    try {
+      const options = { signal: caller.signal, requestId: caller.requestId, ...(decoded.dimensions === undefined ? {} : { dimensions: decoded.dimensions }) };
+      result = await embedInSlices(dependencies.registry.embeddingModel(model), decoded.inputs, options);
+    } catch (error) {
+      await admission.settle(undefined, ledger, isServiceError(error) ? error.status : 500);
+      throw error;
+    }
+    await admission.settle({ ...emptyUsage(), inputTokens: result.inputTokens, estimated: result.estimated }, ledger);
+    const encoded = encodeEmbeddingsResponse({ model: model.id, embeddings: result.embeddings, encodingFormat: decoded.encodingFormat, promptTokens: result.inputTokens });
+    return { body: { ...encoded }, admission };
+  };
+}
+
 export function registerEmbeddingRoutes(app: FastifyInstance, dependencies: EmbeddingRouteDependencies): void {
+  const embed = createEmbeddingsHandler(dependencies);
   app.post(
     '/v1/embeddings',
     { config: { switchyard: { permission: 'embeddings', limits: 'tokens', summary: 'Create embedding vectors for one text or a list of texts.' } } },
     async (request, reply) => {
-      const decoded = decodeEmbeddingsRequest(request.body);
-      const { model } = dependencies.models.resolve(
-        decoded.model ?? defaultModelWith(dependencies.config.models, 'embeddings', 'embedding'),
-        ['embeddings'],
-      );
-      const tokens = checkEmbeddingInputTokens(decoded, model.contextWindow);
-      const promptTokens = tokens.reduce((sum, count) => sum + count, 0);
-      const admission = await request.admit(promptTokens);
-      const ledger = ledgerContextFor(request, model, '/v1/embeddings');
-      let result: EmbeddingResult;
-      try {
-        const options = { signal: request.clientSignal(), requestId: request.id, ...(decoded.dimensions === undefined ? {} : { dimensions: decoded.dimensions }) };
-        result = await embedInSlices(dependencies.registry.embeddingModel(model), decoded.inputs, options);
-      } catch (error) {
-        await admission.settle(undefined, ledger, isServiceError(error) ? error.status : 500);
-        throw error;
-      }
-      await admission.settle({ ...emptyUsage(), inputTokens: result.inputTokens, estimated: result.estimated }, ledger);
-      return reply.sendData({
-        ...encodeEmbeddingsResponse({ model: model.id, embeddings: result.embeddings, encodingFormat: decoded.encodingFormat, promptTokens: result.inputTokens }),
-      });
+      const answer = await embed(callerOf(request), request.body);
+      request.admission = answer.admission;
+      request.extraHeaders = { ...request.extraHeaders, ...answer.admission.headers };
+      return reply.sendData(answer.body);
     },
   );
 }

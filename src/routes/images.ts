@@ -15,7 +15,8 @@ import { isServiceError } from '../core/service-error.ts';
 import { emptyUsage } from '../core/usage.ts';
 import { decodeImageGenerationRequest, resolveImageSize } from '../formats/openai-images/decode-request.ts';
 import { encodeImagesResponse, type DeliveredImage } from '../formats/openai-images/encode-response.ts';
-import { defaultModelWith, ledgerContextFor } from './metering-context.ts';
+import { ledgerContextOf } from '../services/caller.ts';
+import { callerOf, defaultModelWith } from './metering-context.ts';
 
 /** Response header listing valid request parameters this service did not honour (same as the chat route's). */
 const IGNORED_PARAMETERS_HEADER = 'x-switchyard-ignored-parameters';
@@ -72,7 +73,7 @@ export function registerImageRoutes(app: FastifyInstance, dependencies: ImageRou
         request.extraHeaders = { ...request.extraHeaders, [IGNORED_PARAMETERS_HEADER]: decoded.ignoredParameters.join(', ') };
         request.log.warn({ ignoredParameters: decoded.ignoredParameters }, 'request parameters not honoured');
       }
-      const ledger = ledgerContextFor(request, model, '/v1/images/generations');
+      const ledger = ledgerContextOf(callerOf(request), model, '/v1/images/generations');
       let delivered: DeliveredImage[];
       try {
         const images = await dependencies.registry.imageModel(model).generate(

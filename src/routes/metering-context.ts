@@ -1,11 +1,11 @@
 /**
- * Small pieces every metered route shares: which model answers when a request names none, and what
- * the usage ledger records about a request besides its usage.
+ * Small pieces every metered route shares: which model answers when a request names none, and the
+ * plain caller the use cases take.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Capability, ModelConfig } from '../config/index.ts';
 import { notFound } from '../core/service-error.ts';
-import type { LedgerContext } from '../services/metering/metering-service.ts';
+import type { Caller } from '../services/caller.ts';
 
 /**
  * The model used when a request names none: the first catalogue model with `capability`. Configured
@@ -18,7 +18,10 @@ export function defaultModelWith(models: readonly ModelConfig[], capability: Cap
   return model.id;
 }
 
-/** What the usage ledger records about a request of one of these routes. */
-export function ledgerContextFor(request: FastifyRequest, model: ModelConfig, endpoint: string): LedgerContext {
-  return { requestId: request.id, model: model.id, endpoint, pricing: model.pricing, batch: request.isBatch, startedAt: request.startedAt };
+/** The plain caller (services/caller.ts) of an authenticated request. */
+export function callerOf(request: FastifyRequest): Caller {
+  const auth = request.auth;
+  // The edge authenticates every route registered with a permission before its handler runs.
+  if (auth === undefined) throw new Error(`${request.url} reached without authentication`);
+  return { auth, requestId: request.id, batch: false, startedAt: request.startedAt, signal: request.clientSignal() };
 }

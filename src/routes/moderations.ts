@@ -11,7 +11,8 @@ import { isServiceError } from '../core/service-error.ts';
 import { emptyUsage } from '../core/usage.ts';
 import { decodeModerationRequest } from '../formats/openai-moderations/decode-request.ts';
 import { encodeModerationResponse } from '../formats/openai-moderations/encode-response.ts';
-import { defaultModelWith, ledgerContextFor } from './metering-context.ts';
+import { ledgerContextOf } from '../services/caller.ts';
+import { callerOf, defaultModelWith } from './metering-context.ts';
 
 export interface ModerationRouteDependencies {
   /** The catalogue: the default model is its first model with the `moderation` capability. */
@@ -32,7 +33,7 @@ export function registerModerationRoutes(app: FastifyInstance, dependencies: Mod
         decoded.model ?? defaultModelWith(dependencies.config.models, 'moderation', 'moderation'),
         ['moderation'],
       );
-      const ledger = ledgerContextFor(request, model, '/v1/moderations');
+      const ledger = ledgerContextOf(callerOf(request), model, '/v1/moderations');
       let verdicts: ModerationVerdict[];
       try {
         verdicts = await dependencies.registry.moderationModel(model).classify(decoded.inputs, { signal: request.clientSignal(), requestId: request.id });

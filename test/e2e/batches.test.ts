@@ -340,8 +340,9 @@ describe('batches end to end: expiry under an injected clock', () => {
       config: {
         tiers: {
           Developer: { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0, concurrentBatches: 5, permissions: ['chat.completions', 'files', 'batches', 'models'] },
-          // One request a minute: the batch creation uses it, so every line is rate limited.
-          Trickle: { requestsPerMinute: 1, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0, concurrentBatches: 5, permissions: ['chat.completions', 'files', 'batches', 'models'] },
+          // One token a day: batch lines are outside the per-minute limits but inside the daily quota, so
+          // every line is rate limited (and the requests of the batch API itself still pass).
+          Trickle: { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 1, tokensPerMonth: 0, concurrentBatches: 5, permissions: ['chat.completions', 'files', 'batches', 'models'] },
         },
       },
     });

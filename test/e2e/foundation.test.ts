@@ -230,17 +230,6 @@ describe('foundation end to end', () => {
     assert.match(again.stderr, /No active key/);
   });
 
-  test('in-process calls on a key\'s behalf are recognised only with this process\'s secret', async () => {
-    const { id: keyId } = await server.createKey({ tier: 'Production' });
-    const headers = server.runtime.internalCalls.headersFor({ keyId, batch: true });
-    const injected = await server.runtime.app.inject({ method: 'GET', url: '/v1/auth/key', headers });
-    assert.equal(injected.statusCode, 200);
-    assert.equal(injected.json().tier, 'Production');
-    const forged = await server.runtime.app.inject({ method: 'GET', url: '/v1/auth/key', headers: { ...headers, 'x-switchyard-internal': 'f'.repeat(64) } });
-    assert.equal(forged.statusCode, 401);
-    assert.equal(forged.json().error.code, 'missing_api_key');
-  });
-
   test('CLI usage errors are clear and exit 1', async () => {
     const env = { DATA_DIR: server.dataDir, LOG_LEVEL: 'silent' };
     const badTier = await runCli(['keys', 'create', '--tier', 'Gold'], env);

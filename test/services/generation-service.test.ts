@@ -1,3 +1,4 @@
+import { assembleResult } from '../../src/core/assemble-result.ts';
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { loadConfig, type Config } from '../../src/config/index.ts';
@@ -154,9 +155,10 @@ describe('GenerationService', () => {
     });
 
     test('non-streaming results are assembled from the same parts', async () => {
-      const result = await service.generate(request('main', 'question'), { signal: signal() });
+      const stream = await service.stream(request('main', 'question'), { signal: signal(), preferWholeResponse: true });
+      const result = await assembleResult(stream);
       assert.deepEqual(result.content, [{ type: 'text', text: 'Mock: question' }]);
-      assert.equal(result.model.id, 'main');
+      assert.equal(stream.model.id, 'main');
       assert.equal(result.finishReason, 'stop');
       assert.equal((primary.requests[0]!.body as { model: string }).model, 'upstream-main');
       // The whole answer is wanted, so it is fetched as one JSON body rather than an upstream stream.

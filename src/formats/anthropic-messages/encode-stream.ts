@@ -6,21 +6,13 @@
  *   indexes 0, 1, 2..., then message_delta (stop_reason, stop_sequence, usage), then message_stop;
  *   or, once the stream has begun, a final `error` event.
  *
- * Nesting. Anthropic blocks never overlap: a block is stopped before the next one starts. Canonical
- * blocks may interleave (an OpenAI-compatible upstream streams parallel tool calls by index, and may
- * only end them all at the finish). We serialise by BUFFERING: the block that started first owns the
- * wire until it ends; deltas of blocks that started later are held, and each such block is replayed
- * (start, held deltas) as soon as every block before it has ended, then streams live. The alternative,
- * closing the open block as soon as another starts, would lose any later delta of the closed block (a
- * tool_use cannot be reopened), so it is not used. The cost: a later block's first bytes wait until the
- * earlier block ends; providers should end a block as soon as they know it is complete. Blocks still
- * open at `finish` are closed in start order. Nothing is ever dropped or reordered within a block, and
- * the wire order equals the start order, so `index` matches the non-streaming `content` order.
+ * Blocks arrive sequenced (core/sequence-blocks.ts: they never overlap), so each canonical block maps
+ * to one Anthropic block with the next index: this file only maps, it holds nothing back.
  */
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { newId } from '../../core/ids.ts';
 import { serverError } from '../../core/service-error.ts';
-import type { SseEvent } from '../sse-event.ts';
+import type { SseEvent } from '../../core/sse-event.ts';
 import { messagesErrorEvent } from './error-envelope.ts';
 import { toolUseId } from './encode-response.ts';
 import { toAnthropicStopReason, toAnthropicStopSequence } from './map-stop-reason.ts';
@@ -51,7 +43,7 @@ export interface MessagesStreamOptions {
  */
 export async function* encodeMessagesStream(parts: AsyncIterable<StreamPart>, options: MessagesStreamOptions): AsyncGenerator<SseEvent, void, undefined> {
   const messageId = options.messageId ?? newId.message();
-  const blocks = new NestedBlockWriter();
+  const blocks = new BlockIndexes();
   let started = false;
   try {
     for await (const part of parts) {
@@ -101,7 +93,7 @@ export async function* encodeMessagesStream(parts: AsyncIterable<StreamPart>, op
           blocks.end(`tool:${part.id}`, out);
           break;
         case 'finish':
-          blocks.endAll(out);
+          blocks.stopOpen(out);
           out.push(
             event({
               type: 'message_delta',
@@ -154,72 +146,35 @@ function messageStartEvent(messageId: string, options: MessagesStreamOptions): S
   });
 }
 
-interface BlockState {
-  start: AnthropicContentBlockStart;
-  /** Deltas received while an earlier block held the wire. */
-  held: AnthropicContentBlockDelta[];
-  /** The canonical block has ended. */
-  ended: boolean;
-  /** Wire index, set when the block is started on the wire. */
-  index?: number;
-}
-
-/** Serialises possibly interleaved canonical blocks into nested Anthropic blocks (see the file comment). */
-class NestedBlockWriter {
-  /** Blocks not yet stopped on the wire, in start order; the first one owns the wire. */
-  private readonly queue: BlockState[] = [];
-  /** Open canonical blocks by `<kind>:<id>`. */
-  private readonly open = new Map<string, BlockState>();
+/** Wire indexes of the (sequenced, so never overlapping) blocks: one open at a time. */
+class BlockIndexes {
+  private openKey: string | undefined;
   private nextIndex = 0;
 
   start(key: string, start: AnthropicContentBlockStart, out: SseEvent[]): void {
-    const state: BlockState = { start, held: [], ended: false };
-    this.open.set(key, state);
-    this.queue.push(state);
-    if (this.queue.length === 1) this.advance(out);
+    this.stopOpen(out);
+    this.openKey = key;
+    out.push(event({ type: 'content_block_start', index: this.nextIndex, content_block: start }));
   }
 
   /** A block that is complete as it starts (redacted thinking). */
   complete(start: AnthropicContentBlockStart, out: SseEvent[]): void {
-    this.queue.push({ start, held: [], ended: true });
-    if (this.queue.length === 1) this.advance(out);
+    this.start('complete', start, out);
+    this.stopOpen(out);
   }
 
-  /** Deltas for unknown or ended blocks are ignored, as assembleResult ignores them, so both paths agree. */
+  /** Deltas of a block that is not the open one are dropped, as assembleResult drops them. */
   delta(key: string, delta: AnthropicContentBlockDelta, out: SseEvent[]): void {
-    const state = this.open.get(key);
-    if (state === undefined) return;
-    if (state.index === undefined) state.held.push(delta);
-    else out.push(event({ type: 'content_block_delta', index: state.index, delta }));
+    if (key === this.openKey) out.push(event({ type: 'content_block_delta', index: this.nextIndex, delta }));
   }
 
   end(key: string, out: SseEvent[]): void {
-    const state = this.open.get(key);
-    if (state === undefined) return;
-    this.open.delete(key);
-    state.ended = true;
-    if (state === this.queue[0]) this.advance(out);
+    if (key === this.openKey) this.stopOpen(out);
   }
 
-  endAll(out: SseEvent[]): void {
-    for (const state of this.queue) state.ended = true;
-    this.open.clear();
-    this.advance(out);
-  }
-
-  /** Starts the head block on the wire if needed, and while it has ended, stops it and moves to the next. */
-  private advance(out: SseEvent[]): void {
-    for (let head = this.queue[0]; head !== undefined; head = this.queue[0]) {
-      if (head.index === undefined) {
-        const index = this.nextIndex++;
-        head.index = index;
-        out.push(event({ type: 'content_block_start', index, content_block: head.start }));
-        for (const delta of head.held) out.push(event({ type: 'content_block_delta', index, delta }));
-        head.held = [];
-      }
-      if (!head.ended) return;
-      out.push(event({ type: 'content_block_stop', index: head.index }));
-      this.queue.shift();
-    }
+  stopOpen(out: SseEvent[]): void {
+    if (this.openKey === undefined) return;
+    out.push(event({ type: 'content_block_stop', index: this.nextIndex++ }));
+    this.openKey = undefined;
   }
 }

@@ -6,7 +6,7 @@
  * kept in HTTP bodies; only the mid-stream error event, which has no status, carries an Anthropic type.
  */
 import { isServiceError } from '../../core/service-error.ts';
-import type { SseEvent } from '../sse-event.ts';
+import type { SseEvent } from '../../core/sse-event.ts';
 import type { AnthropicErrorType } from './wire-types.ts';
 
 /** Adds the top-level `"type":"error"` to a rendered SPEC error envelope (the edge's per-route envelope hook). */

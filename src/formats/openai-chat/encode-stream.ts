@@ -13,7 +13,7 @@
  */
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { isServiceError, serverError, type ServiceError } from '../../core/service-error.ts';
-import type { SseEvent } from '../sse-event.ts';
+import type { SseEvent } from '../../core/sse-event.ts';
 import { encodeUsage, mapFinishReason, type ChatCompletionContext } from './encode-response.ts';
 
 export interface ChatCompletionStreamOptions {
@@ -32,19 +32,6 @@ export function encodeStreamError(error: ServiceError): SseEvent {
   return {
     data: JSON.stringify({ error: { message: error.message, type: error.type, code: error.code, param: error.param, details: error.details } }),
   };
-}
-
-interface ToolCallState {
-  id: string;
-  toolName: string;
-  /** Position in `tool_calls`, given when the call is first sent (calls are sent in the order they started). */
-  index: number;
-  /** Whether any non-blank argument text was seen; an empty argument list is closed as `{}`. */
-  hasArguments: boolean;
-  /** `tool-input-end` seen. */
-  ended: boolean;
-  /** Argument text received while another call was being sent. */
-  buffered: string;
 }
 
 /**
@@ -66,34 +53,13 @@ export async function* encodeChatCompletionStream(
   const tail = `,"logprobs":null,"finish_reason":null}]${usageNull}}`;
 
   let started = false;
-  // Tool calls are sent one after the other, never interleaved: the SDK's stream helper treats a change
-  // of tool call index as "the previous call is complete" (and then parses its arguments), so fragments
-  // of calls that start while another is being sent are held back until that one ends.
-  const toolCalls = new Map<string, ToolCallState>();
-  const waitingCalls: ToolCallState[] = [];
-  let activeCall: ToolCallState | undefined;
-  let nextToolIndex = 0;
-  const toolCallStart = (call: ToolCallState): string =>
-    `${head}{"tool_calls":[{"index":${call.index},"id":${JSON.stringify(call.id)},"type":"function","function":{"name":${JSON.stringify(call.toolName)},"arguments":""}}]}${tail}`;
-  const toolCallArguments = (call: ToolCallState, fragment: string): string =>
-    `${head}{"tool_calls":[{"index":${call.index},"function":{"arguments":${JSON.stringify(fragment)}}}]}${tail}`;
-  /** Sends waiting calls (start, held-back arguments, `{}` if ended empty) until one is still open. */
-  const promoteWaitingCalls = (flushAll: boolean): string[] => {
-    const chunks: string[] = [];
-    while (activeCall === undefined && waitingCalls.length > 0) {
-      const call = waitingCalls.shift()!;
-      call.index = nextToolIndex++;
-      chunks.push(toolCallStart(call));
-      if (call.buffered.length > 0) chunks.push(toolCallArguments(call, call.buffered));
-      if (call.ended) {
-        // Same rule as assembleResult: a call with no arguments is `{}`, so both paths agree.
-        if (!call.hasArguments) chunks.push(toolCallArguments(call, '{}'));
-      } else if (!flushAll) {
-        activeCall = call;
-      }
-    }
-    return chunks;
-  };
+  // Parts arrive sequenced (core/sequence-blocks.ts): tool calls never interleave, which the SDK's stream
+  // helper needs (it treats a change of tool call index as "the previous call is complete"). So each
+  // call is its start chunk, then its fragments.
+  let toolCallId: string | undefined;
+  let toolIndex = -1;
+  let toolHasArguments = false;
+  const toolArguments = (fragment: string): SseEvent => ({ data: `${head}{"tool_calls":[{"index":${toolIndex},"function":{"arguments":${JSON.stringify(fragment)}}}]}${tail}` });
 
   try {
     for await (const part of parts) {
@@ -113,40 +79,26 @@ export async function* encodeChatCompletionStream(
           // Non-standard field, the OpenAI-compatible convention (vLLM, DeepSeek, xAI) for reasoning text.
           if (part.delta.length > 0) yield { data: `${head}{"reasoning_content":${JSON.stringify(part.delta)}}${tail}` };
           break;
-        case 'tool-input-start': {
-          const call: ToolCallState = { id: part.id, toolName: part.toolName, index: -1, hasArguments: false, ended: false, buffered: '' };
-          toolCalls.set(part.id, call);
-          if (activeCall === undefined) {
-            call.index = nextToolIndex++;
-            activeCall = call;
-            yield { data: toolCallStart(call) };
-          } else {
-            waitingCalls.push(call);
+        case 'tool-input-start':
+          toolCallId = part.id;
+          toolIndex++;
+          toolHasArguments = false;
+          yield {
+            data: `${head}{"tool_calls":[{"index":${toolIndex},"id":${JSON.stringify(part.id)},"type":"function","function":{"name":${JSON.stringify(part.toolName)},"arguments":""}}]}${tail}`,
+          };
+          break;
+        case 'tool-input-delta':
+          if (part.id === toolCallId && part.delta.length > 0) {
+            if (!toolHasArguments && part.delta.trim() !== '') toolHasArguments = true;
+            yield toolArguments(part.delta);
           }
           break;
-        }
-        case 'tool-input-delta': {
-          const call = toolCalls.get(part.id);
-          if (call === undefined || part.delta.length === 0) break;
-          if (!call.hasArguments && part.delta.trim().length > 0) call.hasArguments = true;
-          if (call === activeCall) yield { data: toolCallArguments(call, part.delta) };
-          else call.buffered += part.delta;
-          break;
-        }
-        case 'tool-input-end': {
-          const call = toolCalls.get(part.id);
-          if (call === undefined || call.ended) break;
-          call.ended = true;
-          if (call !== activeCall) break;
+        case 'tool-input-end':
           // Same rule as assembleResult: a call with no arguments is `{}`, so both paths agree.
-          if (!call.hasArguments) yield { data: toolCallArguments(call, '{}') };
-          activeCall = undefined;
-          for (const data of promoteWaitingCalls(false)) yield { data };
+          if (part.id === toolCallId && !toolHasArguments) yield toolArguments('{}');
+          toolCallId = undefined;
           break;
-        }
         case 'finish':
-          activeCall = undefined;
-          for (const data of promoteWaitingCalls(true)) yield { data };
           yield { data: `${head}{},"logprobs":null,"finish_reason":"${mapFinishReason(part.finishReason)}"}]${usageNull}}` };
           if (options.includeUsage) yield { data: `${prefix}[],"usage":${JSON.stringify(encodeUsage(part.usage))}}` };
           yield DONE_EVENT;

@@ -15,10 +15,9 @@
  * announced by output_item.added, that `item_id` equals the item's id and that content_part.added
  * precedes its deltas; all hold by construction.
  *
- * Items never overlap on the wire: the block that started first owns the stream until it ends; deltas
- * of blocks that started later (interleaved parallel tool calls) are held and replayed, in order, as
- * soon as every earlier block has ended. So output_index order = start order = the non-streaming
- * `output` order (encode-response.ts), and nothing is dropped or reordered within an item.
+ * Blocks arrive sequenced (core/sequence-blocks.ts: they never overlap), so each canonical block maps
+ * to one output item announced when it starts: output_index order = start order = the non-streaming
+ * `output` order (encode-response.ts).
  *
  * The `output_item.done` of the last item that ended is held until the next part arrives, so that an
  * item cut by max_output_tokens (the `finish` that follows says `length`) is reported `incomplete`
@@ -27,7 +26,7 @@
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { newId } from '../../core/ids.ts';
 import { isServiceError, serverError, type ServiceError } from '../../core/service-error.ts';
-import type { SseEvent } from '../sse-event.ts';
+import type { SseEvent } from '../../core/sse-event.ts';
 import {
   buildResponseObject,
   encodeResponseError,
@@ -55,15 +54,14 @@ type BlockKind = 'text' | 'reasoning' | 'tool';
 
 interface Block {
   kind: BlockKind;
+  /** `<kind>:<canonical id>`. */
+  key: string;
   /** Output item id (`msg_`/`rs_`/`fc_` + 48 hex). */
   itemId: string;
   /** Position in `output`, given when the item is announced; -1 before. */
   outputIndex: number;
   /** Text, reasoning text or argument JSON received so far. */
   text: string;
-  /** Deltas received while an earlier block owned the stream. */
-  held: string[];
-  ended: boolean;
   signature?: string;
   redactedData?: string;
   callId?: string;
@@ -89,9 +87,8 @@ export async function* encodeResponseStream(
   let sequenceNumber = 0;
   const event = (type: string, fields: EventFields): SseEvent => ({ event: type, data: { type, ...fields, sequence_number: sequenceNumber++ } });
 
-  const blocks = new Map<string, Block>();
-  /** Started blocks not yet done on the wire, in start order; the first one owns the stream. */
-  const queue: Block[] = [];
+  /** The open block (blocks never overlap). */
+  let open: Block | undefined;
   /** The block whose output_item.done is held until the next part (see the header). */
   let heldClose: Block | undefined;
   /** Items in output_index order: finished ones, and the announced ones still open. */
@@ -178,56 +175,29 @@ export async function* encodeResponseStream(
     heldClose = undefined;
   };
 
-  /** The first block in the queue has ended: close it and let the next ones through. */
-  const advance = (out: SseEvent[]): void => {
-    while (queue.length > 0 && queue[0]!.ended) {
-      const block = queue.shift()!;
-      if (block.outputIndex < 0) announce(block, out);
-      for (const delta of block.held) out.push(deltaEvent(block, delta));
-      block.held = [];
-      if (queue.length === 0) heldClose = block;
-      else emitDone(block, 'completed', out);
-    }
-    const head = queue[0];
-    if (head !== undefined && head.outputIndex < 0) {
-      announce(head, out);
-      for (const delta of head.held) out.push(deltaEvent(head, delta));
-      head.held = [];
-    }
-  };
-
-  const startBlock = (key: string, block: Block, out: SseEvent[]): void => {
-    // A second start of an open block is ignored; a start after its end opens a new block (as in assembleResult).
-    if (blocks.get(key)?.ended === false) return;
-    blocks.set(key, block);
-    queue.push(block);
-    if (queue.length === 1) {
-      announce(block, out);
-      if (block.ended) advance(out);
-    }
+  const startBlock = (block: Block, out: SseEvent[]): void => {
+    if (block.key === open?.key) return;
+    open = block;
+    announce(block, out);
   };
 
   const appendDelta = (key: string, delta: string, out: SseEvent[]): void => {
-    const block = blocks.get(key);
-    if (block === undefined || block.ended || delta.length === 0) return;
-    block.text += delta;
-    if (queue[0] === block) out.push(deltaEvent(block, delta));
-    else block.held.push(delta);
+    if (open === undefined || key !== open.key || delta.length === 0) return;
+    open.text += delta;
+    out.push(deltaEvent(open, delta));
   };
 
-  const endBlock = (key: string, out: SseEvent[]): void => {
-    const block = blocks.get(key);
-    if (block === undefined || block.ended) return;
-    block.ended = true;
-    if (queue[0] === block) advance(out);
+  /** The open block ends; its output_item.done waits for the next part (it may be cut by the finish). */
+  const endBlock = (key: string): void => {
+    if (key !== open?.key) return;
+    heldClose = open;
+    open = undefined;
   };
 
   /** The response as it stands when the stream fails: finished items, and announced ones as incomplete. */
   const failedResponse = (error: ServiceError): ResponseObject => {
-    const items = output.map((item, index) => {
-      const block = queue.find((candidate) => candidate.outputIndex === index);
-      return block === undefined ? item : finishedItem(block, 'incomplete');
-    });
+    const items = [...output];
+    if (open !== undefined) items[open.outputIndex] = finishedItem(open, 'incomplete');
     if (heldClose !== undefined) items[heldClose.outputIndex] = finishedItem(heldClose, 'completed');
     return buildResponseObject(context, { status: 'failed', output: items, usage: null, error: encodeResponseError(error) });
   };
@@ -260,17 +230,14 @@ export async function* encodeResponseStream(
       if (part.type === 'finish') {
         const ending = mapFinishReason(part.finishReason);
         const cutStatus: ItemStatus = ending.status === 'completed' ? 'completed' : 'incomplete';
+        // The sequencer ended every block before the finish; the last one ended is the one cut.
         if (heldClose !== undefined) {
           emitDone(heldClose, cutStatus, out);
           heldClose = undefined;
         }
-        // Blocks the backend never ended: close them in start order; the last one is the one cut.
-        while (queue.length > 0) {
-          const block = queue.shift()!;
-          if (block.outputIndex < 0) announce(block, out);
-          for (const delta of block.held) out.push(deltaEvent(block, delta));
-          block.held = [];
-          emitDone(block, queue.length === 0 ? cutStatus : 'completed', out);
+        if (open !== undefined) {
+          emitDone(open, cutStatus, out);
+          open = undefined;
         }
         const response = buildResponseObject(context, {
           status: ending.status,
@@ -295,39 +262,37 @@ export async function* encodeResponseStream(
       if (part.type !== 'reasoning-signature') releaseHeldClose(out);
       switch (part.type) {
         case 'text-start':
-          startBlock(`text:${part.id}`, { kind: 'text', itemId: newId.responseMessageItem(), outputIndex: -1, text: '', held: [], ended: false }, out);
+          startBlock({ kind: 'text', key: `text:${part.id}`, itemId: newId.responseMessageItem(), outputIndex: -1, text: '' }, out);
           break;
         case 'text-delta':
           appendDelta(`text:${part.id}`, part.delta, out);
           break;
         case 'text-end':
-          endBlock(`text:${part.id}`, out);
+          endBlock(`text:${part.id}`);
           break;
         case 'reasoning-start':
-          startBlock(`reasoning:${part.id}`, { kind: 'reasoning', itemId: newId.responseReasoningItem(), outputIndex: -1, text: '', held: [], ended: false }, out);
+          startBlock({ kind: 'reasoning', key: `reasoning:${part.id}`, itemId: newId.responseReasoningItem(), outputIndex: -1, text: '' }, out);
           break;
         case 'reasoning-delta':
           appendDelta(`reasoning:${part.id}`, part.delta, out);
           break;
         case 'reasoning-signature': {
-          const block = blocks.get(`reasoning:${part.id}`);
+          // A signature may follow its block's end while that item's done event is still held.
+          const key = `reasoning:${part.id}`;
+          const block = open?.key === key ? open : heldClose?.key === key ? heldClose : undefined;
           if (block !== undefined) block.signature = (block.signature ?? '') + part.signature;
           break;
         }
         case 'reasoning-end':
-          endBlock(`reasoning:${part.id}`, out);
+          endBlock(`reasoning:${part.id}`);
           break;
         case 'reasoning-redacted':
-          startBlock(
-            `redacted:${part.id}`,
-            { kind: 'reasoning', itemId: newId.responseReasoningItem(), outputIndex: -1, text: '', held: [], ended: true, redactedData: part.data },
-            out,
-          );
+          startBlock({ kind: 'reasoning', key: `redacted:${part.id}`, itemId: newId.responseReasoningItem(), outputIndex: -1, text: '', redactedData: part.data }, out);
+          endBlock(`redacted:${part.id}`);
           break;
         case 'tool-input-start':
           startBlock(
-            `tool:${part.id}`,
-            { kind: 'tool', itemId: newId.responseFunctionCallItem(), outputIndex: -1, text: '', held: [], ended: false, callId: part.id, toolName: part.toolName },
+            { kind: 'tool', key: `tool:${part.id}`, itemId: newId.responseFunctionCallItem(), outputIndex: -1, text: '', callId: part.id, toolName: part.toolName },
             out,
           );
           break;
@@ -335,7 +300,7 @@ export async function* encodeResponseStream(
           appendDelta(`tool:${part.id}`, part.delta, out);
           break;
         case 'tool-input-end':
-          endBlock(`tool:${part.id}`, out);
+          endBlock(`tool:${part.id}`);
           break;
       }
       yield* out;

@@ -14,11 +14,11 @@
  * every later one (an idle timeout): a stream that keeps producing is never cut, a silent one is.
  */
 import type { Capability, Config, ModelConfig, ResolvedProviderConfig } from '../../config/index.ts';
-import { assembleResult, type GenerationResult } from '../../core/assemble-result.ts';
 import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
-import type { GenerationRequest } from '../../core/generation.ts';
+import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
 import { invalidParameter, isServiceError, notFound, serverError, type ServiceError } from '../../core/service-error.ts';
+import { BlockSequencer } from '../../core/sequence-blocks.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { isUpstreamError, upstreamTimeoutError } from '../../core/upstream-error.ts';
 import type { Usage } from '../../core/usage.ts';
@@ -54,6 +54,11 @@ export interface ResolvedModel {
   provider: ResolvedProviderConfig;
 }
 
+/** The model a generation request resolved to, with the capabilities it needs (fallbacks need them too). */
+export interface ResolvedGeneration extends ResolvedModel {
+  needs: readonly CapabilityNeed[];
+}
+
 export interface GenerationStreamOptions extends CallOptions {
   /** Capabilities the caller needs beyond what the request itself shows, e.g. `['streaming']`. */
   capabilities?: Capability[];
@@ -74,11 +79,8 @@ export interface GenerationStream extends AsyncIterable<StreamPart> {
   readonly requestedModel: ModelConfig;
   /** Upstream attempts made, over all models, up to and including the one that is answering (>= 1). */
   readonly attempts: number;
-}
-
-/** A non-streaming result and the model that produced it. */
-export interface GeneratedResult extends GenerationResult {
-  model: ModelConfig;
+  /** Request settings the answering backend did not honour (from its `response-metadata`). */
+  readonly warnings: readonly GenerationWarning[];
 }
 
 export class GenerationService {
@@ -115,14 +117,38 @@ export class GenerationService {
   }
 
   /**
-   * Starts a generation; see the file header for the commit point. Rejects with a ServiceError when
-   * the model is unknown or unfit (404/400), or when every attempt failed before producing output;
-   * rejects with `options.signal.reason` when the caller aborts first.
+   * Resolves the request's model and checks every capability the request needs (404 unknown model,
+   * 400 naming the field that needs a missing capability). Done once per request: `streamResolved`
+   * takes the result.
    */
-  async stream(request: GenerationRequest, options: GenerationStreamOptions): Promise<GenerationStream> {
+  resolveRequest(request: GenerationRequest, options: Pick<GenerationStreamOptions, 'capabilities' | 'capabilityParams'>): ResolvedGeneration {
+    return this.checkRequest(this.resolve(request.model), request, options);
+  }
+
+  /**
+   * Checks that a resolved model has every capability the request needs (400 naming the field that
+   * needs a missing one). For callers that must see the model before the request is complete (stored
+   * conversation history, context-window truncation).
+   */
+  checkRequest(resolved: ResolvedModel, request: GenerationRequest, options: Pick<GenerationStreamOptions, 'capabilities' | 'capabilityParams'>): ResolvedGeneration {
     const needs = requiredCapabilities(request, options.capabilities, options.capabilityParams);
-    const requested = this.resolveNeeds(request.model, needs);
-    const candidates = [requested, ...this.fallbacksOf(requested.model, needs)];
+    for (const need of needs) assertCapability(resolved.model, need);
+    return { ...resolved, needs };
+  }
+
+  /** Resolves and starts: `resolveRequest` then `streamResolved`. */
+  async stream(request: GenerationRequest, options: GenerationStreamOptions): Promise<GenerationStream> {
+    return this.streamResolved(this.resolveRequest(request, options), request, options);
+  }
+
+  /**
+   * Starts a generation on a resolved model; see the file header for the commit point. Rejects with a
+   * ServiceError when every attempt failed before producing output; rejects with
+   * `options.signal.reason` when the caller aborts first.
+   */
+  async streamResolved(requested: ResolvedGeneration, request: GenerationRequest, options: GenerationStreamOptions): Promise<GenerationStream> {
+    const needs = requested.needs;
+    const candidates: ResolvedModel[] = [requested, ...this.fallbacksOf(requested.model, needs)];
     let lastError: ServiceError | undefined;
     let attempts = 0;
     for (const candidate of candidates) {
@@ -137,6 +163,7 @@ export class GenerationService {
             model: candidate.model,
             requestedModel: requested.model,
             attempts,
+            warnings: outcome.warnings,
             [Symbol.asyncIterator]: () => parts[Symbol.asyncIterator](),
           };
         }
@@ -162,26 +189,12 @@ export class GenerationService {
     throw lastError ?? serverError('internal_error', 'No model could be tried.');
   }
 
-  /** Non-streaming generation: the same stream, assembled (core/assemble-result.ts). */
-  async generate(request: GenerationRequest, options: GenerationStreamOptions): Promise<GeneratedResult> {
-    const parts = await this.stream(request, { ...options, preferWholeResponse: true });
-    const result = await assembleResult(parts);
-    return { ...result, model: parts.model };
-  }
-
   private resolveNeeds(modelName: string, needs: readonly CapabilityNeed[]): ResolvedModel {
     const model = this.modelsByName.get(modelName);
     if (model === undefined) {
       throw notFound('model_not_found', `The model '${modelName}' does not exist or you do not have access to it.`, 'model');
     }
-    for (const need of needs) {
-      if (!model.capabilities.includes(need.capability)) {
-        throw invalidParameter(
-          need.param,
-          `The model '${model.id}' does not support '${need.capability}', which '${need.param}' requires. Choose a model whose capabilities include '${need.capability}'.`,
-        );
-      }
-    }
+    for (const need of needs) assertCapability(model, need);
     const provider = this.providers[model.provider];
     if (provider === undefined) throw serverError('internal_error', `The model '${model.id}' has no configured provider.`);
     return { model, provider };
@@ -207,7 +220,7 @@ export class GenerationService {
     candidate: ResolvedModel,
     request: GenerationRequest,
     options: GenerationStreamOptions,
-  ): Promise<{ stream: AsyncIterable<StreamPart>; error?: undefined } | { stream?: undefined; error: ServiceError }> {
+  ): Promise<{ stream: AsyncIterable<StreamPart>; warnings: GenerationWarning[]; error?: undefined } | { stream?: undefined; error: ServiceError }> {
     const attempt = new Attempt(candidate.provider.timeoutMs, options.signal);
     let iterator: AsyncIterator<StreamPart>;
     try {
@@ -241,7 +254,8 @@ export class GenerationService {
           return { error: part.error };
         }
         buffered.push(part);
-        return { stream: this.continueStream(iterator, buffered, attempt, candidate, request) };
+        const warnings = buffered.flatMap((buffer) => (buffer.type === 'response-metadata' ? (buffer.warnings ?? []) : []));
+        return { stream: this.continueStream(iterator, buffered, attempt, candidate, request), warnings };
       }
     } catch (error) {
       attempt.dispose(false);
@@ -251,7 +265,10 @@ export class GenerationService {
     }
   }
 
-  /** The committed stream: buffered parts, then the rest; failures become a final `error` part. */
+  /**
+   * The committed stream: buffered parts, then the rest, sequenced so that blocks never overlap (the
+   * contract every encoder relies on); failures become a final `error` part.
+   */
   private async *continueStream(
     iterator: AsyncIterator<StreamPart>,
     buffered: StreamPart[],
@@ -260,17 +277,18 @@ export class GenerationService {
     request: GenerationRequest,
   ): AsyncGenerator<StreamPart, void, undefined> {
     const output = new OutputText();
+    const sequencer = new BlockSequencer();
     /** The backend ended (finish, error or exception): nothing to abandon. */
     let backendDone = false;
     try {
       for (const part of buffered) {
         if (part.type === 'finish') {
           backendDone = true;
-          yield { ...part, usage: normaliseUsage(part.usage, request, output) };
+          for (const out of sequencer.push({ ...part, usage: normaliseUsage(part.usage, request, output) })) yield out;
           return;
         }
         output.observe(part);
-        yield part;
+        for (const out of sequencer.push(part)) yield out;
       }
       for (;;) {
         let result: IteratorResult<StreamPart>;
@@ -293,7 +311,7 @@ export class GenerationService {
         const part = result.value;
         if (part.type === 'finish' || part.type === 'error') backendDone = true;
         if (part.type === 'finish') {
-          yield { ...part, usage: normaliseUsage(part.usage, request, output) };
+          for (const out of sequencer.push({ ...part, usage: normaliseUsage(part.usage, request, output) })) yield out;
           return;
         }
         if (part.type === 'error') {
@@ -301,7 +319,10 @@ export class GenerationService {
           return;
         }
         output.observe(part);
-        yield part;
+        // Most parts pass straight through (the open block's deltas): skip the array walk for those.
+        const out = sequencer.push(part);
+        if (out.length === 1) yield out[0]!;
+        else for (const sequenced of out) yield sequenced;
       }
     } finally {
       attempt.dispose(!backendDone);
@@ -316,6 +337,14 @@ export class GenerationService {
     this.logger?.error({ model: candidate.model.id, provider: candidate.provider.id, err: error }, 'model backend failed unexpectedly');
     return serverError('internal_error', 'The model backend failed unexpectedly.', error);
   }
+}
+
+function assertCapability(model: ModelConfig, need: CapabilityNeed): void {
+  if (model.capabilities.includes(need.capability)) return;
+  throw invalidParameter(
+    need.param,
+    `The model '${model.id}' does not support '${need.capability}', which '${need.param}' requires. Choose a model whose capabilities include '${need.capability}'.`,
+  );
 }
 
 /** Abort reason of an attempt whose result nobody reads any more. */

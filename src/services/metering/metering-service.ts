@@ -1,5 +1,5 @@
 /**
- * Ties the limit store and the usage ledger to requests (issue 7): `admit` reserves before the work
+ * Ties the limit store and the usage ledger to requests: `admit` reserves before the work
  * (one round trip on Redis) or throws the SPEC 429; the returned Admission settles exactly once with
  * the real usage, whether the answer completed, stopped early, failed or was abandoned by the client,
  * and records the request in the ledger.
@@ -157,6 +157,9 @@ export class Admission {
   }
 }
 
+/** Appended to the key id of batch lines' per-minute counters (see `admit`). */
+const BATCH_SUBJECT_SUFFIX = ':batch';
+
 export class MeteringService implements AccountUsageReader {
   private readonly policies = new Map<string, LimitPolicy>();
 
@@ -173,9 +176,21 @@ export class MeteringService implements AccountUsageReader {
     return this.policies.get(auth.tier) ?? { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0 };
   }
 
-  /** Admits one request reserving `estimatedTokens`, or throws the SPEC 429 with its headers. */
-  async admit(auth: AuthContext, estimatedTokens: number): Promise<Admission> {
-    const result = await this.store.admit({ subject: { organizationId: auth.organizationId, keyId: auth.keyId }, policy: this.policyFor(auth), estimatedTokens });
+  /**
+   * Admits one request reserving `estimatedTokens`, or throws the SPEC 429 with its headers. Batch lines
+   * count toward the daily and monthly token quotas but not the key's per-minute limits: a running
+   * batch must never make its owner's interactive calls 429 (the batch worker paces itself).
+   */
+  async admit(auth: AuthContext, estimatedTokens: number, options: { batch?: boolean } = {}): Promise<Admission> {
+    const policy = this.policyFor(auth);
+    // Per-minute figures belong to the key, day and month ones to the organization: batch lines are
+    // counted under a key subject of their own with no per-minute limit, so they share the quotas only.
+    const batch = options.batch === true;
+    const result = await this.store.admit({
+      subject: { organizationId: auth.organizationId, keyId: batch ? `${auth.keyId}${BATCH_SUBJECT_SUFFIX}` : auth.keyId },
+      policy: batch ? { ...policy, requestsPerMinute: 0, tokensPerMinute: 0 } : policy,
+      estimatedTokens,
+    });
     if (!result.admitted) throw rateLimitError(result);
     return new Admission(this.store, this.ledger, result.reservation, result.figures, rateLimitHeaders(result), auth);
   }

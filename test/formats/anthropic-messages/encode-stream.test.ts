@@ -1,3 +1,4 @@
+import { sequenceBlocks } from '../../../src/core/sequence-blocks.ts';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { assembleResult } from '../../../src/core/assemble-result.ts';
 import { serverError, ServiceError } from '../../../src/core/service-error.ts';
 import type { StreamPart } from '../../../src/core/stream-parts.ts';
 import type { Usage } from '../../../src/core/usage.ts';
-import type { SseEvent } from '../../../src/formats/sse-event.ts';
+import type { SseEvent } from '../../../src/core/sse-event.ts';
 
 const OPTIONS = { model: 'claude-test', messageId: 'msg_test' };
 
@@ -24,7 +25,7 @@ async function* fromParts(parts: StreamPart[], thenThrow?: unknown): AsyncGenera
 
 async function collect(parts: StreamPart[], options: Parameters<typeof encodeMessagesStream>[1] = OPTIONS, thenThrow?: unknown): Promise<SseEvent[]> {
   const events: SseEvent[] = [];
-  for await (const event of encodeMessagesStream(fromParts(parts, thenThrow), options)) events.push(event);
+  for await (const event of encodeMessagesStream(sequenceBlocks(fromParts(parts, thenThrow)), options)) events.push(event);
   return events;
 }
 
@@ -276,7 +277,7 @@ describe('encodeMessagesStream', () => {
         yield step;
       }
     }
-    for await (const event of encodeMessagesStream(parts(), OPTIONS)) seen.push(`event ${outline([event])[0]}`);
+    for await (const event of encodeMessagesStream(sequenceBlocks(parts()), OPTIONS)) seen.push(`event ${outline([event])[0]}`);
     assert.deepEqual(seen, [
       'part tool-input-start a',
       'event message_start',
@@ -373,7 +374,7 @@ describe('encodeMessagesStream', () => {
       }
     }
     let count = 0;
-    for await (const _event of encodeMessagesStream(endless(), OPTIONS)) if (++count === 5) break;
+    for await (const _event of encodeMessagesStream(sequenceBlocks(endless()), OPTIONS)) if (++count === 5) break;
     assert.equal(returned, true);
   });
 

@@ -1,3 +1,4 @@
+import { sequenceBlocks } from '../../../src/core/sequence-blocks.ts';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -6,7 +7,7 @@ import { invalidParameter, serverError } from '../../../src/core/service-error.t
 import type { StreamPart } from '../../../src/core/stream-parts.ts';
 import { encodeChatCompletion, type ChatCompletionContext } from '../../../src/formats/openai-chat/encode-response.ts';
 import { encodeChatCompletionStream } from '../../../src/formats/openai-chat/encode-stream.ts';
-import type { SseEvent } from '../../../src/formats/sse-event.ts';
+import type { SseEvent } from '../../../src/core/sse-event.ts';
 import { parallelToolParts, reasoningParts, textParts, usage } from './stream-parts-fixtures.ts';
 import { replay } from '../../support/canonical-parts.ts';
 
@@ -18,7 +19,7 @@ type Chunk = Record<string, unknown> & {
 
 async function encode(parts: AsyncIterable<StreamPart>, includeUsage = false): Promise<SseEvent[]> {
   const events: SseEvent[] = [];
-  for await (const event of encodeChatCompletionStream(parts, context, { includeUsage })) events.push(event);
+  for await (const event of encodeChatCompletionStream(sequenceBlocks(parts), context, { includeUsage })) events.push(event);
   return events;
 }
 
@@ -134,7 +135,7 @@ describe('encodeChatCompletionStream', () => {
     assert.equal(chunks.at(-1)!.choices[0]!.finish_reason, 'tool_calls');
   });
 
-  test('a call that starts while another is sent is held back, its arguments sent in one fragment', async () => {
+  test('a call that starts while another is sent is held back, then replayed with its fragments in order', async () => {
     const parts: StreamPart[] = [
       { type: 'tool-input-start', id: 'call_1', toolName: 'first' },
       { type: 'tool-input-start', id: 'call_2', toolName: 'second' },
@@ -155,7 +156,8 @@ describe('encodeChatCompletionStream', () => {
       [{ index: 0, id: 'call_1', type: 'function', function: { name: 'first', arguments: '' } }],
       [{ index: 0, function: { arguments: '{"a":1}' } }],
       [{ index: 1, id: 'call_2', type: 'function', function: { name: 'second', arguments: '' } }],
-      [{ index: 1, function: { arguments: '{"b":2}' } }],
+      [{ index: 1, function: { arguments: '{"b":' } }],
+      [{ index: 1, function: { arguments: '2}' } }],
       [{ index: 1, function: { arguments: ' ' } }],
       [{ index: 2, id: 'call_3', type: 'function', function: { name: 'third', arguments: '' } }],
       [{ index: 2, function: { arguments: '{"c":3}' } }],
@@ -230,7 +232,7 @@ describe('encodeChatCompletionStream', () => {
       }
     }
     let received = 0;
-    for await (const _event of encodeChatCompletionStream(source(), context, { includeUsage: false })) {
+    for await (const _event of encodeChatCompletionStream(sequenceBlocks(source()), context, { includeUsage: false })) {
       if (++received === 5) break;
     }
     assert.equal(closed, true);

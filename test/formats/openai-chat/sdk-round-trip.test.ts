@@ -5,6 +5,7 @@
  * (`chat.completions.stream()`, `parse()`) must accept every answer. The canonical parts come from a
  * script chosen by the last user message, standing in for a provider.
  */
+import { sequenceBlocks } from '../../../src/core/sequence-blocks.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -59,7 +60,7 @@ before(async () => {
         const context = createChatCompletionContext(decoded.options.model);
         const parts = replay(script(decoded.request));
         if (decoded.options.stream) {
-          await writeSse(response, encodeChatCompletionStream(parts, context, { includeUsage: decoded.options.includeUsage }), { headers: {}, keepAliveMs: 10_000 });
+          await writeSse(response, encodeChatCompletionStream(sequenceBlocks(parts), context, { includeUsage: decoded.options.includeUsage }), { headers: {}, keepAliveMs: 10_000 });
         } else {
           const body = JSON.stringify(encodeChatCompletion(await assembleResult(parts), context));
           response.writeHead(200, { 'content-type': 'application/json' }).end(body);

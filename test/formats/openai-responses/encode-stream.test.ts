@@ -1,3 +1,4 @@
+import { sequenceBlocks } from '../../../src/core/sequence-blocks.ts';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assembleResult } from '../../../src/core/assemble-result.ts';
@@ -7,7 +8,7 @@ import { decodeResponsesRequest } from '../../../src/formats/openai-responses/de
 import { createResponseContext, encodeResponse, type ResponseContext } from '../../../src/formats/openai-responses/encode-response.ts';
 import { encodeResponseStream, type ResponseStreamOptions } from '../../../src/formats/openai-responses/encode-stream.ts';
 import type { ResponseObject } from '../../../src/formats/openai-responses/wire-types.ts';
-import type { SseEvent } from '../../../src/formats/sse-event.ts';
+import type { SseEvent } from '../../../src/core/sse-event.ts';
 import { lengthParts, parallelToolParts, reasoningParts, textParts, usage } from './stream-parts-fixtures.ts';
 import { replay } from '../../support/canonical-parts.ts';
 
@@ -19,7 +20,7 @@ function context(): ResponseContext {
 
 async function encode(parts: AsyncIterable<StreamPart>, options: ResponseStreamOptions = {}, responseContext = context()): Promise<EventData[]> {
   const events: SseEvent[] = [];
-  for await (const event of encodeResponseStream(parts, responseContext, options)) events.push(event);
+  for await (const event of encodeResponseStream(sequenceBlocks(parts), responseContext, options)) events.push(event);
   return validate(events);
 }
 
@@ -280,7 +281,7 @@ describe('encodeResponseStream', () => {
   test('onFinal receives the final response before the terminal event is sent', async () => {
     const order: string[] = [];
     const responseContext = context();
-    for await (const event of encodeResponseStream(replay(textParts), responseContext, {
+    for await (const event of encodeResponseStream(sequenceBlocks(replay(textParts)), responseContext, {
       onFinal: async (response) => {
         order.push(`stored ${response.status}`);
       },
@@ -311,7 +312,7 @@ describe('encodeResponseStream', () => {
         returned = true;
       }
     }
-    for await (const event of encodeResponseStream(source(), context())) {
+    for await (const event of encodeResponseStream(sequenceBlocks(source()), context())) {
       if (event.event === 'response.output_text.delta') break;
     }
     assert.equal(returned, true);

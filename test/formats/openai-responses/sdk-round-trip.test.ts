@@ -5,6 +5,7 @@
  * validates item ids, output indexes and event order) and `responses.parse()` must accept every answer.
  * The canonical parts come from a script chosen by the last user text, standing in for a provider.
  */
+import { sequenceBlocks } from '../../../src/core/sequence-blocks.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -65,7 +66,7 @@ before(async () => {
         const context = createResponseContext(decoded.options);
         const parts = script(decoded.request);
         if (decoded.options.stream) {
-          await writeSse(response, encodeResponseStream(replay(parts), context), { headers: {}, keepAliveMs: 10_000 });
+          await writeSse(response, encodeResponseStream(sequenceBlocks(replay(parts)), context), { headers: {}, keepAliveMs: 10_000 });
           return;
         }
         const body = encodeResponse(await assembleResult(replay(parts)), context);

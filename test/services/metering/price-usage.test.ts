@@ -2,8 +2,6 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { emptyUsage } from '../../../src/core/usage.ts';
 import { priceUsage } from '../../../src/services/metering/price-usage.ts';
-import { estimateEmbeddingTokens, estimateGenerationTokens } from '../../../src/services/metering/estimate-tokens.ts';
-import { countRequestTokens } from '../../../src/core/count-tokens.ts';
 
 const usage = (inputTokens: number, outputTokens: number, cachedInputTokens = 0) => ({ ...emptyUsage(), inputTokens, outputTokens, cachedInputTokens });
 
@@ -29,16 +27,3 @@ describe('priceUsage', () => {
   });
 });
 
-describe('reservation estimates', () => {
-  const request = { model: 'm', messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'Hello there, how are you?' }] }] };
-
-  test('a generation reserves its prompt plus the maximum output', () => {
-    assert.equal(estimateGenerationTokens({ ...request, maxOutputTokens: 50 }, 4096), countRequestTokens(request) + 50);
-    assert.equal(estimateGenerationTokens(request, 4096), countRequestTokens(request) + 4096);
-  });
-
-  test('embeddings reserve their inputs', () => {
-    assert.equal(estimateEmbeddingTokens([]), 0);
-    assert.ok(estimateEmbeddingTokens(['hello world', 'another text']) >= 4);
-  });
-});

@@ -1,0 +1,40 @@
+/**
+ * Runs a batch line through the same use cases as the synchronous endpoint (decode, limits, metering
+ * at the batch price, encode), on behalf of the key that created the batch: no HTTP round trip and no
+ * internal credentials. A failure becomes the status and error body the endpoint would have answered.
+ */
+import type { AuthContext } from '../accounts/authenticator.ts';
+import { newId } from '../core/ids.ts';
+import { isServiceError, serverError, type ServiceError } from '../core/service-error.ts';
+import type { Caller } from '../services/caller.ts';
+import type { LineExecutor, LineResponse } from './batch-worker.ts';
+
+/** Answers one line's request body as `caller`: the endpoint's normal response body. */
+export type BatchLineHandler = (caller: Caller, body: unknown) => Promise<Record<string, unknown>>;
+
+export interface ServiceLineExecutorOptions {
+  /** One handler per batch endpoint path (`/v1/chat/completions`, `/v1/embeddings`, `/v1/responses`). */
+  handlers: ReadonlyMap<string, BatchLineHandler>;
+  /** The batch owner's key, as the edge would authenticate it (401 when revoked or expired). */
+  authenticateKeyId(keyId: string): Promise<AuthContext>;
+  /** The error body the endpoint's clients would read (the edge's renderer). */
+  renderError(error: ServiceError, requestId: string): object;
+}
+
+export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineExecutor {
+  // Lines run to the end once started; a stopping worker stops claiming new ones instead.
+  const signal = new AbortController().signal;
+  return async ({ keyId, url, body }): Promise<LineResponse> => {
+    const requestId = newId.request();
+    try {
+      const handler = options.handlers.get(url);
+      if (handler === undefined) throw serverError('internal_error', `No batch handler for ${url}.`);
+      const auth = await options.authenticateKeyId(keyId);
+      const answer = await handler({ auth, requestId, batch: true, startedAt: process.hrtime.bigint(), signal }, JSON.parse(body));
+      return { statusCode: 200, headers: { 'x-request-id': requestId }, body: JSON.stringify(answer) };
+    } catch (error) {
+      const failure = isServiceError(error) ? error : serverError('internal_error', 'The server had an error while processing this request.', error);
+      return { statusCode: failure.status, headers: { ...failure.headers, 'x-request-id': requestId }, body: JSON.stringify(options.renderError(failure, requestId)) };
+    }
+  };
+}

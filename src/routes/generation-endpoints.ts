@@ -1,0 +1,63 @@
+/**
+ * The text-generation endpoints: each is a client format value plus the endpoint's own steps. The HTTP
+ * routes (generation-routes.ts) and the batch worker serve requests from this one table.
+ */
+import { anthropicMessagesFormat } from '../formats/anthropic-messages/anthropic-messages-format.ts';
+import { openAIChatFormat } from '../formats/openai-chat/openai-chat-format.ts';
+import { applyHistory, applyReasoningBudget } from '../formats/openai-responses/decode-request.ts';
+import { openAIResponsesFormat, type ResponsesFormatContext } from '../formats/openai-responses/openai-responses-format.ts';
+import type { ResponseItem, ResponseObject } from '../formats/openai-responses/wire-types.ts';
+import type { GenerationEndpoint } from '../services/generation/run-generation-endpoint.ts';
+import type { StoredResponses } from '../services/responses/stored-responses.ts';
+import { fitContextWindow } from '../services/responses/truncate-conversation.ts';
+
+/** Stored conversations of the responses endpoint, in the wire shapes of that format. */
+export type StoredResponseStore = StoredResponses<ResponseItem, ResponseObject>;
+
+export const chatCompletionsEndpoint: GenerationEndpoint = {
+  path: '/v1/chat/completions',
+  permission: 'chat.completions',
+  summary: 'Create a chat completion (JSON, or server-sent chunks with stream: true).',
+  format: openAIChatFormat,
+};
+
+export const messagesEndpoint: GenerationEndpoint = {
+  path: '/v1/messages',
+  permission: 'messages',
+  summary: 'Create a message (Anthropic Messages shape; server-sent events with stream: true).',
+  format: anthropicMessagesFormat,
+};
+
+/**
+ * `/v1/responses`: once the model is known, prepend the stored chain of `previous_response_id` (its
+ * instructions are not carried over), map reasoning.effort to a thinking budget and fit the context
+ * window (`truncation`); with `store: true` save the response with this turn's input before the client
+ * sees its end, so a client that continues at once finds it.
+ */
+export function responsesEndpoint(store: StoredResponseStore): GenerationEndpoint {
+  const endpoint: GenerationEndpoint<ResponsesFormatContext> = {
+    path: '/v1/responses',
+    permission: 'responses',
+    summary: 'Create a response (JSON, or server-sent events with stream: true); store: true keeps the conversation.',
+    format: openAIResponsesFormat,
+    async prepare(decoded, caller, model) {
+      const responses = decoded.context.decoded;
+      const { options } = responses;
+      if (options.previousResponseId !== null) applyHistory(responses, await store.loadHistory(options.previousResponseId, caller.auth.organizationId));
+      applyReasoningBudget(decoded.request, model.capabilities.includes('thinking'));
+      fitContextWindow(decoded.request, { truncation: options.truncation, contextWindow: model.contextWindow, maxOutputTokens: options.maxOutputTokens });
+    },
+    onFinal(decoded, caller) {
+      const responses = decoded.context.decoded;
+      if (!responses.options.store) return undefined;
+      // The body is this format's Response object (openAIResponsesFormat encodes it).
+      return (body) => store.save({ response: body as unknown as ResponseObject, inputItems: responses.input, organizationId: caller.auth.organizationId });
+    },
+  };
+  return endpoint;
+}
+
+/** Every generation endpoint, in route registration order. */
+export function generationEndpoints(store: StoredResponseStore): GenerationEndpoint[] {
+  return [chatCompletionsEndpoint, messagesEndpoint, responsesEndpoint(store)];
+}

@@ -1,0 +1,30 @@
+/**
+ * One route registration serves every text-generation endpoint (chat completions, messages,
+ * responses): the handler turns the Fastify request into a plain caller, runs the endpoint
+ * (services/generation/run-generation-endpoint.ts) and sends its JSON body or its events.
+ *
+ * Errors before the answer starts (bad request, unknown model, missing capability, limits, every
+ * upstream attempt failed) reach the client as a JSON error with its status, wrapped the way the
+ * format's clients read errors; once streaming, a failure ends the stream with the format's error event.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { DecodeSettings } from '../core/generation-format.ts';
+import type { MeteredGenerations } from '../services/generation/metered-generations.ts';
+import { callerOf } from './metering-context.ts';
+import { runGenerationEndpoint, type GenerationEndpoint } from '../services/generation/run-generation-endpoint.ts';
+
+export function registerGenerationRoute(app: FastifyInstance, endpoint: GenerationEndpoint, generations: MeteredGenerations, settings: DecodeSettings): void {
+  const { format } = endpoint;
+  app.post(
+    endpoint.path,
+    { config: { switchyard: { permission: endpoint.permission, limits: 'tokens', summary: endpoint.summary, format } } },
+    async (request, reply) => {
+      const answer = await runGenerationEndpoint(endpoint, callerOf(request), request.body, generations, settings);
+      request.admission = answer.admission;
+      request.extraHeaders = request.extraHeaders === undefined ? answer.headers : { ...request.extraHeaders, ...answer.headers };
+      if (answer.ignoredParameters.length > 0) request.log.warn({ ignoredParameters: answer.ignoredParameters }, 'request parameters not honoured');
+      if (answer.stream) return reply.sendEvents(answer.events, answer.keepAlive === undefined ? {} : { keepAlive: answer.keepAlive });
+      return reply.sendData(answer.body);
+    },
+  );
+}

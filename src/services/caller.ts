@@ -1,0 +1,23 @@
+/**
+ * Who is asking, as every use case sees it: a plain object, nothing from the HTTP layer, so that the
+ * routes and the batch worker call the same use cases.
+ */
+import type { AuthContext } from '../accounts/authenticator.ts';
+import type { ModelConfig } from '../config/index.ts';
+import type { LedgerContext } from './metering/metering-service.ts';
+
+export interface Caller {
+  auth: AuthContext;
+  requestId: string;
+  /** A batch line: priced at 50%, outside the key's per-minute limits. */
+  batch: boolean;
+  /** process.hrtime.bigint() when the request arrived (ledger latency). */
+  startedAt: bigint;
+  /** Aborted when the caller goes away. */
+  signal: AbortSignal;
+}
+
+/** What the usage ledger records about a request besides its usage. */
+export function ledgerContextOf(caller: Caller, model: ModelConfig, endpoint: string): LedgerContext {
+  return { requestId: caller.requestId, model: model.id, endpoint, pricing: model.pricing, batch: caller.batch, startedAt: caller.startedAt };
+}

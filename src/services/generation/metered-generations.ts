@@ -1,0 +1,104 @@
+/**
+ * The metered generation use case, shared by the HTTP routes and the batch worker: resolve the model
+ * once, run the moderation pre-check when the tier or model asks for it (a flagged input is refused
+ * before anything is reserved or sent upstream), admit against the caller's limits with the token
+ * estimate (prompt counted locally plus the most the model may answer), start the generation and meter
+ * it, so the reservation is settled with the real usage and the request recorded in the ledger however
+ * the answer ends.
+ */
+import type { ModelConfig } from '../../config/index.ts';
+import { countRequestTokens } from '../../core/count-tokens.ts';
+import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
+import { isServiceError } from '../../core/service-error.ts';
+import type { StreamPart } from '../../core/stream-parts.ts';
+import { ledgerContextOf, type Caller } from '../caller.ts';
+import type { Admission, MeteringService } from '../metering/metering-service.ts';
+import type { InputModeration } from '../moderation/input-moderation.ts';
+import type { GenerationService, GenerationStreamOptions } from './generation-service.ts';
+
+export interface MeteredGenerationOptions extends Omit<GenerationStreamOptions, 'signal' | 'requestId'> {
+  /** Request path for the ledger, e.g. `/v1/chat/completions`. */
+  endpoint: string;
+  /**
+   * Completes the request once its model is known, before capabilities are checked and tokens reserved
+   * (the responses endpoint prepends stored history and fits the context window here).
+   */
+  prepare?: (model: ModelConfig) => Promise<void> | void;
+}
+
+export interface MeteredGeneration {
+  /** The canonical parts, metered: iterate once. */
+  parts: AsyncIterable<StreamPart>;
+  /** The catalogue entry the requested name resolved to (the first candidate; fallbacks may answer). */
+  model: ModelConfig;
+  /** Prompt tokens counted locally, as reserved. */
+  promptTokens: number;
+  /** The caller's admission: rate-limit headers and usage figures for the answer's metadata. */
+  admission: Admission;
+  /** Request settings the answering backend did not honour. */
+  warnings: readonly GenerationWarning[];
+}
+
+const TOKEN_LIMIT_CODES = new Set(['tpm_exceeded', 'user_total_daily_limit_exceeded', 'user_total_monthly_limit_exceeded']);
+
+export interface MeteredGenerationsDependencies {
+  generation: Pick<GenerationService, 'resolve' | 'checkRequest' | 'streamResolved'>;
+  metering: Pick<MeteringService, 'admit'>;
+  inputModeration: Pick<InputModeration, 'check'>;
+}
+
+export class MeteredGenerations {
+  constructor(private readonly dependencies: MeteredGenerationsDependencies) {}
+
+  /**
+   * Starts a metered generation. Throws a ServiceError (404/400 model, 400 moderation, 429 limits, or
+   * the upstream's final error before the first byte); once it resolves, failures come as parts.
+   */
+  async start(caller: Caller, request: GenerationRequest, options: MeteredGenerationOptions): Promise<MeteredGeneration> {
+    const { generation, inputModeration } = this.dependencies;
+    const named = generation.resolve(request.model);
+    await options.prepare?.(named.model);
+    const resolved = generation.checkRequest(named, request, options);
+    const { model } = resolved;
+    await inputModeration.check(caller.auth, model, request, { signal: caller.signal });
+    const promptTokens = countRequestTokens(request);
+    const admission = await this.admitWithinBudget(caller, request, promptTokens, model.maxOutputTokens);
+    const ledger = ledgerContextOf(caller, model, options.endpoint);
+    let warnings: readonly GenerationWarning[] = [];
+    const streamOptions: GenerationStreamOptions = { signal: caller.signal, requestId: caller.requestId };
+    if (options.capabilities !== undefined) streamOptions.capabilities = options.capabilities;
+    if (options.capabilityParams !== undefined) streamOptions.capabilityParams = options.capabilityParams;
+    if (options.preferWholeResponse === true) streamOptions.preferWholeResponse = true;
+    const parts = await admission.start(
+      async () => {
+        const stream = await generation.streamResolved(resolved, request, streamOptions);
+        warnings = stream.warnings;
+        return stream;
+      },
+      ledger,
+      promptTokens,
+    );
+    return { parts, model, promptTokens, admission, warnings };
+  }
+
+  /**
+   * Admits the request reserving its prompt plus its most output. A request that named no maximum
+   * reserves the model's default (often thousands of tokens); when that no longer fits a token budget
+   * but the prompt and some output still do, the answer is capped to what is left (it may end with
+   * finish reason `length`) instead of refused: otherwise a 10,000-token monthly plan would refuse
+   * default requests after a few thousand tokens. A maximum the client named is never lowered.
+   */
+  private async admitWithinBudget(caller: Caller, request: GenerationRequest, promptTokens: number, defaultMaxOutputTokens: number): Promise<Admission> {
+    const { metering } = this.dependencies;
+    const named = request.maxOutputTokens;
+    const admitOptions = { batch: caller.batch };
+    try {
+      return await metering.admit(caller.auth, promptTokens + (named ?? defaultMaxOutputTokens), admitOptions);
+    } catch (error) {
+      const remaining = isServiceError(error) && TOKEN_LIMIT_CODES.has(error.code) ? error.details?.['remaining'] : undefined;
+      if (named !== undefined || typeof remaining !== 'number' || remaining <= promptTokens) throw error;
+      request.maxOutputTokens = remaining - promptTokens;
+      return metering.admit(caller.auth, remaining, admitOptions);
+    }
+  }
+}

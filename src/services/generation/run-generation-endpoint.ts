@@ -1,0 +1,84 @@
+/**
+ * One text-generation request from body to answer, for any client format: decode (the format value),
+ * start the metered generation (metered-generations.ts), then encode as one JSON body or as events.
+ * The HTTP route and the batch worker both call it, so a batch line is answered exactly as the same
+ * request made synchronously (at the batch price).
+ */
+import type { Permission } from '../../config/index.ts';
+import { assembleResult } from '../../core/assemble-result.ts';
+import type { DecodedGeneration, DecodeSettings, GenerationFormat } from '../../core/generation-format.ts';
+import type { GenerationWarning } from '../../core/generation.ts';
+import { invalidParameter } from '../../core/service-error.ts';
+import type { SseEvent } from '../../core/sse-event.ts';
+import type { ModelConfig } from '../../config/index.ts';
+import type { Admission } from '../metering/metering-service.ts';
+import type { Caller } from '../caller.ts';
+import type { MeteredGenerations } from './metered-generations.ts';
+
+/** Response header listing valid request parameters this service did not honour (comma-separated wire names). */
+export const IGNORED_PARAMETERS_HEADER = 'x-switchyard-ignored-parameters';
+
+/** A generation endpoint: its path, who may call it, its wire format and the endpoint's own steps. */
+export interface GenerationEndpoint<Context = unknown> {
+  /** Request path, e.g. `/v1/messages`; also the ledger's endpoint column. */
+  path: string;
+  permission: Permission;
+  /** One line for the OpenAPI description. */
+  summary: string;
+  format: GenerationFormat<Context>;
+  /** Completes the decoded request once the model is known (before capabilities and limits are checked). */
+  prepare?(decoded: DecodedGeneration<Context>, caller: Caller, model: ModelConfig): Promise<void> | void;
+  /** Called with the final answer body before the client sees its end (e.g. to store it); undefined: nothing to do. */
+  onFinal?(decoded: DecodedGeneration<Context>, caller: Caller): ((body: Record<string, unknown>) => Promise<void>) | undefined;
+}
+
+interface AnswerCommon {
+  /** Headers the answer carries: the decoder's, the rate-limit ones and the ignored-parameters warning. */
+  headers: Record<string, string>;
+  /** Wire names of parameters that were not honoured (by the decoder or the backend), for a log line. */
+  ignoredParameters: string[];
+  admission: Admission;
+}
+
+export type GenerationAnswer =
+  | (AnswerCommon & { stream: false; body: Record<string, unknown> })
+  | (AnswerCommon & { stream: true; events: AsyncIterable<SseEvent>; keepAlive?: SseEvent });
+
+function ignoredParameters(decoded: DecodedGeneration<unknown>, warnings: readonly GenerationWarning[], format: GenerationFormat<unknown>): string[] {
+  if (warnings.length === 0) return decoded.ignoredParameters;
+  const names = new Set(decoded.ignoredParameters);
+  for (const warning of warnings) names.add(format.settingNames[warning.setting]);
+  return [...names];
+}
+
+export async function runGenerationEndpoint<Context>(
+  endpoint: GenerationEndpoint<Context>,
+  caller: Caller,
+  body: unknown,
+  generations: MeteredGenerations,
+  settings: DecodeSettings,
+  options: { allowStream?: boolean } = {},
+): Promise<GenerationAnswer> {
+  const { format } = endpoint;
+  const decoded = format.decode(body, settings);
+  if (decoded.stream && options.allowStream === false) throw invalidParameter('stream', "Invalid 'stream': batch requests cannot stream; leave 'stream' out or set it to false.");
+  const prepare = endpoint.prepare;
+  const started = await generations.start(caller, decoded.request, {
+    endpoint: endpoint.path,
+    capabilityParams: decoded.capabilityParams,
+    ...(decoded.stream ? { capabilities: ['streaming'] } : { preferWholeResponse: true }),
+    ...(prepare === undefined ? {} : { prepare: (model: ModelConfig) => prepare.call(endpoint, decoded, caller, model) }),
+  });
+  const ignored = ignoredParameters(decoded as DecodedGeneration<unknown>, started.warnings, format as GenerationFormat<unknown>);
+  const headers = { ...decoded.headers, ...started.admission.headers };
+  if (ignored.length > 0) headers[IGNORED_PARAMETERS_HEADER] = ignored.join(', ');
+  const onFinal = endpoint.onFinal?.(decoded, caller);
+  const common = { headers, ignoredParameters: ignored, admission: started.admission };
+  if (decoded.stream) {
+    const events = format.encodeStream(started.parts, decoded.context, { promptTokens: started.promptTokens, ...(onFinal === undefined ? {} : { onFinal }) });
+    return { ...common, stream: true, events, ...(format.keepAlive === undefined ? {} : { keepAlive: format.keepAlive }) };
+  }
+  const answer = format.encodeResponse(await assembleResult(started.parts), decoded.context);
+  await onFinal?.(answer);
+  return { ...common, stream: false, body: answer };
+}
