@@ -110,6 +110,12 @@ export const providerSchema = z.discriminatedUnion('kind', [
     /** Base URL including the version prefix, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. */
     baseUrl: z.url(),
     apiKey: secretSchema.optional(),
+    /**
+     * `openai`: OpenAI's own API (`max_completion_tokens`, no `top_k`); `generic`: compatible servers
+     * (vLLM, Ollama, llama.cpp server: `max_tokens`, `top_k` accepted). Default: `openai` when the
+     * base URL's host is api.openai.com, else `generic`.
+     */
+    dialect: z.enum(['openai', 'generic']).optional(),
     ...providerBase,
   }),
   z.strictObject({

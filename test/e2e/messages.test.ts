@@ -85,11 +85,14 @@ describe('POST /v1/messages end to end', () => {
         providers: {
           'mock-openai': { kind: 'openai-compatible', baseUrl: openai.baseUrl, apiKey: 'sk-upstream', maxRetries: 0 },
           'mock-anthropic': { kind: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-upstream', maxRetries: 0 },
+          // OpenAI's own API has no top_k: the backend drops it and says so.
+          'mock-openai-dialect': { kind: 'openai-compatible', dialect: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-upstream', maxRetries: 0 },
         },
         models: [
           { id: VIA_OPENAI, provider: 'mock-openai', upstreamModel: 'gpt-mock', capabilities: [...ALL_CAPABILITIES], aliases: ['oa-alias'] },
           { id: VIA_ANTHROPIC, provider: 'mock-anthropic', upstreamModel: 'claude-mock', capabilities: [...ALL_CAPABILITIES] },
           { id: 'text-only-model', provider: 'mock-openai', upstreamModel: 'gpt-mock', capabilities: ['chat'] },
+          { id: 'openai-dialect-model', provider: 'mock-openai-dialect', upstreamModel: 'gpt-mock', capabilities: [...ALL_CAPABILITIES] },
         ],
       },
     });
@@ -412,6 +415,43 @@ describe('POST /v1/messages end to end', () => {
       });
     });
   }
+
+  describe('settings a backend does not honour are reported, never dropped silently', () => {
+    const post = (body: Record<string, unknown>): Promise<Response> =>
+      fetch(`${server.origin}/v1/messages`, { method: 'POST', headers: { 'x-api-key': server.key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+    for (const stream of [false, true]) {
+      test(`top_k to an upstream without it: left out upstream and named in the header (stream: ${stream})`, async () => {
+        const response = await post({ model: 'openai-dialect-model', max_tokens: 32, top_k: 5, stream, messages: [{ role: 'user', content: 'hi' }] });
+        assert.equal(response.status, 200);
+        await response.text();
+        assert.equal(response.headers.get('x-switchyard-ignored-parameters'), 'top_k');
+        const upstreamBody = openai.requests[0]!.body as Record<string, unknown>;
+        assert.equal(upstreamBody['top_k'], undefined);
+        assert.equal(upstreamBody['max_completion_tokens'], 32);
+      });
+    }
+
+    test('temperature with thinking on an Anthropic backend: refused by the API, so left out and named', async () => {
+      const response = await post({
+        model: VIA_ANTHROPIC,
+        max_tokens: 4096,
+        temperature: 0.3,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-switchyard-ignored-parameters'), 'temperature');
+      assert.equal((anthropic.requests[0]!.body as Record<string, unknown>)['temperature'], undefined);
+    });
+
+    test('a generic compatible upstream takes top_k: no header', async () => {
+      const response = await post({ model: VIA_OPENAI, max_tokens: 32, top_k: 5, messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-switchyard-ignored-parameters'), null);
+      assert.equal((openai.requests[0]!.body as Record<string, unknown>)['top_k'], 5);
+    });
+  });
 
   describe('translation matrix: backend kind x streaming x text or tool call give the same message', () => {
     const backends = [

@@ -62,10 +62,10 @@ describe('convertToAnthropicRequest', () => {
       thinking: { budgetTokens: 2048 },
       user: 'user-1',
     };
-    const { body, jsonToolName, ignored } = convertToAnthropicRequest(request, options);
+    const { body, jsonToolName, warnings } = convertToAnthropicRequest(request, options);
     assert.equal(jsonToolName, undefined);
     // top_k cannot go with thinking: left out and reported.
-    assert.deepEqual(ignored, ['top_k']);
+    assert.deepEqual(warnings, [{ setting: 'topK', reason: 'refused-with-thinking' }]);
     assert.deepEqual(body, {
       model: 'claude-upstream',
       max_tokens: 4000,
@@ -125,16 +125,19 @@ describe('convertToAnthropicRequest', () => {
     assert.equal(plain.body.temperature, 0.7);
     assert.equal(plain.body.top_p, 0.5);
     assert.equal(plain.body.top_k, 40);
-    assert.deepEqual(plain.ignored, []);
+    assert.deepEqual(plain.warnings, []);
     const thinking = convertToAnthropicRequest(userRequest('x', { ...sampling, thinking: { budgetTokens: 2048 } }), options);
     assert.equal(thinking.body.temperature, undefined);
     assert.equal(thinking.body.top_p, undefined);
     assert.equal(thinking.body.top_k, undefined);
-    assert.deepEqual(thinking.ignored, ['temperature', 'top_p', 'top_k']);
+    assert.deepEqual(
+      thinking.warnings.map((warning) => warning.setting),
+      ['temperature', 'topP', 'topK'],
+    );
     const allowed = convertToAnthropicRequest(userRequest('x', { temperature: 1, topP: 0.97, thinking: { budgetTokens: 2048 } }), options);
     assert.equal(allowed.body.temperature, 1);
     assert.equal(allowed.body.top_p, 0.97);
-    assert.deepEqual(allowed.ignored, []);
+    assert.deepEqual(allowed.warnings, []);
   });
 
   test('max_tokens: the request cap, else the model default, raised above a thinking budget', () => {

@@ -39,8 +39,9 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
   ) {}
 
   async *stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
-    const { body, jsonToolName, ignored } = convertToAnthropicRequest(request, this.settings);
-    if (ignored.length > 0) this.settings.logger?.warn({ ignoredParameters: ignored, model: this.settings.upstreamModel }, 'sampling settings left out: the Anthropic API refuses them with thinking');
+    const { body, jsonToolName, warnings } = convertToAnthropicRequest(request, this.settings);
+    // Reported to the client by the edge (one header, one log line), like every backend's warnings.
+    if (warnings.length > 0) yield { type: 'response-metadata', warnings };
     // A caller that assembles the whole answer gets it as one JSON message (one parse, not one per event).
     const whole = options.preferWholeResponse === true;
     const headers: Record<string, string> = { accept: whole ? 'application/json' : 'text/event-stream', ...this.settings.headers };

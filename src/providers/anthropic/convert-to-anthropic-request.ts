@@ -15,9 +15,18 @@
  *   thinking blocks, e.g. reasoning produced by another backend); redacted thinking is sent verbatim.
  * - `metadata` carries only `user_id` (the API's one metadata field), from `request.user`.
  * - With thinking on, temperature (other than 1), top_k and top_p below 0.95 are left out: the API
- *   refuses them together with thinking. They are reported in `ignored` and logged.
+ *   refuses them together with thinking. They are reported as warnings (a response header and a log line).
  */
-import type { AssistantContentPart, DocumentPart, GenerationRequest, ImagePart, ToolResultPart, UserContentPart } from '../../core/generation.ts';
+import type {
+  AssistantContentPart,
+  DocumentPart,
+  GenerationRequest,
+  GenerationSetting,
+  GenerationWarning,
+  ImagePart,
+  ToolResultPart,
+  UserContentPart,
+} from '../../core/generation.ts';
 import { invalidMessages, invalidParameter } from '../../core/service-error.ts';
 import { parseDataUrl } from '../shared/data-url.ts';
 import type {
@@ -41,8 +50,8 @@ export interface ConvertedAnthropicRequest {
   body: AnthropicMessagesRequest;
   /** Name of the tool that carries JSON output, when JSON output was asked for. */
   jsonToolName: string | undefined;
-  /** Sampling settings the API does not accept together with thinking, left out (to be logged). */
-  ignored: string[];
+  /** Request settings left out: the API has no such setting, or refuses it together with thinking. */
+  warnings: GenerationWarning[];
 }
 
 /** With thinking on, the API takes no temperature or top_k, and top_p only from 0.95 up. */
@@ -227,20 +236,23 @@ export function convertToAnthropicRequest(request: GenerationRequest, options: A
   if (request.stopSequences !== undefined && request.stopSequences.length > 0) body.stop_sequences = request.stopSequences;
   // Thinking fixes the sampling: settings the API would refuse with it are left out and reported, so a
   // default temperature (the responses endpoint sends 0.7) does not turn a thinking request into a 400.
-  const ignored: string[] = [];
+  const warnings: GenerationWarning[] = [];
   const thinking = body.thinking !== undefined;
+  const refused = (setting: GenerationSetting): void => void warnings.push({ setting, reason: 'refused-with-thinking' });
   if (request.temperature !== undefined) {
-    if (thinking && request.temperature !== 1) ignored.push('temperature');
+    if (thinking && request.temperature !== 1) refused('temperature');
     else body.temperature = request.temperature;
   }
   if (request.topP !== undefined) {
-    if (thinking && request.topP < MIN_TOP_P_WITH_THINKING) ignored.push('top_p');
+    if (thinking && request.topP < MIN_TOP_P_WITH_THINKING) refused('topP');
     else body.top_p = request.topP;
   }
   if (request.topK !== undefined) {
-    if (thinking) ignored.push('top_k');
+    if (thinking) refused('topK');
     else body.top_k = request.topK;
   }
+  // The Messages API has no sampling seed.
+  if (request.seed !== undefined) warnings.push({ setting: 'seed', reason: 'unsupported' });
   if (request.user !== undefined) body.metadata = { user_id: request.user };
-  return { body, jsonToolName, ignored };
+  return { body, jsonToolName, warnings };
 }

@@ -7,12 +7,14 @@
  *   reasons afresh; nothing is lost for the caller);
  * - documents by http(s) URL and images inside tool results: a 400 naming the part;
  * - `metadata` (OpenAI stores it only with `store: true`, which a gateway must not switch on): not sent;
- * - `top_k` is an extension of vLLM, llama.cpp and LM Studio: sent everywhere except to OpenAI itself.
+ * - `top_k` is an extension of vLLM, llama.cpp and LM Studio: sent everywhere except to OpenAI itself,
+ *   where it is reported as a warning (`unsupportedSettings`).
  * A thinking budget without an effort becomes `reasoning_effort` (the only knob the API has).
  */
 import type {
   AssistantContentPart,
   GenerationRequest,
+  GenerationWarning,
   Message,
   ToolChoice,
   ToolResultPart,
@@ -39,6 +41,11 @@ export interface OpenAICompatibleRequestOptions {
 /** Thinking budgets (tokens) at or above which an effort level is chosen. */
 const MEDIUM_EFFORT_BUDGET = 4096;
 const HIGH_EFFORT_BUDGET = 16_384;
+
+/** Request settings this upstream does not honour: `top_k` where the upstream has no such extension. */
+export function unsupportedSettings(request: GenerationRequest, options: Pick<OpenAICompatibleRequestOptions, 'acceptsTopK'>): GenerationWarning[] {
+  return request.topK !== undefined && !options.acceptsTopK ? [{ setting: 'topK', reason: 'unsupported' }] : [];
+}
 
 export function effortForBudget(budgetTokens: number): 'low' | 'medium' | 'high' {
   if (budgetTokens >= HIGH_EFFORT_BUDGET) return 'high';

@@ -17,7 +17,7 @@ import type { StreamPart } from '../../core/stream-parts.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
 import { parseJson } from '../shared/lenient-json.ts';
 import { parseSseStream } from '../shared/sse-parser.ts';
-import { convertToOpenAICompatibleRequest, type OpenAICompatibleRequestOptions } from './convert-to-openai-compatible-request.ts';
+import { convertToOpenAICompatibleRequest, unsupportedSettings, type OpenAICompatibleRequestOptions } from './convert-to-openai-compatible-request.ts';
 import { OpenAICompatibleStreamMapper } from './map-openai-compatible-stream.ts';
 import { openAICompatibleStatusError, openAICompatibleStreamError } from './openai-compatible-error.ts';
 import { readChunk, readCompletion } from './openai-compatible-wire.ts';
@@ -35,6 +35,8 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
 
   async *stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
     const streamed = convertToOpenAICompatibleRequest(request, this.settings);
+    const warnings = unsupportedSettings(request, this.settings);
+    if (warnings.length > 0) yield { type: 'response-metadata', warnings };
     // A caller that assembles the whole answer gets it in one upstream JSON body (one parse, not one per chunk).
     const body = options.preferWholeResponse === true ? { ...streamed, stream: false, stream_options: undefined } : streamed;
     const headers: Record<string, string> = { accept: options.preferWholeResponse === true ? 'application/json' : 'text/event-stream', ...this.settings.headers };

@@ -18,7 +18,7 @@ export interface OpenAICompatibleConnection {
   client: UpstreamHttpClient;
   /** Authorization (when an apiKey is configured) plus the provider's configured headers. */
   headers: Record<string, string>;
-  /** True for OpenAI's own API, which differs from compatible servers in small ways (max_completion_tokens, no top_k). */
+  /** True for OpenAI's own API (the `dialect` setting), which differs from compatible servers in small ways (max_completion_tokens, no top_k). */
   isOpenAI: boolean;
 }
 
@@ -26,7 +26,8 @@ export function createOpenAICompatibleConnection(config: OpenAICompatibleProvide
   const client = new UpstreamHttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeoutMs, apiKey: config.apiKeyValue });
   const headers: Record<string, string> = { ...config.headers };
   if (config.apiKeyValue !== undefined) headers['authorization'] = `Bearer ${config.apiKeyValue}`;
-  return { client, headers, isOpenAI: new URL(config.baseUrl).hostname === 'api.openai.com' };
+  const dialect = config.dialect ?? (new URL(config.baseUrl).hostname === 'api.openai.com' ? 'openai' : 'generic');
+  return { client, headers, isOpenAI: dialect === 'openai' };
 }
 
 export function createOpenAICompatibleProvider(config: OpenAICompatibleProviderConfig, _context: ProviderContext): ProviderInstance {
