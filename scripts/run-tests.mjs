@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every *.test.ts under src/ and test/ with Node's own test runner (TypeScript loaded by tsx).
-// Node 20's `--test` takes no globs, so the files are collected here. Extra arguments are passed on,
-// e.g. `npm test -- test/auth.test.ts` runs one file.
+// Node 20's `--test` takes no globs, so the files are collected here. Arguments name files or folders
+// (`npm test -- test/formats` runs every test below it); flags are passed on. A run that finds no test
+// file fails rather than reporting success.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -19,7 +20,13 @@ function collect(directory) {
 
 const requested = process.argv.slice(2).filter((argument) => !argument.startsWith('--'));
 const flags = process.argv.slice(2).filter((argument) => argument.startsWith('--'));
-const files = requested.length > 0 ? requested : ['src', 'test'].flatMap((root) => collect(root)).sort();
+const files = (requested.length > 0 ? requested : ['src', 'test'])
+  .flatMap((path) => (statSync(path).isDirectory() ? collect(path) : [path]))
+  .sort();
+if (files.length === 0) {
+  console.error(`No test files found in: ${requested.join(' ') || 'src test'}`);
+  process.exit(1);
+}
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...flags, ...files],

@@ -2,7 +2,7 @@
  * Starts servers for benchmarks as child processes and waits until they print their address.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,11 +12,25 @@ export interface RunningProcess {
   stop(): Promise<void>;
 }
 
-/** Spawns `node --import tsx <script> ...args` and resolves once stdout matches `ready`. */
-export async function startProcess(script: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<RunningProcess & { match: RegExpExecArray }> {
+/** Whether `taskset` can pin processes to a core here (Linux with util-linux). */
+export const canPin = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+
+/**
+ * Spawns `node --import tsx <script> ...args` and resolves once stdout matches `ready`. With `cpu`, the
+ * process is pinned to that core (taskset), so a server and its load generator do not share a core.
+ */
+export async function startProcess(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  cpu?: number,
+): Promise<RunningProcess & { match: RegExpExecArray }> {
   // Compiled scripts run as `npm start` runs them (a larger young generation: fewer scavenges per request).
-  const loader = script.endsWith('.js') ? ['--max-semi-space-size=32'] : ['--import', 'tsx'];
-  const child = spawn(process.execPath, [...loader, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const loader = script.endsWith('.js') ? ['--max-semi-space-size=16'] : ['--import', 'tsx'];
+  const command = [process.execPath, ...loader, script, ...args];
+  const pinned = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...command] : command;
+  const child = spawn(pinned[0]!, pinned.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
@@ -52,13 +66,23 @@ let built = false;
  * Starts `switchyard serve` on a fresh data dir (first start prints the bootstrap key), from the
  * compiled build, as `npm start` runs it (built once per benchmark process).
  */
-export async function startSwitchyard(env: NodeJS.ProcessEnv = {}, port = 18_411): Promise<SwitchyardProcess> {
+export async function startSwitchyard(env: NodeJS.ProcessEnv = {}, port = 18_411, cpu?: number): Promise<SwitchyardProcess> {
   if (!built) {
     const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
     if (build.status !== 0) throw new Error('the build failed');
     built = true;
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
-  const running = await startProcess('dist/src/main.js', ['serve'], { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...env }, /(sk-sy-[A-Za-z0-9]{43})[\s\S]*listening|(sk-sy-[A-Za-z0-9]{43})\n[\s\S]*try: curl/);
+  const running = await startProcess('dist/src/main.js', ['serve'], { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...env }, /(sk-sy-[A-Za-z0-9]{43})[\s\S]*listening|(sk-sy-[A-Za-z0-9]{43})\n[\s\S]*try: curl/, cpu);
   return { ...running, origin: `http://127.0.0.1:${port}`, key: running.match[1] ?? running.match[2]! };
+}
+
+/** Resident set size of a process, MB (Linux /proc), or undefined. */
+export function residentMegabytes(pid: number): number | undefined {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((entry) => entry.startsWith('VmRSS:'));
+    return line === undefined ? undefined : Math.round(Number(line.split(/\s+/)[1]) / 1024);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * BatchRecord -> the wire Batch object. Follows the OpenAI Batch object (wire-contracts.md "Files and
+ * BatchRecord -> the wire Batch object. Follows the OpenAI Batch object (docs/wire-contracts.md "Files and
  * batches") with the SPEC's names where it gives them: ids `batch-...`, status `canceled`.
  * Timestamps are Unix seconds, null until the event happened.
  */

@@ -1,6 +1,6 @@
 /**
  * Finished batch lines -> lines of the output and error files. Follows SPEC "Batch output line" and
- * "Batch error line" with the OpenAI layout (wire-contracts.md "Files and batches"):
+ * "Batch error line" with the OpenAI layout (docs/wire-contracts.md "Files and batches"):
  * success `{id:"batch_req_…", custom_id, response:{status_code, request_id, body}, error:null}`,
  * failure `{id, custom_id, response:{…} or null when the request never ran, error:{code, message}}`.
  */

@@ -6,6 +6,8 @@ import type { AuthContext } from '../accounts/authenticator.ts';
 import { newId } from '../core/ids.ts';
 import { invalidFormat, invalidParameter, isServiceError, permissionDenied } from '../core/service-error.ts';
 import { BATCH_STATUSES, type BatchesRepository, type BatchRecord, type BatchStatus } from '../db/repositories/batches-repository.ts';
+
+export type { BatchStatus };
 import { systemClock, type Clock } from '../limits/clock.ts';
 import type { FileService } from '../services/files/file-service.ts';
 import { batchApiNotAllowed, batchNotFound, cannotCancel, concurrentBatchesLimit, invalidEndpoint, invalidInputFile, missingRequiredField } from './batch-errors.ts';

@@ -1,5 +1,5 @@
 /**
- * The only reader of process.env and of the config file (DESIGN.md convention 7). Precedence: an
+ * The only reader of process.env and of the config file (docs/design.md convention 7). Precedence: an
  * explicit override (CLI flag, test) beats an environment variable, which beats the config file, which
  * beats the defaults. The result is validated, cross-checked, frozen and injected everywhere.
  */

@@ -1,6 +1,6 @@
 /**
  * The canonical generation request: what every client format decodes into and every provider consumes.
- * It is the union of what chat completions, messages and responses can say (DESIGN.md "Why a canonical
+ * It is the union of what chat completions, messages and responses can say (docs/design.md "Why a canonical
  * core"). A provider that cannot honour a field reports it as a `GenerationWarning` or rejects it with a
  * 400 ServiceError; it never drops it silently.
  */

@@ -1,5 +1,5 @@
 /**
- * Identifier generators. Prefixes follow the wire formats the SDKs expect (wire-contracts.md) and the
+ * Identifier generators. Prefixes follow the wire formats the SDKs expect (docs/wire-contracts.md) and the
  * SPEC (`resp_` + 48 hex, `auth-` + 16 hex, `batch-`, `file-`, `modr-`).
  */
 import { randomBytes } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * The provider contracts. Each backend folder under `providers/` implements some of these; services and
- * routes only ever see these interfaces (DESIGN.md convention 1: never branch on a provider id).
+ * routes only ever see these interfaces (docs/design.md convention 1: never branch on a provider id).
  */
 import type { GenerationRequest } from './generation.ts';
 import type { StreamPart } from './stream-parts.ts';

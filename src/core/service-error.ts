@@ -1,7 +1,7 @@
 /**
  * Coded errors. Everything below `http/` throws a ServiceError (or lets an unknown error become
  * `internal_error`); only `http/` renders it, as the SPEC envelope (`error` + `info_metadata`).
- * Status, type and code values follow SPEC.md "Errors"; 403/404/405/409/413 use the same
+ * Status, type and code values follow docs/spec.md "Errors"; 403/404/405/409/413 use the same
  * `invalid_request_error`/`permission_error` shapes the OpenAI SDK classifies by status.
  */
 

@@ -1,6 +1,6 @@
 /**
  * One server-sent event as a client format produces it. Formats yield these; the single SSE writer in
- * `http/sse-writer.ts` serialises them (DESIGN.md convention 3: no hand-built `data: ...` elsewhere).
+ * `http/sse-writer.ts` serialises them (docs/design.md convention 3: no hand-built `data: ...` elsewhere).
  */
 export interface SseEvent {
   /** `event:` line; omitted for chat completions chunks. */

@@ -4,7 +4,7 @@
  * us to wait?). Providers create these; `services/generation` retries, falls back and finally lets the
  * edge render them like any other ServiceError.
  *
- * Mapping (issue 3, "Retries ... upstream errors mapped to the SPEC envelope"):
+ * Mapping (upstream errors are retried, then mapped to the SPEC envelope):
  * - upstream 4xx keeps its status and (sanitised) message, type `invalid_request_error`;
  *   429 stays 429 (`rate_limit_exceeded`, code `upstream_rate_limited`, with `retry-after`);
  *   401/403 are the operator's credentials, not the caller's: 500 `service_unavailable`.

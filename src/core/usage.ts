@@ -1,5 +1,5 @@
 /**
- * Token usage, normalised once for every backend (DESIGN.md convention 5). All figures are token counts.
+ * Token usage, normalised once for every backend (docs/design.md convention 5). All figures are token counts.
  * `inputTokens` is the whole prompt, cached parts included; `cachedInputTokens` and
  * `cacheWriteInputTokens` are the parts of it read from / written to a prompt cache.
  * `outputTokens` is the whole completion, reasoning included; `reasoningTokens` is the part of it spent thinking.

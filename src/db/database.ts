@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationProvider, type MigrationResultSet } from 'kysely';
-import pg from 'pg';
+import type { Pool } from 'pg';
 import { createMigrations } from './migrations.ts';
 import type { DatabaseSchema } from './schema.ts';
 
@@ -23,8 +23,13 @@ export interface Database {
   close(): Promise<void>;
 }
 
-// BIGINT (OID 20) columns hold millisecond timestamps and counters, all far below 2^53.
-pg.types.setTypeParser(20, (value: string) => Number(value));
+/** A pg pool, with pg imported on first use: a SQLite deployment never pays for loading it. */
+async function createPostgresPool(url: string, size: number): Promise<Pool> {
+  const { default: pg } = await import('pg');
+  // BIGINT (OID 20) columns hold millisecond timestamps and counters, all far below 2^53.
+  pg.types.setTypeParser(20, (value: string) => Number(value));
+  return new pg.Pool({ connectionString: url, max: size });
+}
 
 export interface OpenDatabaseOptions {
   /** Postgres pool size. */
@@ -46,8 +51,7 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     kysely = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
   } else {
     dialect = 'postgres';
-    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
-    kysely = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+    kysely = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: () => createPostgresPool(url, options.poolSize ?? 10) }) });
   }
   const provider: MigrationProvider = { getMigrations: async () => createMigrations(dialect) };
   return {

@@ -1,5 +1,5 @@
 /**
- * The only renderer of error bodies (DESIGN.md convention 6): SPEC envelope
+ * The only renderer of error bodies (docs/design.md convention 6): SPEC envelope
  * `{ error: { message, type, code, param, details }, info_metadata }`, wrapped by the route's client
  * format where its clients read errors differently (Anthropic: a top-level `"type":"error"`). Also maps framework errors (bad JSON, body
  * too large, wrong content type) to ServiceErrors so no framework default body ever leaves.

@@ -1,5 +1,5 @@
 /**
- * The one SSE writer of the server (DESIGN.md convention 3). It sends headers at once (no delay before
+ * The one SSE writer of the server (docs/design.md convention 3). It sends headers at once (no delay before
  * the first byte), serialises events, respects backpressure (waits for `drain`), sends keep-alives while
  * the source is silent, and stops pulling from the source when the client goes away (the source's
  * `return()` runs, which aborts the upstream call).

@@ -1,8 +1,8 @@
 /**
- * The rate-limit and quota port (DESIGN.md convention 8: a small port typed by what we use). Two
+ * The rate-limit and quota port (docs/design.md convention 8: a small port typed by what we use). Two
  * backends implement it: memory/ (one instance) and redis/ (several instances sharing one budget).
  *
- * Model, per SPEC "Limits" and issue 7:
+ * Model, per SPEC "Limits" (docs/spec.md):
  * - Requests per minute and tokens per minute are counted per API key, in fixed one-minute windows
  *   aligned to the epoch minute (exact: with a limit of N, exactly N requests of one minute pass).
  * - Tokens per day (reset 00:00 UTC) and per month (reset on the 1st, 00:00 UTC) are counted per

@@ -1,7 +1,7 @@
 /**
  * The calendar of the limits: fixed windows, all in UTC. A window is [startMs, endMs).
  * - minute: aligned to whole minutes of the epoch (so every instance agrees on the bucket);
- * - day: 00:00 UTC to the next 00:00 UTC (issue 7: daily totals reset at 00:00 UTC);
+ * - day: 00:00 UTC to the next 00:00 UTC (daily totals reset at 00:00 UTC);
  * - month: the 1st 00:00 UTC to the next 1st 00:00 UTC (SPEC "Limits": the free plan resets on the 1st).
  */
 

@@ -1,5 +1,5 @@
 /**
- * The only file that names provider kinds (DESIGN.md: "a new provider is a new folder plus one line in
+ * The only file that names provider kinds (docs/design.md: "a new provider is a new folder plus one line in
  * a registry"). It maps `ProviderConfig.kind` to the factory of that kind's folder, instantiates every
  * configured provider once, and hands out the model objects that services use. Nothing else may test
  * a provider kind or id.

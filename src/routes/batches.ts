@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { toBatchObject } from '../batches/batch-object.ts';
 import type { BatchService } from '../batches/batch-service.ts';
-import type { BatchStatus } from '../db/repositories/batches-repository.ts';
+import type { BatchStatus } from '../batches/batch-service.ts';
 import { parseLimit } from './files.ts';
 
 interface BatchParams {

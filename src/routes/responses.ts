@@ -1,5 +1,5 @@
 /**
- * Stored responses of the response-style endpoint (SPEC "Response object", wire-contracts.md
+ * Stored responses of the response-style endpoint (SPEC "Response object", docs/wire-contracts.md
  * "Responses"); POST /v1/responses itself is served by generation-routes.ts with the responses format
  * and the endpoint steps in generation-endpoints.ts:
  *   GET    /v1/responses/{id}                  a stored response

@@ -1,8 +1,8 @@
 /**
- * Anthropic Messages request -> canonical GenerationRequest, following SPEC.md "Message request" (which
+ * Anthropic Messages request -> canonical GenerationRequest, following docs/spec.md "Message request" (which
  * wins where it states a rule) and the Anthropic Messages API request shape for what SPEC leaves open.
  *
- * Strict on the way in (DESIGN.md convention 4): every violation is a 400 ServiceError with a SPEC code
+ * Strict on the way in (docs/design.md convention 4): every violation is a 400 ServiceError with a SPEC code
  * and the dotted `param` of the offending field. The rule used for codes throughout:
  *   - a required field is absent (or null)                 -> missing_parameter
  *   - a field has the wrong JSON type / malformed value     -> invalid_format

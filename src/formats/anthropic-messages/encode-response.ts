@@ -1,6 +1,6 @@
 /**
- * Canonical GenerationResult -> Anthropic Messages response body, following wire-contracts.md
- * ("Anthropic SDK": Response) and SPEC.md "Message response". The edge adds `_metadata`.
+ * Canonical GenerationResult -> Anthropic Messages response body, following docs/wire-contracts.md
+ * ("Anthropic SDK": Response) and docs/spec.md "Message response". The edge adds `_metadata`.
  */
 import type { AssistantContentPart } from '../../core/generation.ts';
 import type { GenerationResult } from '../../core/assemble-result.ts';

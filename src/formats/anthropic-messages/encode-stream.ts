@@ -1,6 +1,6 @@
 /**
- * Canonical stream parts -> Anthropic Messages server-sent events, following wire-contracts.md
- * ("Anthropic SDK": Stream) and SPEC.md "Events". Every event carries an `event:` name equal to its
+ * Canonical stream parts -> Anthropic Messages server-sent events, following docs/wire-contracts.md
+ * ("Anthropic SDK": Stream) and docs/spec.md "Events". Every event carries an `event:` name equal to its
  * payload's `type` (the SDKs drop events without one). Order:
  *   message_start, then per block content_block_start / content_block_delta... / content_block_stop with
  *   indexes 0, 1, 2..., then message_delta (stop_reason, stop_sequence, usage), then message_stop;

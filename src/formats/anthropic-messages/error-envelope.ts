@@ -1,5 +1,5 @@
 /**
- * Errors as the message-style endpoint shows them, following wire-contracts.md ("Anthropic SDK": error
+ * Errors as the message-style endpoint shows them, following docs/wire-contracts.md ("Anthropic SDK": error
  * body and mid-stream `event: error`). The SPEC envelope stays as it is (`error.message/type/code/param/
  * details` + `info_metadata`); this endpoint adds the top-level `"type":"error"` Anthropic clients read.
  * Both Anthropic SDKs (0.x and 1.x) classify HTTP errors by status, so the SPEC `error.type` values are
@@ -14,7 +14,7 @@ export function withMessagesErrorType<Envelope extends object>(envelope: Envelop
   return { type: 'error', ...envelope };
 }
 
-/** Anthropic error type for an HTTP status (wire-contracts.md table); `service_unavailable` reads as overloaded. */
+/** Anthropic error type for an HTTP status (docs/wire-contracts.md table); `service_unavailable` reads as overloaded. */
 export function toAnthropicErrorType(status: number, code?: string): AnthropicErrorType {
   if (code === 'service_unavailable' || status === 503 || status === 529) return 'overloaded_error';
   switch (status) {

@@ -1,5 +1,5 @@
 /**
- * Canonical finish reason -> Anthropic `stop_reason`, following wire-contracts.md ("Anthropic SDK":
+ * Canonical finish reason -> Anthropic `stop_reason`, following docs/wire-contracts.md ("Anthropic SDK":
  * end_turn | max_tokens | stop_sequence | tool_use) plus Anthropic's `refusal` for filtered content.
  */
 import type { FinishReason } from '../../core/generation.ts';

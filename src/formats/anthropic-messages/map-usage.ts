@@ -1,5 +1,5 @@
 /**
- * Canonical usage -> Anthropic usage, following wire-contracts.md ("Anthropic SDK" response `usage`) and
+ * Canonical usage -> Anthropic usage, following docs/wire-contracts.md ("Anthropic SDK" response `usage`) and
  * Anthropic's accounting: `input_tokens` counts the prompt EXCLUDING cache reads and cache writes, so
  * input_tokens + cache_read_input_tokens + cache_creation_input_tokens is the whole prompt.
  */

@@ -1,10 +1,10 @@
 /**
- * The Anthropic Messages wire shapes this service produces, as wire-contracts.md ("Anthropic SDK") and
- * SPEC.md "Message response" / "Events" describe them. Only what we emit is typed here; requests are
+ * The Anthropic Messages wire shapes this service produces, as docs/wire-contracts.md ("Anthropic SDK") and
+ * docs/spec.md "Message response" / "Events" describe them. Only what we emit is typed here; requests are
  * validated field by field in decode-request.ts instead of being trusted through a type.
  */
 
-/** `stop_reason` values we emit (wire-contracts.md lists the first four; `refusal` is Anthropic's content-filter stop). */
+/** `stop_reason` values we emit (docs/wire-contracts.md lists the first four; `refusal` is Anthropic's content-filter stop). */
 export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
 
 export interface AnthropicTextBlock {
@@ -83,7 +83,7 @@ export type AnthropicContentBlockDelta =
   | { type: 'thinking_delta'; thinking: string }
   | { type: 'signature_delta'; signature: string };
 
-/** Error `type` values of Anthropic bodies and `error` events (wire-contracts.md, by HTTP status). */
+/** Error `type` values of Anthropic bodies and `error` events (docs/wire-contracts.md, by HTTP status). */
 export type AnthropicErrorType =
   | 'invalid_request_error'
   | 'authentication_error'

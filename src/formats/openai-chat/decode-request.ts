@@ -2,8 +2,8 @@
  * Decodes an OpenAI `POST /v1/chat/completions` body into the canonical GenerationRequest.
  *
  * Wire document: OpenAI OpenAPI `CreateChatCompletionRequest` and `ChatCompletionRequestMessage`
- * (wire-contracts.md "Chat completions"), with the SPEC.md rules winning where they differ: temperature
- * and top_p 0.0-1.0, max_tokens >= 1, and the SPEC error codes. Strict on the way in (DESIGN.md
+ * (docs/wire-contracts.md "Chat completions"), with the docs/spec.md rules winning where they differ: temperature
+ * and top_p 0.0-1.0, max_tokens >= 1, and the SPEC error codes. Strict on the way in (docs/design.md
  * convention 4): every refusal is a 400 ServiceError whose `param` is the dotted path of the field.
  *
  * Code choice, the same for every field: a value of the wrong JSON type is `invalid_format`; a value of

@@ -1,7 +1,7 @@
 /**
  * Encodes a canonical GenerationResult as an OpenAI `chat.completion` object.
  *
- * Wire document: wire-contracts.md "Chat completions" (the `chat.completion` response, tool call and usage
+ * Wire document: docs/wire-contracts.md "Chat completions" (the `chat.completion` response, tool call and usage
  * shapes) and the OpenAI OpenAPI `CreateChatCompletionResponse`. Reasoning text, which the OpenAI shape
  * has no field for, goes to `message.reasoning_content` (the spelling OpenAI-compatible servers such as
  * vLLM, DeepSeek and xAI use; the SDK keeps unknown fields and ignores them otherwise).
@@ -72,7 +72,7 @@ export interface ChatCompletion {
 }
 
 /**
- * Canonical finish reason -> chat `finish_reason` (wire-contracts.md "Chat completions"). `error` has
+ * Canonical finish reason -> chat `finish_reason` (docs/wire-contracts.md "Chat completions"). `error` has
  * no chat spelling; a stream that failed is reported as an error, so it only reaches here as a normal
  * end of output and is said `stop`.
  */
@@ -91,7 +91,7 @@ export function mapFinishReason(reason: FinishReason): ChatFinishReason {
   }
 }
 
-/** Canonical usage -> chat `usage` (wire-contracts.md "usage"). */
+/** Canonical usage -> chat `usage` (docs/wire-contracts.md "usage"). */
 export function encodeUsage(usage: Usage): ChatCompletionUsage {
   return {
     prompt_tokens: usage.inputTokens,

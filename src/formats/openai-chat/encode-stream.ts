@@ -1,7 +1,7 @@
 /**
  * Encodes the canonical stream of parts as OpenAI `chat.completion.chunk` server-sent events.
  *
- * Wire document: wire-contracts.md "Chat completions" (stream order, streamed tool calls, usage chunk,
+ * Wire document: docs/wire-contracts.md "Chat completions" (stream order, streamed tool calls, usage chunk,
  * `[DONE]`) and "Streams (chat)" (a chunk with a top-level `error` makes the SDK throw). Order produced:
  * a role chunk `{"role":"assistant","content":""}`, content / reasoning / tool-call deltas, one chunk with
  * `delta: {}` and `finish_reason`, with `include_usage` one chunk with `choices: []` and `usage` (earlier

@@ -1,9 +1,9 @@
 /**
  * Decodes an OpenAI `POST /v1/embeddings` body.
  *
- * Wire document: SPEC.md "Embeddings request" (model optional, input string or array of strings,
+ * Wire document: docs/spec.md "Embeddings request" (model optional, input string or array of strings,
  * encoding_format `float` | `base64`), completed by the OpenAI OpenAPI `CreateEmbeddingRequest`
- * (`dimensions`, `user`, at most 2048 inputs, no empty strings). Strict on the way in (DESIGN.md
+ * (`dimensions`, `user`, at most 2048 inputs, no empty strings). Strict on the way in (docs/design.md
  * convention 4), with the code choice of formats/openai-chat: wrong JSON type -> `invalid_format`,
  * right type but not allowed -> `invalid_parameter`, absent -> `missing_parameter`; `null` counts as
  * absent for optional fields; unknown fields are ignored (SDKs add new ones).

@@ -1,9 +1,9 @@
 /**
- * Encodes an embeddings result as the OpenAI `CreateEmbeddingResponse` body (SPEC.md "Embeddings
+ * Encodes an embeddings result as the OpenAI `CreateEmbeddingResponse` body (docs/spec.md "Embeddings
  * response": object `list`, data[] of `{object: "embedding", embedding, index}` in input order, model,
  * usage `{prompt_tokens, total_tokens}`). `_metadata` is added by the HTTP edge.
  *
- * `base64` follows the OpenAI API and SDK (wire-contracts.md "Embeddings"): standard base64 of the
+ * `base64` follows the OpenAI API and SDK (docs/wire-contracts.md "Embeddings"): standard base64 of the
  * vector as little-endian float32 bytes; the SDK decodes it back to numbers.
  */
 import type { EmbeddingEncodingFormat } from './decode-request.ts';

@@ -1,7 +1,7 @@
 /**
  * Decodes an OpenAI `POST /v1/images/generations` body.
  *
- * Wire document: the OpenAI OpenAPI `CreateImageRequest` (SPEC.md names the endpoint but shows no
+ * Wire document: the OpenAI OpenAPI `CreateImageRequest` (docs/spec.md names the endpoint but shows no
  * shapes): `prompt` required, `model`, `n` 1-10 (default 1), `size` `WxH` or `auto`, `response_format`
  * `url` (default) | `b64_json`, `user`. Code choice as in formats/openai-chat (wrong type ->
  * `invalid_format`, not allowed -> `invalid_parameter`, absent -> `missing_parameter`; `null` counts as

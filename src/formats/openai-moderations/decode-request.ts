@@ -1,7 +1,7 @@
 /**
  * Decodes an OpenAI `POST /v1/moderations` body.
  *
- * Wire document: SPEC.md "Endpoints" (`input`, `model`) and "Moderation result", completed by the
+ * Wire document: docs/spec.md "Endpoints" (`input`, `model`) and "Moderation result", completed by the
  * OpenAI OpenAPI `CreateModerationRequest`: `input` is a string, an array of strings, or an array of
  * multi-modal parts (`{type: "text", text}` / `{type: "image_url", ...}`); `model` is optional. Text
  * parts are accepted (one input each); image parts are refused with a 400, as no moderation model here

@@ -1,5 +1,5 @@
 /**
- * Encodes moderation verdicts as the moderation result (SPEC.md "Moderation result", which wins over
+ * Encodes moderation verdicts as the moderation result (docs/spec.md "Moderation result", which wins over
  * OpenAI's longer category list: exactly `hate`, `self-harm`, `sexual`, `violence`): `{id: "modr-…",
  * model, results: [{flagged, categories, category_scores}]}`, one result per input, in input order.
  * `_metadata` is added by the HTTP edge.

@@ -3,9 +3,9 @@
  * of this turn (stored, listed by `input_items`, prepended to later turns) and the echo fields of the
  * Response object.
  *
- * Wire document: SPEC.md "Response request" (it wins: max_output_tokens required and >= 1, `max_tokens`
+ * Wire document: docs/spec.md "Response request" (it wins: max_output_tokens required and >= 1, `max_tokens`
  * its deprecated alias, temperature 0.0-1.0 default 0.7, top_p 0.0-1.0, truncation default `disabled`,
- * metadata at most 16 pairs, store default true, reasoning.effort low|medium|high), wire-contracts.md
+ * metadata at most 16 pairs, store default true, reasoning.effort low|medium|high), docs/wire-contracts.md
  * "Responses" and the OpenAI OpenAPI `CreateResponse` / `ResponseInputItem` for what the SPEC leaves open.
  *
  * Code choice, as in the other decoders: a value of the wrong JSON type is `invalid_format`; the right
@@ -239,7 +239,7 @@ function firstImageParam(input: readonly ResponseItem[]): string | null {
  * Prepends the items of the stored chain (every earlier turn's input items then output items, oldest
  * first, as `services/responses` loads them) to this turn's input and rebuilds `request.messages` and
  * `request.system`. Earlier turns' `instructions` are not part of `history` and are not carried over
- * (wire-contracts.md "previous_response_id"); their system/developer input messages are.
+ * (docs/wire-contracts.md "previous_response_id"); their system/developer input messages are.
  * Throws 400 `invalid_messages` when a function_call_output of this turn answers no function_call of
  * the chain, or a function call of the chain is left unanswered.
  */

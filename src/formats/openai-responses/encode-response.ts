@@ -1,8 +1,8 @@
 /**
  * Encodes canonical results as the SPEC "Response object" (without `_metadata`, which the edge adds).
  *
- * Wire document: SPEC.md "Response object" (field list and order, `resp_` + 48 hex ids, statuses, usage
- * with its details objects) and wire-contracts.md "Responses" (message items `msg_...` with
+ * Wire document: docs/spec.md "Response object" (field list and order, `resp_` + 48 hex ids, statuses, usage
+ * with its details objects) and docs/wire-contracts.md "Responses" (message items `msg_...` with
  * `output_text` parts and empty `annotations`, function call items `fc_...` with `call_id`). Reasoning
  * items follow the OpenAI OpenAPI `ReasoningItem` (`rs_...`, `summary`, `content` of `reasoning_text`,
  * `encrypted_content`).

@@ -1,7 +1,7 @@
 /**
  * Encodes the canonical stream of parts as response-style server-sent events.
  *
- * Wire document: wire-contracts.md "Responses" (Stream): every event is `event: <type>` plus
+ * Wire document: docs/wire-contracts.md "Responses" (Stream): every event is `event: <type>` plus
  * `data: {"type":"<type>", ..., "sequence_number":N}` with N increasing from 0 on EVERY event, no
  * `[DONE]`. Order: response.created, response.in_progress; then per output item
  * response.output_item.added, its content events, response.output_item.done; then response.completed

@@ -1,7 +1,7 @@
 /**
  * Types of the response-style wire format as this service sends and stores it.
  *
- * Wire documents: SPEC.md "Response request" and "Response object" (they win), wire-contracts.md
+ * Wire documents: docs/spec.md "Response request" and "Response object" (they win), docs/wire-contracts.md
  * "Responses", and the OpenAI OpenAPI `Response`, `ResponseItem` and `ResponseStreamEvent` schemas for
  * what the SPEC leaves open (item shapes other than messages, stream payloads).
  */
@@ -218,7 +218,7 @@ export interface ResponseDeletion {
   deleted: true;
 }
 
-/** `GET /v1/responses/{id}/input_items` (cursor page, wire-contracts.md "List pagination"). */
+/** `GET /v1/responses/{id}/input_items` (cursor page, docs/wire-contracts.md "List pagination"). */
 export interface InputItemsPage {
   object: 'list';
   data: ResponseItem[];

@@ -1,6 +1,6 @@
 /**
  * Normalises the `usage` object of the Anthropic Messages API
- * (https://docs.anthropic.com/en/api/messages#response-usage) into the canonical Usage (DESIGN.md
+ * (https://docs.anthropic.com/en/api/messages#response-usage) into the canonical Usage (docs/design.md
  * convention 5). Anthropic's `input_tokens` excludes the cached parts, so the canonical input is
  * `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`. Thinking is counted inside
  * `output_tokens` without a separate figure, so `reasoningTokens` stays 0.

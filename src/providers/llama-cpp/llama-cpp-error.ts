@@ -1,5 +1,5 @@
 /**
- * Errors of the in-process llama.cpp backend, in SPEC terms (SPEC.md "Errors"). There is no upstream
+ * Errors of the in-process llama.cpp backend, in SPEC terms (docs/spec.md "Errors"). There is no upstream
  * HTTP status here: a GGUF that cannot be loaded is the operator's problem (500
  * `service_unavailable`, fallback-eligible so that a configured fallback model is tried), a request
  * asking for what this backend cannot do is the client's (400 naming the capability). Client messages

@@ -18,15 +18,15 @@
  * `cachedInputTokens` were already in the sequence's KV cache from its previous request; output tokens
  * are the tokens llama.cpp sampled (stop-sequence tokens held back from the text included).
  */
-import {
+import type {
+  ChatHistoryItem,
+  ChatModelFunctions,
+  LLamaChatGenerateResponseOptions,
   LlamaChat,
-  type ChatHistoryItem,
-  type ChatModelFunctions,
-  type LLamaChatGenerateResponseOptions,
-  type LlamaChatResponse,
-  type LlamaChatResponseChunk,
-  type LlamaChatResponseFunctionCallParamsChunk,
-  type LlamaGrammar,
+  LlamaChatResponse,
+  LlamaChatResponseChunk,
+  LlamaChatResponseFunctionCallParamsChunk,
+  LlamaGrammar,
 } from 'node-llama-cpp';
 import type { GenerationRequest } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel, LanguageModelSettings } from '../../core/language-model.ts';
@@ -39,6 +39,7 @@ import { convertToLlamaCppFunctions } from './convert-to-llama-cpp-functions.ts'
 import { convertToLlamaCppSamplingOptions, resolveMaxOutputTokens } from './convert-to-llama-cpp-generation-options.ts';
 import { convertToLlamaCppJsonSchema, SchemaConversionError } from './convert-to-llama-cpp-json-schema.ts';
 import { contextOverflowError, generationError, modelLoadError, unsupportedSchemaError } from './llama-cpp-error.ts';
+import { loadNodeLlamaCpp } from './llama-cpp-native.ts';
 import type { LlamaCppRuntime, LoadedLlamaCppModel } from './llama-cpp-runtime.ts';
 import { mapLlamaCppFinishReason, matchedStopSequence } from './map-llama-cpp-finish-reason.ts';
 import { LlamaCppChunkMapper } from './map-llama-cpp-response-chunk.ts';
@@ -115,7 +116,8 @@ export class LlamaCppLanguageModel implements LanguageModel {
     const onCallerAbort = (): void => stop.abort(options.signal.reason);
     options.signal.addEventListener('abort', onCallerAbort, { once: true });
     if (options.signal.aborted) onCallerAbort();
-    const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper });
+    const { LlamaChat: Chat } = await loadNodeLlamaCpp();
+    const chat = new Chat({ contextSequence: sequence, chatWrapper: loaded.chatWrapper });
     let generation: Promise<GenerationOutcome> | undefined;
     try {
       const promptTokens = loaded.chatWrapper

@@ -9,7 +9,8 @@
  * - `maxThreads` is the largest thread count any provider asked for; each context uses its own count.
  * - llama.cpp's log lines go to the logger of the oldest open provider that has one.
  */
-import { getLlama, LlamaLogLevel, type Llama } from 'node-llama-cpp';
+import type * as NodeLlamaCpp from 'node-llama-cpp';
+import type { Llama, LlamaLogLevel } from 'node-llama-cpp';
 import type { ProviderLogger } from '../shared/provider-context.ts';
 
 /** One provider instance's claim on the shared backend. */
@@ -30,7 +31,7 @@ function log(level: LlamaLogLevel, message: string): void {
     if (logger !== undefined) break;
   }
   if (text === '' || logger === undefined) return;
-  if (level === LlamaLogLevel.fatal || level === LlamaLogLevel.error || level === LlamaLogLevel.warn) {
+  if (level === 'fatal' || level === 'error' || level === 'warn') {
     logger.warn({ level }, `llama.cpp: ${text}`);
   } else {
     logger.debug({ level }, `llama.cpp: ${text}`);
@@ -54,15 +55,17 @@ export function unregisterLlamaUser(user: LlamaUser): void {
 /** The shared backend, created on first use. A failed creation is retried by the next call. */
 export async function sharedLlama(): Promise<Llama> {
   if (shared === undefined) {
-    const creating = getLlama({
-      gpu: false,
-      build: 'never',
-      progressLogs: false,
-      // node-llama-cpp's CPU default oversubscribes small machines: 4 threads on 2 cores ran 200x slower than 2.
-      maxThreads: maxThreads(),
-      logLevel: LlamaLogLevel.warn,
-      logger: log,
-    });
+    const creating = loadNodeLlamaCpp().then(({ getLlama, LlamaLogLevel }) =>
+      getLlama({
+        gpu: false,
+        build: 'never',
+        progressLogs: false,
+        // node-llama-cpp's CPU default oversubscribes small machines: 4 threads on 2 cores ran 200x slower than 2.
+        maxThreads: maxThreads(),
+        logLevel: LlamaLogLevel.warn,
+        logger: log,
+      }),
+    );
     shared = creating;
     creating.catch(() => {
       if (shared === creating) shared = undefined;
@@ -71,4 +74,15 @@ export async function sharedLlama(): Promise<Llama> {
   const llama = await shared;
   if (llama.maxThreads < maxThreads()) llama.maxThreads = maxThreads();
   return llama;
+}
+
+let module: Promise<typeof NodeLlamaCpp> | undefined;
+
+/**
+ * node-llama-cpp itself, imported on first use: it costs tens of MB of memory, which a service with no
+ * llama-cpp model should not pay.
+ */
+export function loadNodeLlamaCpp(): Promise<typeof NodeLlamaCpp> {
+  module ??= import('node-llama-cpp');
+  return module;
 }

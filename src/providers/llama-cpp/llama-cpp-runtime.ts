@@ -8,18 +8,16 @@
  * of at most `maxContextTokens` tokens each. Evaluation runs on llama.cpp's own threads through
  * node-llama-cpp's asynchronous native calls, so the event loop stays free while tokens are computed.
  */
-import {
-  GeneralChatWrapper,
-  resolveChatWrapper,
-  type ChatWrapper,
-  type GbnfJsonSchema,
-  type Llama,
-  type LlamaContext,
-  type LlamaGrammar,
-  type LlamaModel,
+import type {
+  ChatWrapper,
+  GbnfJsonSchema,
+  Llama,
+  LlamaContext,
+  LlamaGrammar,
+  LlamaModel,
 } from 'node-llama-cpp';
 import type { ProviderLogger } from '../shared/provider-context.ts';
-import { registerLlamaUser, sharedLlama, unregisterLlamaUser, type LlamaUser } from './llama-cpp-native.ts';
+import { loadNodeLlamaCpp, registerLlamaUser, sharedLlama, unregisterLlamaUser, type LlamaUser } from './llama-cpp-native.ts';
 import { LlamaCppSequencePool } from './llama-cpp-sequence-pool.ts';
 
 export interface LlamaCppRuntimeOptions {
@@ -111,6 +109,7 @@ export class LlamaCppRuntime {
         contextSize: { max: this.options.maxContextTokens },
         threads: this.options.threads,
       });
+      const { resolveChatWrapper, GeneralChatWrapper } = await loadNodeLlamaCpp();
       const chatWrapper = resolveChatWrapper(model, { warningLogs: false }) ?? new GeneralChatWrapper();
       const sequences = Array.from({ length: this.options.sequencesPerModel }, () => context.getSequence());
       this.options.logger?.debug(

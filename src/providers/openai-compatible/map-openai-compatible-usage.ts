@@ -1,7 +1,7 @@
 /**
  * Normalises the `usage` object of the OpenAI Chat Completions API
  * (https://platform.openai.com/docs/api-reference/chat/object#chat/object-usage) into the canonical
- * Usage (DESIGN.md convention 5). OpenAI counts reasoning inside `completion_tokens`; some compatible
+ * Usage (docs/design.md convention 5). OpenAI counts reasoning inside `completion_tokens`; some compatible
  * servers (xAI) report it beside it, which shows as `total_tokens = prompt + completion + reasoning`:
  * then reasoning is added to the output so that `outputTokens` always includes it.
  */

@@ -1,5 +1,5 @@
 /**
- * Minimal readers for upstream JSON (DESIGN.md convention 4: lenient on the way out). Upstream replies
+ * Minimal readers for upstream JSON (docs/design.md convention 4: lenient on the way out). Upstream replies
  * are read field by field with these guards instead of full schemas: unknown fields are ignored, a
  * field of the wrong type reads as absent, and nothing throws.
  */

@@ -1,6 +1,6 @@
 /**
  * Reads how long an upstream asks us to wait before retrying, from the headers the OpenAI and
- * Anthropic APIs send (wire-contracts.md "Both SDKs": `retry-after-ms` first, then `retry-after` in
+ * Anthropic APIs send (docs/wire-contracts.md "Both SDKs": `retry-after-ms` first, then `retry-after` in
  * seconds or as an HTTP date, RFC 9110 section 10.2.3).
  */
 import type { IncomingHttpHeaders } from 'node:http';

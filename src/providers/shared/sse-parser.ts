@@ -4,7 +4,7 @@
  * lines end in CRLF, LF or CR; `:` starts a comment; `data:` lines of one event are joined with `\n`;
  * a blank line dispatches the event. Bytes may be split anywhere (inside a line, inside a CRLF pair,
  * inside a multi-byte UTF-8 character): the parser keeps the unfinished tail until the next chunk.
- * It scans characters once; nothing here uses regular expressions over the stream (DESIGN.md
+ * It scans characters once; nothing here uses regular expressions over the stream (docs/design.md
  * convention 3: parse SSE once into events, then map events to canonical parts).
  */
 
@@ -45,7 +45,7 @@ export class SseParser {
   /**
    * Ends the stream. A last line without a line break is still interpreted, and an event whose blank
    * line never came is dispatched too: upstreams that stop one newline short should not lose their
-   * last event (lenient on the way out, DESIGN.md convention 4).
+   * last event (lenient on the way out, docs/design.md convention 4).
    */
   end(): SseMessage[] {
     const dispatched: SseMessage[] = [];

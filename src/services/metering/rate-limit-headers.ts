@@ -3,9 +3,9 @@
  *
  * Headers follow the OpenAI API's rate-limit headers (x-ratelimit-limit-requests,
  * x-ratelimit-remaining-requests, x-ratelimit-reset-requests and the same for tokens; resets are
- * durations such as `1s`, `59.5s`, `6m0s`, `20ms`), which issue 7 asks for on every response, and
+ * durations such as `1s`, `59.5s`, `6m0s`, `20ms`), sent on every response, and
  * `retry-after` in whole seconds on 429, which both official SDKs honour before retrying
- * (wire-contracts.md "Both SDKs"). The error follows SPEC "Errors": type `rate_limit_exceeded`, one of
+ * (docs/wire-contracts.md "Both SDKs"). The error follows SPEC "Errors": type `rate_limit_exceeded`, one of
  * the four codes, and `details` {limit, remaining, reset (date-time), retry_after (integer)}.
  *
  * A window whose limit is 0 (unlimited) gets no headers: there is no number to announce.

@@ -1,6 +1,6 @@
 /**
  * The usage ledger buffer: one record per metered request, kept in memory and written to the
- * database in batches, so the hot path never waits for a database round trip (issue 7).
+ * database in batches, so the hot path never waits for a database round trip.
  *
  * Writes happen every `flushIntervalMs`, as soon as `maxBatchRecords` are waiting, on `flush()`, and
  * on `close()` (graceful shutdown writes everything). A failed write keeps its records at the front of

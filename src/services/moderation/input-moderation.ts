@@ -1,5 +1,5 @@
 /**
- * The moderation pre-check on generation inputs (issue 6): when the caller's tier or the requested
+ * The moderation pre-check on generation inputs: when the caller's tier or the requested
  * model asks for it (`tiers.<name>.moderateInputs`, `models[].moderateInputs`), the request's user
  * inputs are classified by the catalogue's moderation model before anything is reserved or sent
  * upstream; a flagged input is refused with a 400 naming its field. Works with any ModerationModel

@@ -1,5 +1,5 @@
 /**
- * Stored conversations of the response-style endpoint (wire-contracts.md "Responses":
+ * Stored conversations of the response-style endpoint (docs/wire-contracts.md "Responses":
  * `previous_response_id`; OpenAI OpenAPI `GET/DELETE /responses/{id}` and `/responses/{id}/input_items`).
  *
  * With `store: true` a response is saved with this turn's input items, the link to the response it
@@ -38,7 +38,7 @@ export interface ItemsPageQuery {
   order: 'asc' | 'desc';
 }
 
-/** A cursor page (wire-contracts.md "List pagination"). */
+/** A cursor page (docs/wire-contracts.md "List pagination"). */
 export interface ItemsPage<Item extends StorableItem> {
   object: 'list';
   data: Item[];
@@ -117,7 +117,7 @@ export class StoredResponses<Item extends StorableItem, Response extends Storabl
   }
 
   /**
-   * `GET /v1/responses/{id}/input_items`: this turn's input items as a cursor page (wire-contracts.md
+   * `GET /v1/responses/{id}/input_items`: this turn's input items as a cursor page (docs/wire-contracts.md
    * "List pagination"). `after` must be the id of an item of this response (400 otherwise).
    */
   async listInputItems(id: string, organizationId: string, query: ItemsPageQuery): Promise<ItemsPage<Item>> {
