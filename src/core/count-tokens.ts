@@ -11,7 +11,7 @@
  * `countTextTokensAsync` / `countRequestTokensAsync` also yield to the event loop between slices, so
  * that other requests keep being served while one huge prompt is counted.
  */
-import { countTokens } from 'gpt-tokenizer';
+import { countTokens, decode, encode } from 'gpt-tokenizer';
 import type { GenerationRequest, Message } from './generation.ts';
 
 /** Per-message framing overhead, as OpenAI's chat format counts it. */
@@ -32,12 +32,11 @@ function isHighSurrogate(code: number): boolean {
 }
 
 /**
- * Counts `text[start, end)`: pieces end wherever a run of non-whitespace, or of whitespace, reaches
- * MAX_RUN_LENGTH characters (never inside a surrogate pair). Linear: every character is scanned once
- * and tokenised within a piece of bounded pre-token length.
+ * Cuts `text[start, end)` into pieces the tokenizer handles in bounded time: a piece ends wherever a
+ * run of non-whitespace, or of whitespace, reaches MAX_RUN_LENGTH characters (never inside a surrogate
+ * pair). `visit` returns false to stop early. Linear: every character is scanned once.
  */
-function countRange(text: string, start: number, end: number): number {
-  let tokens = 0;
+function forEachPiece(text: string, start: number, end: number, visit: (pieceStart: number, pieceEnd: number) => boolean): void {
   let pieceStart = start;
   let runLength = 0;
   let runIsWhitespace = false;
@@ -50,13 +49,44 @@ function countRange(text: string, start: number, end: number): number {
     }
     runLength++;
     if (runLength >= MAX_RUN_LENGTH && !isHighSurrogate(code)) {
-      tokens += countTokens(text.slice(pieceStart, index + 1));
+      if (!visit(pieceStart, index + 1)) return;
       pieceStart = index + 1;
       runLength = 0;
     }
   }
-  if (pieceStart < end) tokens += countTokens(pieceStart === 0 && end === text.length ? text : text.slice(pieceStart, end));
+  if (pieceStart < end) visit(pieceStart, end);
+}
+
+function countRange(text: string, start: number, end: number): number {
+  let tokens = 0;
+  forEachPiece(text, start, end, (pieceStart, pieceEnd) => {
+    tokens += countTokens(pieceStart === 0 && pieceEnd === text.length ? text : text.slice(pieceStart, pieceEnd));
+    return true;
+  });
   return tokens;
+}
+
+/**
+ * The first `maxTokens` tokens of `text`, as text (a character split by the cut is dropped), in time
+ * linear in the part of the text kept: pieces are encoded one after another until the budget is spent.
+ */
+export function truncateTextToTokens(text: string, maxTokens: number): { text: string; truncated: boolean } {
+  let kept = 0;
+  let keptEnd = 0;
+  let cutText: string | undefined;
+  forEachPiece(text, 0, text.length, (pieceStart, pieceEnd) => {
+    const tokens = encode(text.slice(pieceStart, pieceEnd));
+    if (kept + tokens.length <= maxTokens) {
+      kept += tokens.length;
+      keptEnd = pieceEnd;
+      return true;
+    }
+    let partial = decode(tokens.slice(0, Math.max(0, maxTokens - kept)));
+    while (partial.endsWith('\uFFFD')) partial = partial.slice(0, -1);
+    cutText = text.slice(0, keptEnd) + partial;
+    return false;
+  });
+  return cutText === undefined ? { text, truncated: false } : { text: cutText, truncated: true };
 }
 
 export function countTextTokens(text: string): number {
