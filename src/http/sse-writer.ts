@@ -2,7 +2,9 @@
  * The one SSE writer of the server (DESIGN.md convention 3). It sends headers at once (no delay before
  * the first byte), serialises events, respects backpressure (waits for `drain`), sends keep-alives while
  * the source is silent, and stops pulling from the source when the client goes away (the source's
- * `return()` runs, which aborts the upstream call).
+ * `return()` runs, which aborts the upstream call). A client that stops reading (its socket buffer stays
+ * full for `stallTimeoutMs`) is treated as gone: the connection is closed and the upstream aborted,
+ * so that it cannot hold an upstream request and its buffers forever.
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
@@ -21,6 +23,22 @@ export interface WriteSseOptions {
   headers: Record<string, string>;
   keepAliveMs: number;
   keepAlive?: SseEvent;
+  /** Longest wait for a full socket buffer to drain, milliseconds; then the client is cut. Default: no limit. */
+  stallTimeoutMs?: number;
+  /** Told once when a client that stopped reading is cut. */
+  onStall?: () => void;
+}
+
+/** Resolves on `drain` or `close`, or after `timeoutMs` (true: the wait timed out). */
+async function waitForDrain(response: ServerResponse, timeoutMs: number | undefined): Promise<boolean> {
+  const waits: Array<Promise<unknown>> = [once(response, 'drain'), once(response, 'close')];
+  let timer: NodeJS.Timeout | undefined;
+  if (timeoutMs !== undefined) waits.push(new Promise((resolve) => (timer = setTimeout(() => resolve('stalled'), timeoutMs))));
+  try {
+    return (await Promise.race(waits)) === 'stalled';
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
 }
 
 /** Writes the stream to `response`; resolves when the source ends or the client leaves. */
@@ -59,7 +77,11 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
       if (closed) break;
       armKeepAlive();
       if (!response.write(serializeSseEvent(next.value)) && !closed) {
-        await Promise.race([once(response, 'drain'), once(response, 'close')]);
+        if (await waitForDrain(response, options.stallTimeoutMs)) {
+          options.onStall?.();
+          closed = true;
+          response.destroy();
+        }
       }
     }
   } finally {
