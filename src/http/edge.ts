@@ -117,7 +117,8 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     };
     // Metrics: the onResponse hook still runs for a hijacked reply, when the stream has ended.
     try {
-      await writeSse(this.raw, events, writeOptions);
+      const outcome = await writeSse(this.raw, events, writeOptions);
+      if (outcome === 'client-left') request.log.info('client disconnected during the stream');
     } catch (error) {
       // A client that left mid-stream is not a server failure: one line at info, no stack.
       if (clientGone(request)) request.log.info({ reason: describeReason(error) }, 'client disconnected during the stream');

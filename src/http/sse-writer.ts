@@ -41,8 +41,11 @@ async function waitForDrain(response: ServerResponse, timeoutMs: number | undefi
   }
 }
 
+/** How a stream ended: the source finished, the client went away, or the client stopped reading and was cut. */
+export type SseOutcome = 'completed' | 'client-left' | 'stalled';
+
 /** Writes the stream to `response`; resolves when the source ends or the client leaves. */
-export async function writeSse(response: ServerResponse, events: AsyncIterable<SseEvent>, options: WriteSseOptions): Promise<void> {
+export async function writeSse(response: ServerResponse, events: AsyncIterable<SseEvent>, options: WriteSseOptions): Promise<SseOutcome> {
   response.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -53,6 +56,7 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
   response.flushHeaders();
   const keepAliveText = options.keepAlive === undefined ? KEEP_ALIVE_COMMENT : serializeSseEvent(options.keepAlive);
   let closed = response.destroyed;
+  let stalled = false;
   const onClose = (): void => {
     closed = true;
   };
@@ -79,6 +83,7 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
       if (!response.write(serializeSseEvent(next.value)) && !closed) {
         if (await waitForDrain(response, options.stallTimeoutMs)) {
           options.onStall?.();
+          stalled = true;
           closed = true;
           response.destroy();
         }
@@ -93,4 +98,5 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
     }
     if (!response.writableEnded) response.end();
   }
+  return stalled ? 'stalled' : closed ? 'client-left' : 'completed';
 }
