@@ -12,7 +12,7 @@
  * to a settled total. Splitting at whitespace matches how the tokenizer pre-splits words, so the
  * running figure stays close to counting the whole output at once.
  */
-import { countTextTokens, MAX_RUN_LENGTH } from './count-tokens.ts';
+import { countTextTokens, isWhitespace, MAX_RUN_LENGTH } from './count-tokens.ts';
 import type { StreamPart } from './stream-parts.ts';
 import { emptyUsage, type Usage } from './usage.ts';
 
@@ -36,10 +36,6 @@ interface OpenBlock {
   /** Output of this block not yet added to the settled total (its count may still change as text arrives). */
   tail: string;
   tailTokens: number;
-}
-
-function isWhitespaceCode(code: number): boolean {
-  return code === 32 || code === 10 || code === 13 || code === 9;
 }
 
 /** Running token count of the output, per open block plus a settled total. */
@@ -102,7 +98,7 @@ class OutputTally {
     block.tailTokens = tokens;
     if (block.tail.length <= SETTLE_THRESHOLD) return;
     let cut = block.tail.length;
-    while (cut > 0 && !isWhitespaceCode(block.tail.charCodeAt(cut - 1))) cut--;
+    while (cut > 0 && !isWhitespace(block.tail.charCodeAt(cut - 1))) cut--;
     // The word after the last whitespace (cut back to just before that whitespace, as the tokenizer
     // attaches a leading space to the next word) stays unsettled; a word longer than a tokenizer run
     // is settled whole (the counter splits such runs anyway).

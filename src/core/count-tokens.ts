@@ -23,7 +23,8 @@ export const MAX_RUN_LENGTH = 256;
 /** Characters counted between two yields to the event loop by the asynchronous counters. */
 export const ASYNC_SLICE_LENGTH = 32 * 1024;
 
-function isWhitespace(code: number): boolean {
+/** ASCII whitespace: where the tokenizer's pre-tokens (and so the counting pieces) may be cut. */
+export function isWhitespace(code: number): boolean {
   return code === 32 || code === 10 || code === 13 || code === 9 || code === 12 || code === 11;
 }
 

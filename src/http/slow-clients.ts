@@ -46,7 +46,8 @@ export function installSlowClientGuards(app: FastifyInstance, options: SlowClien
   app.addHook('onRequest', (request, reply, done) => {
     if (!hasBody(request) || request.raw.complete) return done();
     const socket = request.raw.socket as Socket | null;
-    if (socket === null) return done();
+    // In-process requests (app.inject, batch lines) have no real socket to watch.
+    if (socket === null || typeof socket.bytesRead !== 'number') return done();
     let bytesRead = socket.bytesRead;
     let lastProgress = Date.now();
     const timer = setInterval(() => {
