@@ -11,6 +11,7 @@ import { newId } from './core/ids.ts';
 import type { Database } from './db/database.ts';
 import { installEdge } from './http/edge.ts';
 import { HttpMetrics } from './http/metrics.ts';
+import { clientErrorHandler, installSlowClientGuards } from './http/slow-clients.ts';
 import './http/request-context.ts';
 import { registerAuthKeyRoutes } from './routes/auth-key.ts';
 import { registerBatchRoutes } from './routes/batches.ts';
@@ -76,6 +77,15 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     }),
     return503OnClosing: true,
+    // Slow clients are cut (http/slow-clients.ts): headers within headersTimeoutMs, the whole request
+    // within requestTimeoutMs; Node checks both every connectionsCheckingInterval.
+    requestTimeout: Math.max(config.server.requestTimeoutMs, config.server.headersTimeoutMs + 1),
+    http: {
+      headersTimeout: config.server.headersTimeoutMs,
+      requestTimeout: Math.max(config.server.requestTimeoutMs, config.server.headersTimeoutMs + 1),
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.server.headersTimeoutMs / 4))),
+    },
+    clientErrorHandler: clientErrorHandler(config.operator),
     // On close, idle keep-alive connections are closed at once (not after their keep-alive timeout).
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
@@ -88,7 +98,9 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     authenticator: dependencies.authenticator,
     metrics,
     keepAliveSeconds: config.server.keepAliveSeconds,
+    streamStallTimeoutMs: config.server.streamStallTimeoutMs,
   });
+  installSlowClientGuards(app, { operator: config.operator, usage: dependencies.metering, bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs });
   registerOpenApiRoute(app, config.operator);
   registerOperationsRoutes(app, () => dependencies.database.ping(), metrics);
   registerModelRoutes(app, config);

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { createLogger } from './http/logger.ts';
 import { Authenticator } from './accounts/authenticator.ts';
 import { KeyService, type CreatedKey } from './accounts/key-service.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
@@ -87,7 +87,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     if ((options.bootstrapKey ?? config.bootstrapKey) && (await repository.count()) === 0) {
       bootstrapKey = await keys.create({ name: 'bootstrap' });
     }
-    const logger = options.logger ?? pino({ level: config.logLevel });
+    const logger = options.logger ?? createLogger(config.logLevel);
     const limitStore = createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
     opened.push(() => limitStore.close());
     const ledgerRepository = new UsageLedgerRepository(database.db);

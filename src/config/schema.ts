@@ -201,6 +201,17 @@ export const configSchema = z.strictObject({
       shutdownGraceMs: z.number().int().nonnegative().default(10_000),
       /** Seconds between SSE keep-alive comments while the upstream is silent. */
       keepAliveSeconds: z.number().positive().default(15),
+      /** Longest wait for a request's complete headers, milliseconds; then 408 and the connection is closed. */
+      headersTimeoutMs: z.number().int().positive().default(30_000),
+      /** Longest silence while a request body is being received, milliseconds; then 408 and the connection is closed. */
+      bodyIdleTimeoutMs: z.number().int().positive().default(30_000),
+      /** Longest time to receive a whole request (headers and body), milliseconds; bounds a body that trickles in. */
+      requestTimeoutMs: z.number().int().positive().default(300_000),
+      /**
+       * Longest time an SSE stream waits for a client that stopped reading (its socket buffer full),
+       * milliseconds; then the stream is closed and its upstream request aborted.
+       */
+      streamStallTimeoutMs: z.number().int().positive().default(30_000),
     })
     .prefault({}),
   /** Directory for the SQLite database and stored files. */

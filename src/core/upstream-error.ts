@@ -10,6 +10,10 @@
  *   401/403 are the operator's credentials, not the caller's: 500 `service_unavailable`.
  * - upstream 5xx (and 529 overloaded), connection failures and cut streams: 500 `service_unavailable`.
  * - timeouts: 500 `timeout`.
+ * - a 200 whose body is not a valid answer (not JSON, empty, no choices/content, an `error` event, a
+ *   stream without its closing event): 500 `service_unavailable`, never an empty success.
+ * Retryable (before the first byte reaches the client): connection failures, timeouts, 408, 429, 5xx
+ * and malformed 200s; the generation service retries them up to the provider's `maxRetries`.
  * Messages never carry the upstream URL or API key: providers pass upstream text through
  * `sanitizeUpstreamMessage` first.
  */
@@ -22,7 +26,9 @@ export type UpstreamFailureKind =
   /** Connecting failed, the connection was reset, or the stream ended before it was complete. */
   | 'connection'
   /** The upstream did not answer (or went silent) within the provider's timeout. */
-  | 'timeout';
+  | 'timeout'
+  /** The upstream answered 200 but its body is not a valid answer (not JSON, empty, no choices). */
+  | 'malformed';
 
 export interface UpstreamErrorInit {
   kind: UpstreamFailureKind;
@@ -175,7 +181,11 @@ export function upstreamConnectionError(reason: string, cause?: unknown): Upstre
   });
 }
 
-/** The upstream did not answer, or went silent, for longer than the provider's timeout. */
+/**
+ * The upstream did not answer, or went silent, for longer than the provider's timeout. Retryable: a
+ * stalled upstream connection often succeeds on a fresh one (the total wait is bounded by
+ * `(maxRetries + 1) * timeoutMs`).
+ */
 export function upstreamTimeoutError(timeoutMs: number, cause?: unknown): UpstreamError {
   return new UpstreamError({
     kind: 'timeout',
@@ -184,7 +194,26 @@ export function upstreamTimeoutError(timeoutMs: number, cause?: unknown): Upstre
     code: 'timeout',
     message: `The upstream provider did not respond within ${timeoutMs} ms.`,
     upstreamStatus: null,
-    retryable: false,
+    retryable: true,
+    retryAfterMs: null,
+    cause,
+  });
+}
+
+/**
+ * The upstream answered 200 with a body that is not a valid answer. `reason` names the fault (never the
+ * upstream's URL or key), e.g. `the body is not JSON`. Retryable like a broken connection: a proxy or
+ * an overloaded server that garbled one answer often sends a good one next.
+ */
+export function upstreamMalformedError(reason: string, cause?: unknown): UpstreamError {
+  return new UpstreamError({
+    kind: 'malformed',
+    status: 500,
+    type: 'server_error',
+    code: 'service_unavailable',
+    message: `The upstream provider sent an invalid answer: ${reason}.`,
+    upstreamStatus: null,
+    retryable: true,
     retryAfterMs: null,
     cause,
   });

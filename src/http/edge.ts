@@ -23,6 +23,14 @@ export interface EdgeOptions extends MetadataSource {
   metrics: HttpMetrics;
   /** Seconds of silence before an SSE keep-alive. */
   keepAliveSeconds: number;
+  /** Longest wait for a client that stopped reading a stream, milliseconds (then it is cut). */
+  streamStallTimeoutMs?: number;
+}
+
+/** True when the client is gone: its request or response was closed before the answer was complete. */
+function clientGone(request: FastifyRequest): boolean {
+  const socket = request.raw.socket as FastifyRequest['raw']['socket'] | null;
+  return socket === null || socket.destroyed;
 }
 
 const CORS_HEADERS = {
@@ -44,6 +52,12 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   }
   const apiKey = request.headers['x-api-key'];
   return typeof apiKey === 'string' ? apiKey.trim() : undefined;
+}
+
+/** A short description of why a request ended, without a stack. */
+function describeReason(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
 }
 
 export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
@@ -94,12 +108,17 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       headers: { ...(request.headers.origin === undefined ? {} : CORS_HEADERS), 'x-request-id': request.id, 'request-id': request.id, ...request.extraHeaders, ...sendOptions.headers },
       keepAliveMs: options.keepAliveSeconds * 1000,
       ...(sendOptions.keepAlive === undefined ? {} : { keepAlive: sendOptions.keepAlive }),
+      ...(options.streamStallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.streamStallTimeoutMs }),
+      onStall: () => request.log.info({ stallTimeoutMs: options.streamStallTimeoutMs }, 'client stopped reading the stream: closed it and aborted the upstream'),
     };
     // Metrics: the onResponse hook still runs for a hijacked reply, when the stream has ended.
     try {
-      await writeSse(this.raw, events, writeOptions);
+      const outcome = await writeSse(this.raw, events, writeOptions);
+      if (outcome === 'client-left') request.log.info('client disconnected during the stream');
     } catch (error) {
-      request.log.error({ err: error }, 'stream failed');
+      // A client that left mid-stream is not a server failure: one line at info, no stack.
+      if (clientGone(request)) request.log.info({ reason: describeReason(error) }, 'client disconnected during the stream');
+      else request.log.error({ err: error }, 'stream failed');
       if (!this.raw.writableEnded) this.raw.end();
     }
   });
@@ -167,6 +186,11 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   });
 
   app.setErrorHandler(async (error, request, reply) => {
+    if (clientGone(request)) {
+      // Nothing can reach the client any more: log it once at info, without a stack.
+      request.log.info({ reason: describeReason(error) }, 'client disconnected before the answer was complete');
+      return reply.code(499).send();
+    }
     const serviceError = toServiceError(error);
     if (serviceError.status >= 500) request.log.error({ err: serviceError.cause ?? error }, 'request failed');
     const metadata = await buildMetadata(request, options, false);

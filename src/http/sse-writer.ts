@@ -2,7 +2,9 @@
  * The one SSE writer of the server (docs/design.md convention 3). It sends headers at once (no delay before
  * the first byte), serialises events, respects backpressure (waits for `drain`), sends keep-alives while
  * the source is silent, and stops pulling from the source when the client goes away (the source's
- * `return()` runs, which aborts the upstream call).
+ * `return()` runs, which aborts the upstream call). A client that stops reading (its socket buffer stays
+ * full for `stallTimeoutMs`) is treated as gone: the connection is closed and the upstream aborted,
+ * so that it cannot hold an upstream request and its buffers forever.
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
@@ -21,10 +23,29 @@ export interface WriteSseOptions {
   headers: Record<string, string>;
   keepAliveMs: number;
   keepAlive?: SseEvent;
+  /** Longest wait for a full socket buffer to drain, milliseconds; then the client is cut. Default: no limit. */
+  stallTimeoutMs?: number;
+  /** Told once when a client that stopped reading is cut. */
+  onStall?: () => void;
 }
 
+/** Resolves on `drain` or `close`, or after `timeoutMs` (true: the wait timed out). */
+async function waitForDrain(response: ServerResponse, timeoutMs: number | undefined): Promise<boolean> {
+  const waits: Array<Promise<unknown>> = [once(response, 'drain'), once(response, 'close')];
+  let timer: NodeJS.Timeout | undefined;
+  if (timeoutMs !== undefined) waits.push(new Promise((resolve) => (timer = setTimeout(() => resolve('stalled'), timeoutMs))));
+  try {
+    return (await Promise.race(waits)) === 'stalled';
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+/** How a stream ended: the source finished, the client went away, or the client stopped reading and was cut. */
+export type SseOutcome = 'completed' | 'client-left' | 'stalled';
+
 /** Writes the stream to `response`; resolves when the source ends or the client leaves. */
-export async function writeSse(response: ServerResponse, events: AsyncIterable<SseEvent>, options: WriteSseOptions): Promise<void> {
+export async function writeSse(response: ServerResponse, events: AsyncIterable<SseEvent>, options: WriteSseOptions): Promise<SseOutcome> {
   response.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -35,6 +56,7 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
   response.flushHeaders();
   const keepAliveText = options.keepAlive === undefined ? KEEP_ALIVE_COMMENT : serializeSseEvent(options.keepAlive);
   let closed = response.destroyed;
+  let stalled = false;
   const onClose = (): void => {
     closed = true;
   };
@@ -59,7 +81,12 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
       if (closed) break;
       armKeepAlive();
       if (!response.write(serializeSseEvent(next.value)) && !closed) {
-        await Promise.race([once(response, 'drain'), once(response, 'close')]);
+        if (await waitForDrain(response, options.stallTimeoutMs)) {
+          options.onStall?.();
+          stalled = true;
+          closed = true;
+          response.destroy();
+        }
       }
     }
   } finally {
@@ -71,4 +98,5 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
     }
     if (!response.writableEnded) response.end();
   }
+  return stalled ? 'stalled' : closed ? 'client-left' : 'completed';
 }

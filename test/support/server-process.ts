@@ -7,6 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 export interface ServerProcess {
   child: ChildProcess;
   origin: string;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
   /** Sends SIGTERM (graceful shutdown) and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -40,6 +42,7 @@ export async function startServerProcess(env: NodeJS.ProcessEnv): Promise<Server
   return {
     child,
     origin: `http://127.0.0.1:${port}`,
+    output: () => output,
     stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;

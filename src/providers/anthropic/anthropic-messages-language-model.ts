@@ -4,20 +4,23 @@
  * to canonical parts (map-anthropic-stream.ts). An upstream that answers with a whole JSON message
  * instead of a stream is accepted too.
  *
- * Errors: an HTTP error status or a transport failure before the body is thrown (an UpstreamError, so
- * the generation service may retry or fall back); an `error` event, a reset connection or a body that
- * ends before `message_stop` ends the stream with an `error` part. Aborting `options.signal` aborts
+ * Errors: an HTTP error status, a transport failure, or a 200 that is no answer (a body that is empty
+ * or not JSON, a message without content, an `error` event, a stream cut before `message_stop`)
+ * before any output is thrown (an UpstreamError, so the generation service may retry or fall back);
+ * once output was produced, a fault ends the stream with an `error` part (shared/answer-faults.ts). Aborting `options.signal` aborts
  * the upstream request and closes its connection; the iteration then rejects with the signal's reason.
  */
 import type { GenerationRequest } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
 import { isServiceError, type ServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
+import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
-import { parseJson } from '../shared/lenient-json.ts';
+import { throwFaultsBeforeOutput } from '../shared/answer-faults.ts';
+import { asObject, parseJson } from '../shared/lenient-json.ts';
 import { parseSseStream } from '../shared/sse-parser.ts';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-error.ts';
-import { readEvent, readMessage } from './anthropic-wire.ts';
+import { readError, readEvent, readMessage } from './anthropic-wire.ts';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.ts';
 import type { ProviderLogger } from '../shared/provider-context.ts';
 import { AnthropicStreamMapper } from './map-anthropic-stream.ts';
@@ -38,7 +41,11 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     private readonly settings: AnthropicMessagesSettings,
   ) {}
 
-  async *stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
+  stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
+    return throwFaultsBeforeOutput(this.streamParts(request, options));
+  }
+
+  private async *streamParts(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
     const { body, jsonToolName, warnings } = convertToAnthropicRequest(request, this.settings);
     // Reported to the client by the edge (one header, one log line), like every backend's warnings.
     if (warnings.length > 0) yield { type: 'response-metadata', warnings };
@@ -52,7 +59,9 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     }
     const mapper = new AnthropicStreamMapper(jsonToolName);
     try {
-      if (headerValue(response.headers, 'content-type')?.includes('application/json')) {
+      const contentType = headerValue(response.headers, 'content-type');
+      // JSON is one message; so is any non-SSE body when the whole answer was asked for.
+      if (contentType?.includes('application/json') === true || (whole && contentType?.includes('text/event-stream') !== true)) {
         yield* await this.readWholeBody(response, mapper, options.signal);
       } else {
         yield* this.readEventStream(response, mapper, options.signal);
@@ -72,12 +81,21 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     let failure: ServiceError | undefined;
     const drain = new BodyDrain(response);
     const finishing: StreamPart[] = [];
+    let sawEvent = false;
     try {
       for await (const message of parseSseStream(response.body)) {
         if (drain.started) continue;
-        const event = readEvent(parseJson(message.data));
-        if (event.type === 'error') {
-          failure = anthropicStreamError(event.error, sanitize);
+        sawEvent = true;
+        if (message.data.trim() === '') continue; // an empty keep-alive event
+        const json = parseJson(message.data);
+        if (json === undefined) {
+          failure = upstreamMalformedError('the stream carried an event that is not JSON');
+          break;
+        }
+        const event = readEvent(json);
+        // The data's `type`, or the SSE event name (a proxy may send `event: error` with other data).
+        if (event.type === 'error' || message.event === 'error') {
+          failure = anthropicStreamError(event.type === 'error' ? event.error : readError(asObject(json)?.['error'] ?? json), sanitize);
           break;
         }
         const parts = mapper.map(event);
@@ -98,6 +116,7 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     } finally {
       drain.stop();
     }
+    if (failure === undefined && !sawEvent) failure = upstreamMalformedError('the response stream is empty');
     if (failure === undefined && !mapper.sawMessageStop) failure = streamEndedEarlyError();
     if (failure !== undefined) {
       yield { type: 'error', error: failure };
@@ -115,8 +134,13 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
       if (signal.aborted || !isServiceError(mapped)) throw mapped;
       return [{ type: 'error', error: mapped }];
     }
-    const message = readMessage(parseJson(text));
-    if (message === undefined) return [{ type: 'error', error: streamEndedEarlyError() }];
+    if (text.trim() === '') return [{ type: 'error', error: upstreamMalformedError('the response body is empty') }];
+    const json = parseJson(text);
+    if (json === undefined) return [{ type: 'error', error: upstreamMalformedError('the response body is not JSON') }];
+    const body = asObject(json);
+    if (body?.['type'] === 'error') return [{ type: 'error', error: anthropicStreamError(readError(body['error']), (text) => this.client.sanitize(text)) }];
+    const message = readMessage(json);
+    if (message === undefined) return [{ type: 'error', error: upstreamMalformedError('the JSON body is not a message with content') }];
     return mapper.mapMessage(message);
   }
 }

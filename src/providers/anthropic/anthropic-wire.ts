@@ -195,7 +195,8 @@ export interface AnthropicMessageView {
 
 export function readMessage(value: unknown): AnthropicMessageView | undefined {
   const message = asObject(value);
-  if (message === undefined || message['type'] !== 'message') return undefined;
+  // A message without a content array is no answer (issue 16: not an empty success).
+  if (message === undefined || message['type'] !== 'message' || !Array.isArray(message['content'])) return undefined;
   return {
     id: asString(message['id']),
     model: asString(message['model']),

@@ -18,8 +18,7 @@
  * The answer streams in word-sized deltas and yields to the event loop between batches of parts.
  */
 import { createHash } from 'node:crypto';
-import { decode, encode } from 'gpt-tokenizer';
-import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
+import { countRequestTokens, countTextTokens, truncateTextToTokens } from '../../core/count-tokens.ts';
 import type { FinishReason, GenerationRequest, Message, ToolDefinition } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
 import { invalidParameter } from '../../core/service-error.ts';
@@ -117,15 +116,6 @@ function applyStopSequences(text: string, stopSequences: readonly string[]): { t
   return cut === -1 ? { text, matched: null } : { text: text.slice(0, cut), matched };
 }
 
-/** The first `maxTokens` tokens of `text` (a character split by the cut is dropped). */
-function truncateToTokens(text: string, maxTokens: number): { text: string; truncated: boolean } {
-  const tokens = encode(text);
-  if (tokens.length <= maxTokens) return { text, truncated: false };
-  let kept = decode(tokens.slice(0, maxTokens));
-  while (kept.endsWith('\uFFFD')) kept = kept.slice(0, -1);
-  return { text: kept, truncated: true };
-}
-
 export function planEchoAnswer(request: GenerationRequest): EchoPlan {
   const source = echoSource(request);
   const thinkingRequested = request.thinking !== undefined || request.reasoningEffort !== undefined;
@@ -158,7 +148,7 @@ export function planEchoAnswer(request: GenerationRequest): EchoPlan {
   let stopSequence = stopped.matched;
   let text = stopped.text;
   if (request.maxOutputTokens !== undefined) {
-    const cut = truncateToTokens(text, request.maxOutputTokens);
+    const cut = truncateTextToTokens(text, request.maxOutputTokens);
     if (cut.truncated) {
       text = cut.text;
       finishReason = 'length';

@@ -37,6 +37,12 @@ export class OpenAICompatibleStreamMapper {
   private openToolIndex: number | undefined;
   private finishReason: string | undefined;
   private usage: Usage | undefined;
+  private choiceSeen = false;
+
+  /** True once a chunk carried a choice: a stream without any is no answer at all. */
+  get sawChoice(): boolean {
+    return this.choiceSeen;
+  }
 
   /** True once a choice reported its finish reason. */
   get sawFinishReason(): boolean {
@@ -56,6 +62,7 @@ export class OpenAICompatibleStreamMapper {
     }
     for (const choice of chunk.choices) {
       if (choice.index !== 0) continue;
+      this.choiceSeen = true;
       if (choice.reasoning !== undefined && choice.reasoning !== '') this.appendBlock('reasoning', choice.reasoning, parts);
       if (choice.content !== undefined && choice.content !== '') this.appendBlock('text', choice.content, parts);
       if (choice.refusal !== undefined && choice.refusal !== '') this.appendBlock('text', choice.refusal, parts);

@@ -5,22 +5,25 @@
  * canonical parts (map-openai-compatible-stream.ts). An upstream that answers with a whole JSON body
  * instead of a stream is accepted too.
  *
- * Errors: an HTTP error status or a transport failure before the body is thrown (an UpstreamError, so
- * the generation service may retry or fall back); anything that fails once the body is being read
- * ends the stream with an `error` part. Aborting `options.signal` aborts the upstream request and
+ * Errors: an HTTP error status, a transport failure, or a 200 that is no answer (a body that is empty
+ * or not JSON, no choices, an `error` event, a stream cut before `[DONE]`/finish reason) before any
+ * output is thrown (an UpstreamError, so the generation service may retry or fall back); once output
+ * was produced, a fault ends the stream with an `error` part (shared/answer-faults.ts). Aborting `options.signal` aborts the upstream request and
  * closes its connection; the iteration then rejects with the signal's reason.
  */
 import type { GenerationRequest } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
 import { isServiceError, type ServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
+import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
-import { parseJson } from '../shared/lenient-json.ts';
+import { throwFaultsBeforeOutput } from '../shared/answer-faults.ts';
+import { asObject, parseJson } from '../shared/lenient-json.ts';
 import { parseSseStream } from '../shared/sse-parser.ts';
 import { convertToOpenAICompatibleRequest, unsupportedSettings, type OpenAICompatibleRequestOptions } from './convert-to-openai-compatible-request.ts';
 import { OpenAICompatibleStreamMapper } from './map-openai-compatible-stream.ts';
 import { openAICompatibleStatusError, openAICompatibleStreamError } from './openai-compatible-error.ts';
-import { readChunk, readCompletion } from './openai-compatible-wire.ts';
+import { readChunk, readCompletion, readError } from './openai-compatible-wire.ts';
 
 export interface OpenAICompatibleChatSettings extends OpenAICompatibleRequestOptions {
   /** Headers sent with every request (authorization and the provider's configured headers). */
@@ -33,7 +36,11 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     private readonly settings: OpenAICompatibleChatSettings,
   ) {}
 
-  async *stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
+  stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
+    return throwFaultsBeforeOutput(this.streamParts(request, options));
+  }
+
+  private async *streamParts(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
     const streamed = convertToOpenAICompatibleRequest(request, this.settings);
     const warnings = unsupportedSettings(request, this.settings);
     if (warnings.length > 0) yield { type: 'response-metadata', warnings };
@@ -47,7 +54,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
       throw openAICompatibleStatusError(response.status, text, response.headers, (message) => this.client.sanitize(message));
     }
     try {
-      if (headerValue(response.headers, 'content-type')?.includes('application/json')) {
+      if (readsAsWholeBody(headerValue(response.headers, 'content-type'), options.preferWholeResponse === true)) {
         yield* await this.readWholeBody(response, options.signal);
       } else {
         yield* this.readEventStream(response, options.signal);
@@ -62,18 +69,26 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     const mapper = new OpenAICompatibleStreamMapper();
     const sanitize = (message: string): string => this.client.sanitize(message);
     let failure: ServiceError | undefined;
+    let sawEvent = false;
     const drain = new BodyDrain(response);
     try {
       for await (const event of parseSseStream(response.body)) {
         if (drain.started) continue;
+        sawEvent = true;
         if (event.data === '[DONE]') {
           drain.start();
           continue;
         }
-        const chunk = readChunk(parseJson(event.data));
-        if (chunk === undefined) continue; // not JSON: nothing a client could use
-        if (chunk.error !== undefined) {
-          failure = openAICompatibleStreamError(chunk.error, sanitize);
+        if (event.data.trim() === '') continue; // an empty keep-alive event
+        const json = parseJson(event.data);
+        const chunk = readChunk(json);
+        if (chunk === undefined) {
+          failure = upstreamMalformedError('the stream carried an event that is not JSON');
+          break;
+        }
+        // `{"error": ...}` data, or an SSE event named `error` (some proxies and servers send those).
+        if (chunk.error !== undefined || event.event === 'error') {
+          failure = openAICompatibleStreamError(chunk.error ?? readError(json) ?? { message: undefined, type: undefined, code: undefined, param: undefined }, sanitize);
           break;
         }
         yield* mapper.map(chunk);
@@ -87,7 +102,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     } finally {
       drain.stop();
     }
-    if (failure === undefined && !drain.started && !mapper.sawFinishReason) failure = streamEndedEarlyError();
+    if (failure === undefined) failure = streamFault(sawEvent, drain.started, mapper);
     if (failure !== undefined) {
       yield { type: 'error', error: failure };
       return;
@@ -104,9 +119,31 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
       if (signal.aborted || !isServiceError(mapped)) throw mapped;
       return [{ type: 'error', error: mapped }];
     }
+    if (text.trim() === '') return [{ type: 'error', error: upstreamMalformedError('the response body is empty') }];
     const json = parseJson(text);
+    if (json === undefined) return [{ type: 'error', error: upstreamMalformedError('the response body is not JSON') }];
+    const errorView = readError(asObject(json)?.['error']);
+    if (errorView !== undefined) return [{ type: 'error', error: openAICompatibleStreamError(errorView, (message) => this.client.sanitize(message)) }];
     const completion = readCompletion(json);
-    if (completion === undefined) return [{ type: 'error', error: streamEndedEarlyError() }];
+    if (completion === undefined) return [{ type: 'error', error: upstreamMalformedError('the JSON body has no choices') }];
     return new OpenAICompatibleStreamMapper().mapCompletion(completion);
   }
+}
+
+/**
+ * A JSON content type is one body; so is any other non-SSE body when the whole answer was asked for.
+ * Everything else (SSE, or a streamed request answered without a content type) is read as events.
+ */
+function readsAsWholeBody(contentType: string | undefined, preferWhole: boolean): boolean {
+  if (contentType?.includes('application/json') === true) return true;
+  return preferWhole && contentType?.includes('text/event-stream') !== true;
+}
+
+/** What is wrong with an event stream that ended without an error event, or undefined when it is a complete answer. */
+function streamFault(sawEvent: boolean, sawDone: boolean, mapper: OpenAICompatibleStreamMapper): ServiceError | undefined {
+  if (!sawEvent) return upstreamMalformedError('the response stream is empty');
+  if (!mapper.sawChoice) return upstreamMalformedError('the response stream carried no choices');
+  // `[DONE]` or a finish reason marks a complete answer; a server may send either one without the other.
+  if (!sawDone && !mapper.sawFinishReason) return streamEndedEarlyError();
+  return undefined;
 }

@@ -193,12 +193,17 @@ export function readChunk(value: unknown): OpenAIChunkView | undefined {
   };
 }
 
-/** Reads a whole `chat.completion` body (an upstream that answered a streaming request without streaming). */
+/**
+ * Reads a whole `chat.completion` body (an upstream that answered a streaming request without streaming);
+ * undefined when it has no `choices[0].message`.
+ */
 export function readCompletion(value: unknown): OpenAICompletionView | undefined {
   const completion = asObject(value);
   if (completion === undefined) return undefined;
   const choice = asObject(asArray(completion['choices'])?.[0]);
-  const message = asObject(choice?.['message']) ?? {};
+  const message = asObject(choice?.['message']);
+  // A body without a choice holding a message is no answer (issue 16: not an empty success).
+  if (message === undefined) return undefined;
   const toolCalls: OpenAICompletionView['toolCalls'] = [];
   for (const [position, call] of (asArray(message['tool_calls']) ?? []).entries()) {
     const view = readToolCallDelta(call, position);

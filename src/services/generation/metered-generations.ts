@@ -2,12 +2,13 @@
  * The metered generation use case, shared by the HTTP routes and the batch worker: resolve the model
  * once, run the moderation pre-check when the tier or model asks for it (a flagged input is refused
  * before anything is reserved or sent upstream), admit against the caller's limits with the token
- * estimate (prompt counted locally plus the most the model may answer), start the generation and meter
- * it, so the reservation is settled with the real usage and the request recorded in the ledger however
+ * estimate (prompt counted locally plus the most the model may answer), start the generation, hold it
+ * to its output cap (core/cap-output-tokens.ts) and meter it, so the reservation is settled with the real usage and the request recorded in the ledger however
  * the answer ends.
  */
 import type { ModelConfig } from '../../config/index.ts';
-import { countRequestTokens } from '../../core/count-tokens.ts';
+import { capOutputTokens } from '../../core/cap-output-tokens.ts';
+import { countRequestTokensAsync, countTextTokens } from '../../core/count-tokens.ts';
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import { isServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
@@ -61,7 +62,8 @@ export class MeteredGenerations {
     const resolved = generation.checkRequest(named, request, options);
     const { model } = resolved;
     await inputModeration.check(caller.auth, model, request, { signal: caller.signal });
-    const promptTokens = countRequestTokens(request);
+    // Counted in slices that yield to the event loop: a huge prompt cannot stall the instance.
+    const promptTokens = await countRequestTokensAsync(request);
     const admission = await this.admitWithinBudget(caller, request, promptTokens, model.maxOutputTokens);
     const ledger = ledgerContextOf(caller, model, options.endpoint);
     let warnings: readonly GenerationWarning[] = [];
@@ -73,7 +75,8 @@ export class MeteredGenerations {
       async () => {
         const stream = await generation.streamResolved(resolved, request, streamOptions);
         warnings = stream.warnings;
-        return stream;
+        // Switchyard enforces the cap itself: an upstream that ignores it is cut, never charged past it.
+        return capOutputTokens(stream, request.maxOutputTokens ?? model.maxOutputTokens, countTextTokens, { inputTokens: promptTokens });
       },
       ledger,
       promptTokens,

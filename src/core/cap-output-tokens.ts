@@ -1,0 +1,373 @@
+/**
+ * `max_tokens` enforced by Switchyard: an upstream that ignores the request's cap must not
+ * stream (and charge) past it. `capOutputTokens` is a pure transform of the canonical stream: it
+ * counts the output (text, reasoning, tool names and tool arguments) as it streams, and once the next
+ * delta would pass the cap it keeps only the part of that delta that fits (cut at a token boundary),
+ * ends the blocks still open, and finishes with `finishReason: 'length'`. It then stops consuming the
+ * upstream (its iterator's `return()` runs, which aborts the upstream request). Reported usage never
+ * exceeds the cap.
+ *
+ * Nothing is counted while three times the output's length still fits the cap (a token is at least one
+ * UTF-8 byte): the common case, an answer well inside its cap, costs no tokenizer call. Past that,
+ * counting is incremental and linear: each block keeps only a short unsettled tail (the text after its
+ * last whitespace, at most about MAX_RUN_LENGTH characters); text before it is counted once and added
+ * to a settled total. Splitting at whitespace matches how the tokenizer pre-splits words, so the
+ * running figure stays close to counting the whole output at once.
+ */
+import { countTextTokens, isWhitespace, MAX_RUN_LENGTH } from './count-tokens.ts';
+import type { StreamPart } from './stream-parts.ts';
+import { emptyUsage, type Usage } from './usage.ts';
+
+export type TokenCounter = (text: string) => number;
+
+export interface CapOutputTokensOptions {
+  /** Prompt tokens to report when the cap cuts the stream (the upstream's own usage never arrives then). */
+  inputTokens?: number;
+}
+
+/** An unsettled tail longer than this is settled at its last whitespace (or whole, inside a long word). */
+const SETTLE_THRESHOLD = 64;
+
+/** How far past the binary search's answer a longer fitting prefix is looked for, characters. */
+const LOOKAHEAD_CHARACTERS = 32;
+
+type BlockKind = 'text' | 'reasoning' | 'tool';
+
+interface OpenBlock {
+  kind: BlockKind;
+  /** Output of this block not yet added to the settled total (its count may still change as text arrives). */
+  tail: string;
+  tailTokens: number;
+}
+
+/** Running token count of the output, per open block plus a settled total. */
+class OutputTally {
+  private settled = 0;
+  private readonly blocks = new Map<string, OpenBlock>();
+
+  constructor(private readonly countTokens: TokenCounter) {}
+
+  get total(): number {
+    let total = this.settled;
+    for (const block of this.blocks.values()) total += block.tailTokens;
+    return total;
+  }
+
+  /** Output counted on its own (a tool's name): it never merges into tokens with what follows. */
+  addSettled(tokens: number): void {
+    this.settled += tokens;
+  }
+
+  open(id: string, kind: BlockKind): void {
+    if (!this.blocks.has(id)) this.blocks.set(id, { kind, tail: '', tailTokens: 0 });
+  }
+
+  /** Settles and forgets a block. */
+  close(id: string): void {
+    const block = this.blocks.get(id);
+    if (block === undefined) return;
+    this.settled += block.tailTokens;
+    this.blocks.delete(id);
+  }
+
+  /** Blocks still open, in the order they were started. */
+  openBlocks(): Array<{ id: string; kind: BlockKind }> {
+    return [...this.blocks.entries()].map(([id, block]) => ({ id, kind: block.kind }));
+  }
+
+  /** Tokens of the block's unsettled tail. */
+  tailTokens(id: string): number {
+    return this.blocks.get(id)?.tailTokens ?? 0;
+  }
+
+  /** Tokens of the block's tail after appending `text`; nothing is changed. */
+  countWith(id: string, text: string): number {
+    const tail = this.blocks.get(id)?.tail ?? '';
+    return this.countTokens(tail + text);
+  }
+
+  /** What the total would be after appending `text` to block `id`. */
+  totalWith(id: string, text: string): number {
+    const block = this.blocks.get(id);
+    return this.total - (block?.tailTokens ?? 0) + this.countWith(id, text);
+  }
+
+  /** Appends counted text to a block, then settles what lies before its last whitespace. */
+  append(id: string, text: string, tokens: number, kind: BlockKind): void {
+    this.open(id, kind);
+    const block = this.blocks.get(id)!;
+    block.tail += text;
+    block.tailTokens = tokens;
+    if (block.tail.length <= SETTLE_THRESHOLD) return;
+    let cut = block.tail.length;
+    while (cut > 0 && !isWhitespace(block.tail.charCodeAt(cut - 1))) cut--;
+    // The word after the last whitespace (cut back to just before that whitespace, as the tokenizer
+    // attaches a leading space to the next word) stays unsettled; a word longer than a tokenizer run
+    // is settled whole (the counter splits such runs anyway).
+    let keepFrom = cut > 0 ? cut - 1 : 0;
+    if (block.tail.length - keepFrom > MAX_RUN_LENGTH) keepFrom = block.tail.length;
+    if (keepFrom === 0) return;
+    const kept = block.tail.slice(keepFrom);
+    const keptTokens = kept.length === 0 ? 0 : this.countTokens(kept);
+    this.settled += tokens - keptTokens;
+    block.tail = kept;
+    block.tailTokens = keptTokens;
+  }
+}
+
+/**
+ * Longest prefix of `delta` whose tokens fit in block `id` within `cap`: binary search over the
+ * prefix length, then a short look further ahead; never splits a surrogate pair.
+ */
+function fittingPrefix(tally: OutputTally, id: string, delta: string, cap: number): { text: string; total: number } {
+  let low = 0;
+  let lowTotal = tally.totalWith(id, '');
+  // Every token covers at most a tokenizer run of characters: no need to search beyond that.
+  let high = Math.min(delta.length, (cap - lowTotal + 1) * MAX_RUN_LENGTH * 2);
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    const total = tally.totalWith(id, delta.slice(0, middle));
+    if (total <= cap) {
+      low = middle;
+      lowTotal = total;
+    } else {
+      high = middle - 1;
+    }
+  }
+  // Counts of growing prefixes are not strictly monotonic ("hello wor" can count fewer tokens than
+  // "hello worl"): look a little further for a longer prefix that still fits, so that the cut falls on
+  // a token boundary rather than inside a token.
+  for (let candidate = Math.min(delta.length, low + LOOKAHEAD_CHARACTERS); candidate > low; candidate--) {
+    const total = tally.totalWith(id, delta.slice(0, candidate));
+    if (total <= cap) {
+      low = candidate;
+      lowTotal = total;
+      break;
+    }
+  }
+  let length = low;
+  const last = delta.charCodeAt(length - 1);
+  if (length > 0 && last >= 0xd800 && last <= 0xdbff) {
+    length--;
+    lowTotal = tally.totalWith(id, delta.slice(0, length));
+  }
+  return { text: delta.slice(0, length), total: lowTotal };
+}
+
+/** Counts a part that already passed (the cheap phase); returns the reasoning tokens it added. */
+function absorb(tally: OutputTally, part: StreamPart, countTokens: TokenCounter): number {
+  switch (part.type) {
+    case 'text-start':
+      tally.open(part.id, 'text');
+      return 0;
+    case 'reasoning-start':
+      tally.open(part.id, 'reasoning');
+      return 0;
+    case 'tool-input-start':
+      tally.addSettled(part.toolName.length === 0 ? 0 : countTokens(part.toolName));
+      tally.open(part.id, 'tool');
+      return 0;
+    case 'text-end':
+    case 'reasoning-end':
+    case 'tool-input-end':
+      tally.close(part.id);
+      return 0;
+    case 'text-delta':
+    case 'reasoning-delta':
+    case 'tool-input-delta': {
+      const kind = deltaKind(part)!;
+      const before = tally.tailTokens(part.id);
+      const after = tally.countWith(part.id, part.delta);
+      tally.append(part.id, part.delta, after, kind);
+      return kind === 'reasoning' ? after - before : 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+function endPart(block: { id: string; kind: BlockKind }): StreamPart {
+  switch (block.kind) {
+    case 'text':
+      return { type: 'text-end', id: block.id };
+    case 'reasoning':
+      return { type: 'reasoning-end', id: block.id };
+    case 'tool':
+      return { type: 'tool-input-end', id: block.id };
+  }
+}
+
+function deltaKind(part: StreamPart): BlockKind | undefined {
+  switch (part.type) {
+    case 'text-delta':
+      return 'text';
+    case 'reasoning-delta':
+      return 'reasoning';
+    case 'tool-input-delta':
+      return 'tool';
+    default:
+      return undefined;
+  }
+}
+
+/** The upstream's final usage with output figures held to the cap. */
+function clampUsage(usage: Usage, cap: number): Usage {
+  if (usage.outputTokens <= cap && usage.reasoningTokens <= cap) return usage;
+  const outputTokens = Math.min(usage.outputTokens, cap);
+  return { ...usage, outputTokens, reasoningTokens: Math.min(usage.reasoningTokens, outputTokens) };
+}
+
+/**
+ * The canonical stream with at most `maxOutputTokens` output tokens (see the file header). With no cap
+ * (`undefined`) the parts pass through untouched. `countTokens` defaults to the local tokenizer.
+ */
+export async function* capOutputTokens(
+  parts: AsyncIterable<StreamPart>,
+  maxOutputTokens: number | undefined,
+  countTokens: TokenCounter = countTextTokens,
+  options: CapOutputTokensOptions = {},
+): AsyncGenerator<StreamPart, void, undefined> {
+  if (maxOutputTokens === undefined) {
+    yield* parts;
+    return;
+  }
+  const cap = Math.max(0, Math.floor(maxOutputTokens));
+  const tally = new OutputTally(countTokens);
+  let reasoningTokens = 0;
+  const iterator = parts[Symbol.asyncIterator]();
+  let sourceDone = false;
+  /** The part that ended the cheap phase, to be handled first by the counting phase. */
+  let pending: StreamPart | undefined;
+  try {
+    // Cheap phase: a token covers at least one UTF-8 byte and a UTF-16 unit at most three, so while
+    // three times the output's length fits the cap, nothing can be over it and nothing is counted.
+    // Most answers end well inside their cap and never pay for the tokenizer here.
+    let upperBound = 0;
+    const seen: StreamPart[] = [];
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done === true) {
+        sourceDone = true;
+        return;
+      }
+      const part = next.value;
+      if (part.type === 'finish') {
+        sourceDone = true;
+        yield { ...part, usage: clampUsage(part.usage, cap) };
+        return;
+      }
+      if (part.type === 'error') {
+        sourceDone = true;
+        yield part;
+        return;
+      }
+      const units = 'delta' in part ? part.delta.length : part.type === 'tool-input-start' ? part.toolName.length : 0;
+      if (3 * (upperBound + units) > cap) {
+        pending = part;
+        break;
+      }
+      upperBound += units;
+      seen.push(part);
+      yield part;
+    }
+    // Counting phase: count what already passed, then every part as it comes.
+    for (const part of seen) reasoningTokens += absorb(tally, part, countTokens);
+    for (;;) {
+      let part: StreamPart;
+      if (pending === undefined) {
+        const next = await iterator.next();
+        if (next.done === true) {
+          sourceDone = true;
+          return;
+        }
+        part = next.value;
+      } else {
+        part = pending;
+        pending = undefined;
+      }
+      let cut: StreamPart[] | undefined;
+      switch (part.type) {
+        case 'text-start':
+          tally.open(part.id, 'text');
+          break;
+        case 'reasoning-start':
+          tally.open(part.id, 'reasoning');
+          break;
+        case 'text-end':
+        case 'reasoning-end':
+        case 'tool-input-end':
+          tally.close(part.id);
+          break;
+        case 'tool-input-start': {
+          // The tool's name is output the model produced, as the usage estimate counts it.
+          const nameTokens = part.toolName.length === 0 ? 0 : countTokens(part.toolName);
+          if (tally.total + nameTokens > cap) {
+            cut = [];
+            break;
+          }
+          tally.addSettled(nameTokens);
+          tally.open(part.id, 'tool');
+          break;
+        }
+        case 'text-delta':
+        case 'reasoning-delta':
+        case 'tool-input-delta': {
+          const kind = deltaKind(part)!;
+          const blockTokensBefore = tally.tailTokens(part.id);
+          const blockTokens = tally.countWith(part.id, part.delta);
+          if (tally.total - blockTokensBefore + blockTokens <= cap) {
+            if (kind === 'reasoning') reasoningTokens += blockTokens - blockTokensBefore;
+            tally.append(part.id, part.delta, blockTokens, kind);
+            break;
+          }
+          const fitting = fittingPrefix(tally, part.id, part.delta, cap);
+          cut = [];
+          if (fitting.text.length > 0) {
+            const fittingTokens = tally.countWith(part.id, fitting.text);
+            if (kind === 'reasoning') reasoningTokens += fittingTokens - blockTokensBefore;
+            tally.append(part.id, fitting.text, fittingTokens, kind);
+            cut.push({ ...part, delta: fitting.text });
+          }
+          break;
+        }
+        case 'finish':
+          sourceDone = true;
+          yield { ...part, usage: clampUsage(part.usage, cap) };
+          return;
+        case 'error':
+          sourceDone = true;
+          yield part;
+          return;
+        default:
+          break;
+      }
+      if (cut === undefined) {
+        yield part;
+        continue;
+      }
+      // The cap is reached: stop the upstream first (nobody may wait on it), then close what is open.
+      sourceDone = true;
+      await Promise.resolve(iterator.return?.()).catch(() => undefined);
+      for (const kept of cut) yield kept;
+      for (const block of tally.openBlocks()) yield endPart(block);
+      const outputTokens = Math.min(tally.total, cap);
+      yield {
+        type: 'finish',
+        finishReason: 'length',
+        stopSequence: null,
+        usage: {
+          ...emptyUsage(),
+          inputTokens: options.inputTokens ?? 0,
+          outputTokens,
+          reasoningTokens: Math.min(reasoningTokens, outputTokens),
+          // Counted here: the upstream's own figures never arrived.
+          estimated: true,
+        },
+      };
+      return;
+    }
+  } finally {
+    // The consumer left early (or an exception): release the upstream too.
+    if (!sourceDone) await Promise.resolve(iterator.return?.()).catch(() => undefined);
+  }
+}

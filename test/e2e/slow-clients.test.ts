@@ -1,0 +1,114 @@
+/**
+ * Issue 16: slow clients are cut. Raw sockets against a running server with short configured
+ * timeouts: slow headers and a body that trickles in get 408 in the SPEC envelope and a closed
+ * connection; a client that stops reading a long stream is cut and the upstream request aborted.
+ */
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { MockOpenAIServer, type MockSseEvent } from '../support/mock-upstreams/index.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+/** Connects to the server; resolves with the socket and a promise of everything it receives until closed. */
+async function openSocket(server: TestServer): Promise<{ socket: Socket; received: Promise<string> }> {
+  const { port } = new URL(server.origin);
+  const socket = connect(Number(port), '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  const received = new Promise<string>((resolve) => {
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    socket.on('error', () => undefined);
+    socket.once('close', () => resolve(text));
+  });
+  return { socket, received };
+}
+
+function parseResponse(text: string): { status: number; headers: string; body: unknown } {
+  const [head = '', body = ''] = text.split('\r\n\r\n', 2);
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]);
+  return { status, headers: head.toLowerCase(), body: body === '' ? undefined : (JSON.parse(body) as unknown) };
+}
+
+const sleep = (milliseconds: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, milliseconds));
+
+describe('slow clients', () => {
+  let upstream: MockOpenAIServer;
+  let server: TestServer;
+
+  before(async () => {
+    upstream = await new MockOpenAIServer().start();
+    server = await startTestServer({
+      config: {
+        server: { headersTimeoutMs: 300, bodyIdleTimeoutMs: 300, streamStallTimeoutMs: 300 },
+        providers: { mock: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 } },
+        models: [{ id: 'mock-model', provider: 'mock', upstreamModel: 'gpt-mock', capabilities: ['chat', 'streaming'] }],
+      },
+    });
+  });
+  after(async () => {
+    await server.close();
+    await upstream.close();
+  });
+
+  test('headers that never complete are answered 408 in the SPEC envelope and the connection is closed', async () => {
+    const { socket, received } = await openSocket(server);
+    socket.write('POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n');
+    // ... and nothing more: the server must not wait forever.
+    const response = parseResponse(await received);
+    assert.equal(response.status, 408);
+    assert.match(response.headers, /connection: close/);
+    const body = response.body as { error: { type: string; code: string; message: string }; info_metadata: { status: boolean } };
+    assert.equal(body.error.type, 'invalid_request_error');
+    assert.equal(body.error.code, 'request_timeout');
+    assert.equal(body.info_metadata.status, false);
+  });
+
+  test('a body that trickles in (a byte per second, 300 ms allowed) is answered 408 and the connection closed', async () => {
+    const { socket, received } = await openSocket(server);
+    const body = JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'Hello' }] });
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${server.key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+    );
+    let closed = false;
+    void received.then(() => (closed = true));
+    for (let index = 0; index < body.length && !closed; index++) {
+      socket.write(body[index]!);
+      await Promise.race([sleep(1000), received]);
+    }
+    const response = parseResponse(await received);
+    assert.equal(response.status, 408);
+    assert.match(response.headers, /connection: close/);
+    const envelope = response.body as { error: { code: string }; info_metadata: { request_id: string } };
+    assert.equal(envelope.error.code, 'request_timeout');
+    assert.match(envelope.info_metadata.request_id, /^req_/);
+    // The model was never called.
+    assert.equal(upstream.requests.length, 0);
+  });
+
+  test('a client that stops reading a long stream is cut and its upstream request aborted', async () => {
+    // About 64 MB of answer: far more than the socket buffers between the server and the client hold.
+    const piece = 'x'.repeat(32 * 1024);
+    const events: MockSseEvent[] = [];
+    for (let index = 0; index < 2000; index++) events.push({ data: { id: 'c1', choices: [{ index: 0, delta: { content: piece } }] } });
+    events.push({ data: { id: 'c1', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] } }, { data: '[DONE]' });
+    // A short pause per event keeps the upstream streaming while the client's buffers fill up.
+    upstream.enqueue({ type: 'events', events, delayMs: 2 });
+    const { socket, received } = await openSocket(server);
+    const body = JSON.stringify({ model: 'mock-model', stream: true, messages: [{ role: 'user', content: 'Hello' }] });
+    socket.pause(); // never read: the server's writes back up
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${server.key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await upstream.waitForRequests(1);
+    // Switchyard gave up on the client and closed the upstream request before it was complete.
+    assert.equal(await upstream.requests[0]!.outcome, 'closed-by-client');
+    socket.resume();
+    const text = await received;
+    assert.ok(!text.includes('[DONE]'), 'the stream must not have been completed');
+  });
+});
