@@ -29,6 +29,7 @@ const SHELL = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Switchyard dashboard</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
 <script type="module" src="/dashboard/assets/dashboard.js"></script>
 </head>

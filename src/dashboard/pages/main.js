@@ -138,12 +138,13 @@ function CreateKeyForm({ tiers, permissions, onCreated, readOnly }) {
   const tierPermissions = tiers.find((entry) => entry.name === tier)?.permissions ?? [];
   const submit = async (event) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
+    const element = event.currentTarget;
+    const form = new FormData(element);
     const chosen = permissions.filter((name) => form.get(`permission-${name}`) === 'on');
     const days = form.get('expires');
     try {
       const created = await api('keys', { method: 'POST', body: { name: form.get('name'), tier, permissions: chosen, expires_in_days: days ? Number(days) : null } });
-      event.currentTarget?.reset?.();
+      element.reset();
       setError(undefined);
       onCreated(created);
     } catch (caught) {
