@@ -88,7 +88,7 @@ describe('dashboard in Chromium', { skip: !available }, () => {
       return { status: response.status, body: await response.json() };
     });
     assert.equal(answer.status, 401);
-    assert.equal(answer.body.error.code, 'invalid_token');
+    assert.equal((answer.body as any).error.code, 'invalid_token');
   });
 
   test('an expired session returns to sign-in (session_expired) and then back where the owner was', async () => {
@@ -139,7 +139,7 @@ describe('dashboard in Chromium', { skip: !available }, () => {
       await signIn(phonePage, 'web@example.com');
       await phonePage.waitForURL(/\/dashboard\/keys$/);
       await phonePage.getByRole('table', { name: 'API keys' }).waitFor();
-      const overflow = await phonePage.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await phonePage.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
     } finally {
       await phone.close();

@@ -23,7 +23,6 @@ describe('dashboard security', () => {
   let runtime: Runtime;
   let second: Runtime;
   let origin: string;
-  let secondOrigin: string;
   const logLines: string[] = [];
 
   before(async () => {
@@ -41,7 +40,6 @@ describe('dashboard security', () => {
     // A second instance on the same database: throttling must count attempts made on either.
     second = await startRuntime(config, { logger: pino({ level: 'debug' }, sink), batchWorker: false, dashboardAccounts: { maxFailuresPerAccount: 3, maxFailuresPerAddress: 6 } });
     await second.app.listen({ host: '127.0.0.1', port: 0 });
-    secondOrigin = `http://127.0.0.1:${(second.app.server.address() as { port: number }).port}`;
     await runtime.accounts.createOwner({ organization: 'org-safe', email: 'safe@example.com', password: PASSWORD });
   });
   after(async () => {

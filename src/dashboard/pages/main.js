@@ -28,6 +28,7 @@ const day = (ms) => (ms === null || ms === undefined ? '—' : new Date(ms).toIS
 const dateTime = (ms) => (ms === null || ms === undefined ? '—' : new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC');
 const number = (value) => Number(value).toLocaleString('en-US');
 const usd = (value) => `$${Number(value).toFixed(4)}`;
+const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
 
 function ErrorNote({ error }) {
   if (!error) return null;
@@ -215,7 +216,7 @@ function KeysPage({ session }) {
             ${data.data.map(
               (key) => html`<tr key=${key.id} data-key-id=${key.id}>
                 <td>${key.name ?? '—'}</td><td><code>${key.prefix}</code></td><td>${key.tier}</td>
-                <td class="permissions">${key.permissions.join(', ')}</td><td>${day(key.created_at)}</td><td>${day(key.last_used_day)}</td>
+                <td class="permissions">${key.permissions.join(', ')}</td><td class="nowrap">${day(key.created_at)}</td><td class="nowrap">${day(key.last_used_day)}</td>
                 <td>${key.expires_at ? dateTime(key.expires_at) : 'never'}</td><td><span class=${`status ${key.status}`}>${key.status}</span></td>
                 <td class="actions">${key.status === 'active' && !readOnly
                   ? html`<button type="button" onClick=${() => rotate(key)} aria-label=${`Rotate ${key.name ?? key.id}`}>Rotate</button>
@@ -255,7 +256,11 @@ function UsageChart({ rows, from, to }) {
         width,
         height: 240,
         series: [{}, { label: 'Tokens', stroke: '#2563eb', fill: 'rgba(37,99,235,0.12)', scale: 'tokens' }, { label: 'Cost (USD)', stroke: '#b45309', scale: 'usd', value: (_u, value) => (value === null ? '—' : `$${value.toFixed(4)}`) }],
-        axes: [{}, { scale: 'tokens' }, { scale: 'usd', side: 1, grid: { show: false } }],
+        axes: [
+          {},
+          { scale: 'tokens', size: 56, values: (_u, ticks) => ticks.map((tick) => compact.format(tick)) },
+          { scale: 'usd', side: 1, size: 64, grid: { show: false }, values: (_u, ticks) => ticks.map((tick) => `$${tick}`) },
+        ],
       },
       [days.map((at) => at / 1000), tokens, cost],
       container.current,
