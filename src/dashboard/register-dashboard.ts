@@ -48,14 +48,17 @@ const SECURITY_HEADERS = {
 };
 
 export async function registerDashboard(app: FastifyInstance, dependencies: DashboardApiDependencies): Promise<void> {
-  await app.register(fastifyCookie);
-  const assets = dashboardAssetsDirectory();
-  await app.register(fastifyStatic, { root: assets, prefix: '/dashboard/assets/', decorateReply: false, index: false, wildcard: true });
-  registerDashboardApi(app, dependencies);
-  const shell = async (_request: unknown, reply: FastifyReply) => reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(SHELL);
-  app.get('/dashboard', shell);
-  app.get<{ Params: { '*': string } }>('/dashboard/*', async (request, reply) => {
-    if (request.params['*'].startsWith('api/')) throw notFound('not_found', `Unknown dashboard API route: ${request.method} ${request.url.split('?')[0]}.`);
-    return shell(request, reply);
+  // Its own encapsulated scope: the cookie parser and the session hook run for dashboard routes only,
+  // never on the /v1 hot path (which ignores cookies entirely).
+  await app.register(async (scope) => {
+    await scope.register(fastifyCookie);
+    await scope.register(fastifyStatic, { root: dashboardAssetsDirectory(), prefix: '/dashboard/assets/', decorateReply: false, index: false, wildcard: true });
+    registerDashboardApi(scope, dependencies);
+    const shell = async (_request: unknown, reply: FastifyReply) => reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(SHELL);
+    scope.get('/dashboard', shell);
+    scope.get<{ Params: { '*': string } }>('/dashboard/*', async (request, reply) => {
+      if (request.params['*'].startsWith('api/')) throw notFound('not_found', `Unknown dashboard API route: ${request.method} ${request.url.split('?')[0]}.`);
+      return shell(request, reply);
+    });
   });
 }

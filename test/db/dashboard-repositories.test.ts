@@ -2,7 +2,9 @@
 // for ledger rows that predate them), sessions, sign-in attempts and the audit log.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Migrator, sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/db/database.ts';
+import { createMigrations } from '../../src/db/migrations.ts';
 import { OwnersRepository } from '../../src/db/repositories/owners-repository.ts';
 import { UsageLedgerRepository } from '../../src/db/repositories/usage-ledger-repository.ts';
 import { UsageRollupsRepository } from '../../src/db/repositories/usage-rollups-repository.ts';
@@ -75,6 +77,25 @@ for (const backend of storageBackends()) {
       const raw = await ledger.summarize('org-r', 0);
       const totals = rows.concat(await rollups.daily('org-r', DAY_ONE + 2 * DAY, DAY_ONE + 9 * DAY)).reduce((sum, row) => sum + row.requests, 0);
       assert.equal(totals, raw.reduce((sum, row) => sum + row.requests, 0));
+    });
+
+    test('migration 0020 builds rollups for ledger rows written before it', async () => {
+      const older = await createTestDatabase(backend);
+      const kysely = openDatabase(older.url);
+      try {
+        const migrator = new Migrator({ db: kysely.db, provider: { getMigrations: async () => createMigrations(backend) } });
+        assert.equal((await migrator.migrateTo('0003_files_and_batches')).error, undefined);
+        for (const [at, tokens] of [[DAY_ONE + 5, 10], [DAY_ONE + 6, 20], [DAY_ONE + DAY, 30]] as const) {
+          await sql`insert into usage_ledger (request_id, organization_id, key_id, model, endpoint, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, batch, status_code, latency_ms, created_at)
+            values ('r', 'org-old', 'key_o', 'm', '/v1/embeddings', ${tokens}, 0, 0, 0, 0.5, 0, 200, 1, ${at})`.execute(kysely.db);
+        }
+        await kysely.migrate();
+        const rows = await new UsageRollupsRepository(kysely.db).daily('org-old', DAY_ONE, DAY_ONE + DAY);
+        assert.deepEqual(rows.map((row) => [row.dayStart, row.requests, row.inputTokens, row.costUsd]), [[DAY_ONE, 2, 30, 1], [DAY_ONE + DAY, 1, 30, 0.5]]);
+      } finally {
+        await kysely.close();
+        await older.drop();
+      }
     });
 
     test('sessions, attempts and audit entries', async () => {
