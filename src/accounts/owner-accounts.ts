@@ -10,6 +10,7 @@ import { Secret, TOTP } from 'otpauth';
 import { ServiceError, invalidParameter } from '../core/service-error.ts';
 import { randomAlphanumeric } from '../core/ids.ts';
 import type { OwnerRecord, OwnerRole, OwnersRepository, SessionRecord } from '../db/repositories/owners-repository.ts';
+import { authError } from './authenticator.ts';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 
 const MINUTE = 60_000;
@@ -48,10 +49,6 @@ export interface SignedIn {
 export interface ResolvedSession {
   session: SessionRecord;
   owner: OwnerRecord;
-}
-
-export function authError(code: string, message: string): ServiceError {
-  return new ServiceError({ status: 401, type: 'auth_error', code, message });
 }
 
 function sha256(text: string): string {

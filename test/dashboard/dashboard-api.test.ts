@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { Secret, TOTP } from 'otpauth';
 import { createPostgresTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
-import { createOwner, DashboardClient, eventually } from '../support/dashboard-client.ts';
+import { createOwner, DashboardClient, eventually, sdkFailureStatus } from '../support/dashboard-client.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -99,15 +99,7 @@ for (const backend of storageBackends()) {
 
       const revoked = await owner.request('POST', `keys/${created.body.id}/revoke`);
       assert.equal(revoked.body.status, 'revoked');
-      const status = await eventually(async () => {
-        try {
-          await client.models.list();
-          return undefined;
-        } catch (error) {
-          return (error as { status?: number }).status;
-        }
-      });
-      assert.equal(status, 401);
+      assert.equal(await sdkFailureStatus(client), 401);
     });
 
     test('rotation: the new key works at once, the old one until its grace period ends', async () => {

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import type { Page } from 'playwright-core';
 import { chromiumAvailable, launchChromium, type LaunchedBrowser } from '../support/browser.ts';
-import { eventually } from '../support/dashboard-client.ts';
+import { eventually, sdkFailureStatus } from '../support/dashboard-client.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -71,15 +71,7 @@ describe('dashboard in Chromium', { skip: !available }, () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke browser key' }).click();
     await page.locator('tr', { hasText: 'browser key' }).getByText('revoked').waitFor();
-    const status = await eventually(async () => {
-      try {
-        await client.models.list();
-        return undefined;
-      } catch (error) {
-        return (error as { status?: number }).status;
-      }
-    });
-    assert.equal(status, 401);
+    assert.equal(await sdkFailureStatus(client), 401);
   });
 
   test('a POST without the CSRF token is refused even from the signed-in page', async () => {

@@ -2,6 +2,7 @@
  * A small client of the dashboard's JSON API for tests: signs in, keeps the session cookie and the
  * CSRF token, and sends requests with them (or deliberately without).
  */
+import type OpenAI from 'openai';
 import type { Runtime } from '../../src/runtime.ts';
 
 export interface DashboardResponse {
@@ -59,4 +60,16 @@ export async function eventually<T>(check: () => Promise<T | undefined>, attempt
     await new Promise((resolve) => setTimeout(resolve, delayMs));
   }
   throw new Error('condition not met in time');
+}
+
+/** The HTTP status the openai SDK fails with once a revoked key is refused (revocation reaches every cache within a poll). */
+export async function sdkFailureStatus(client: OpenAI): Promise<number | undefined> {
+  return eventually(async () => {
+    try {
+      await client.models.list();
+      return undefined;
+    } catch (error) {
+      return (error as { status?: number }).status;
+    }
+  });
 }
