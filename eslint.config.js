@@ -65,4 +65,14 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
+  {
+    // The dashboard's front end runs in the browser (bundled by scripts/build-dashboard.mjs).
+    files: ['src/dashboard/pages/**/*.js'],
+    languageOptions: {
+      globals: {
+        window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', navigator: 'readonly', fetch: 'readonly',
+        FormData: 'readonly', URLSearchParams: 'readonly', CustomEvent: 'readonly', Event: 'readonly', setInterval: 'readonly', clearInterval: 'readonly',
+      },
+    },
+  },
 );

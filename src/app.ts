@@ -9,6 +9,8 @@ import type { BatchService } from './batches/batch-service.ts';
 import type { Config } from './config/index.ts';
 import { newId } from './core/ids.ts';
 import type { Database } from './db/database.ts';
+import type { DashboardApiDependencies } from './dashboard/dashboard-api.ts';
+import { registerDashboard } from './dashboard/register-dashboard.ts';
 import { installEdge } from './http/edge.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { clientErrorHandler, installSlowClientGuards } from './http/slow-clients.ts';
@@ -56,6 +58,8 @@ export interface AppDependencies {
   decodeSettings: DecodeSettings;
   /** Stored conversations of the responses endpoint (`store: true`, `previous_response_id`). */
   storedResponses: StoredResponseStore;
+  /** The owners' dashboard under /dashboard (absent: not mounted). */
+  dashboard?: Omit<DashboardApiDependencies, 'config' | 'usage' | 'batches' | 'files'>;
 }
 
 export interface BuildAppOptions {
@@ -114,6 +118,9 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   registerEmbeddingRoutes(app, modelRouteDependencies);
   registerModerationRoutes(app, modelRouteDependencies);
   registerImageRoutes(app, { ...modelRouteDependencies, files: dependencies.files });
+  if (dependencies.dashboard !== undefined) {
+    await registerDashboard(app, { ...dependencies.dashboard, config, usage: dependencies.metering, batches: dependencies.batches, files: dependencies.files });
+  }
   await app.ready();
   return app;
 }

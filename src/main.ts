@@ -1,11 +1,12 @@
 /**
- * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys. Configuration
+ * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys, usage, owners. Configuration
  * errors and usage errors print a clear message and exit 1 without a stack trace.
  */
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig } from './config/index.ts';
 import { CliUsageError, parseArguments } from './cli/arguments.ts';
 import { keysCommand } from './cli/keys.ts';
+import { ownersCommand } from './cli/owners.ts';
 import { serve } from './cli/serve.ts';
 import { usageCommand } from './cli/usage.ts';
 import { openMigratedDatabase } from './runtime.ts';
@@ -19,6 +20,8 @@ Commands:
   keys list [--org O] [--json]
   keys revoke <key id>
   usage --org O [--since 2026-11-01|30d] [--json]   per-model token totals and cost
+  owners create --org O --email E [--role owner|member] [--tiers A,B] [--password-stdin] [--base-url URL]
+                                dashboard account; prints a one-time set-password link (24 h)
 
 Global options:
   --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
@@ -45,6 +48,8 @@ export async function main(argv: readonly string[], print: (text: string) => voi
       return keysCommand(config, { positionals: rest, flags: parsed.flags }, print);
     case 'usage':
       return usageCommand(config, { positionals: rest, flags: parsed.flags }, print);
+    case 'owners':
+      return ownersCommand(config, { positionals: rest, flags: parsed.flags }, print);
     default:
       throw new CliUsageError(`Unknown command "${command}".\n\n${HELP}`);
   }

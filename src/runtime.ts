@@ -7,6 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { createLogger } from './http/logger.ts';
 import { Authenticator } from './accounts/authenticator.ts';
 import { KeyService, type CreatedKey } from './accounts/key-service.ts';
+import { OwnerAccounts, type OwnerAccountsOptions } from './accounts/owner-accounts.ts';
+import { OwnersRepository } from './db/repositories/owners-repository.ts';
+import { UsageRollupsRepository } from './db/repositories/usage-rollups-repository.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
 import { BatchService } from './batches/batch-service.ts';
 import { BatchWorker, type BatchWorkerTuning } from './batches/batch-worker.ts';
@@ -48,6 +51,10 @@ export interface Runtime {
   batchWorker: BatchWorker | undefined;
   /** The key created on the first start of an empty database, if any (printed once by `serve`). */
   bootstrapKey: CreatedKey | undefined;
+  /** On that first start, the default organization's owner and the token of their set-password link. */
+  bootstrapOwnerLink: { email: string; token: string } | undefined;
+  /** The dashboard's owners, sessions and audit log. */
+  accounts: OwnerAccounts;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
   close(): Promise<void>;
 }
@@ -59,6 +66,8 @@ export interface StartRuntimeOptions extends BuildAppOptions {
   clock?: Clock;
   /** Run the batch worker in this process (default true); an object tunes it. */
   batchWorker?: boolean | BatchWorkerTuning;
+  /** Session lifetimes and sign-in throttling of the dashboard (defaults in owner-accounts.ts). */
+  dashboardAccounts?: OwnerAccountsOptions;
 }
 
 /** Opens the database and applies pending migrations (also `switchyard migrate`). */
@@ -84,6 +93,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     await authenticator.start();
     opened.push(() => authenticator.stop());
     let bootstrapKey: CreatedKey | undefined;
+    let bootstrapOwnerLink: { email: string; token: string } | undefined;
     if ((options.bootstrapKey ?? config.bootstrapKey) && (await repository.count()) === 0) {
       bootstrapKey = await keys.create({ name: 'bootstrap' });
     }
@@ -121,8 +131,17 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const generations = new MeteredGenerations({ generation, metering, inputModeration });
     const endpoints = generationEndpoints(storedResponses);
     const decodeSettings = SPEC_DECODE_SETTINGS;
+    const accounts = new OwnerAccounts(new OwnersRepository(database.db), options.dashboardAccounts);
+    const dashboard = { accounts, keys, rollups: new UsageRollupsRepository(database.db), sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000) };
+    if (bootstrapKey !== undefined) {
+      // First start of an empty database: the default organization's owner gets a set-password link too.
+      const email = `owner@${config.defaultOrganization}.local`;
+      if ((await accounts.findOwnerByEmail(email)) === undefined) {
+        bootstrapOwnerLink = { email, token: (await accounts.createOwner({ organization: config.defaultOrganization, email })).linkToken! };
+      }
+    }
     const app = await buildApp(
-      { files, batches, config, database, authenticator, metering, generation, generations, generationEndpoints: endpoints, decodeSettings, registry, storedResponses },
+      { files, batches, config, database, authenticator, metering, generation, generations, generationEndpoints: endpoints, decodeSettings, registry, storedResponses, dashboard },
       { ...options, logger },
     );
     if (options.batchWorker !== false) {
@@ -152,6 +171,8 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       batches,
       batchWorker,
       bootstrapKey,
+      bootstrapOwnerLink,
+      accounts,
       close() {
         closing ??= (async () => {
           // Batch lines use the same services as the app: stop them before anything closes.

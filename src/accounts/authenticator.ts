@@ -27,7 +27,8 @@ export interface AuthenticatorOptions {
   now?: () => number;
 }
 
-function authError(code: string, message: string): ServiceError {
+/** A SPEC 401 `auth_error` with the given code (API keys here; dashboard sessions in owner-accounts.ts). */
+export function authError(code: string, message: string): ServiceError {
   return new ServiceError({ status: 401, type: 'auth_error', code, message });
 }
 

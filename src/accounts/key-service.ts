@@ -1,6 +1,6 @@
 /**
- * Creating, listing and revoking keys (the operator's side; the interface itself has no key
- * management endpoint, per SPEC "Authentication" 4).
+ * Creating, listing, revoking and rotating keys: the operator's CLI and the owners' dashboard (the
+ * /v1 interface itself has no key management endpoint, per SPEC "Authentication" 4).
  */
 import type { Config, Permission } from '../config/index.ts';
 import { PERMISSIONS } from '../config/index.ts';
@@ -78,6 +78,33 @@ export class KeyService {
 
   revoke(id: string): Promise<boolean> {
     return this.repository.revoke(id, this.now());
+  }
+
+  findById(id: string): Promise<ApiKeyRecord | undefined> {
+    return this.repository.findById(id);
+  }
+
+  /**
+   * Rotation: a new key with the old one's organization, name, tier, permissions and expiry; the old
+   * key stays valid for `graceMs` more (0: it stops at once), then fails as expired on every instance
+   * (the expiry change bumps `keys_version`, which each authenticator polls).
+   */
+  async rotate(id: string, graceMs: number): Promise<{ created: CreatedKey; previous: ApiKeyRecord }> {
+    const previous = await this.repository.findById(id);
+    const now = this.now();
+    if (previous === undefined || previous.revokedAt !== null || (previous.expiresAt !== null && previous.expiresAt <= now)) {
+      throw new KeyRequestError(`No active key with id ${id}.`);
+    }
+    if (!(graceMs >= 0)) throw new KeyRequestError('The grace period must be zero or more.');
+    const created = await this.create({
+      organization: previous.organizationId,
+      tier: previous.tier,
+      permissions: previous.permissions,
+      ...(previous.name === null ? {} : { name: previous.name }),
+      ...(previous.expiresAt === null ? {} : { expiresInMs: previous.expiresAt - now }),
+    });
+    await this.repository.expireBy(id, now + graceMs);
+    return { created, previous };
   }
 }
 

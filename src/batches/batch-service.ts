@@ -190,12 +190,27 @@ export class BatchService {
    */
   async cancel(auth: AuthContext, batchId: string): Promise<BatchRecord> {
     this.authorize(auth);
-    const batch = await this.find(auth.organizationId, batchId);
+    return this.cancelInOrganization(auth.organizationId, batchId);
+  }
+
+  /** Cancel on the organization's behalf (the owners' dashboard: a session, not a key). */
+  async cancelInOrganization(organizationId: string, batchId: string): Promise<BatchRecord> {
+    const batch = await this.find(organizationId, batchId);
     if (!(await this.repository.cancel(batchId, this.clock.now()))) {
       const current = (await this.repository.findById(batchId)) ?? batch;
       throw cannotCancel(batchId, current.status);
     }
     this.onWork();
-    return this.find(auth.organizationId, batchId);
+    return this.find(organizationId, batchId);
+  }
+
+  /** The organization's batch for the owners' dashboard; 404 `batch_not_found` for other organizations'. */
+  retrieveInOrganization(organizationId: string, batchId: string): Promise<BatchRecord> {
+    return this.find(organizationId, batchId);
+  }
+
+  /** The organization's newest batches for the owners' dashboard. */
+  listInOrganization(organizationId: string, limit: number): Promise<BatchRecord[]> {
+    return this.repository.list({ organizationId, limit });
   }
 }

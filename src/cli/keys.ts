@@ -5,6 +5,7 @@
 import { KeyRequestError, KeyService, parseDuration } from '../accounts/key-service.ts';
 import type { Config } from '../config/index.ts';
 import { ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
+import { OwnersRepository } from '../db/repositories/owners-repository.ts';
 import { openMigratedDatabase } from '../runtime.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
 
@@ -17,6 +18,10 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
   const database = await openMigratedDatabase(config);
   try {
     const keys = new KeyService(config, new ApiKeysRepository(database.db));
+    // What the operator does to an organization's keys shows in that organization's audit log too.
+    const owners = new OwnersRepository(database.db);
+    const audit = (organizationId: string, action: string, target: string): Promise<void> =>
+      owners.appendAudit({ organizationId, actor: 'operator', action, target, address: null, createdAt: Date.now() });
     const json = parsed.flags['json'] === true;
     switch (action) {
       case 'create': {
@@ -35,6 +40,7 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
           ...(expiresInMs === undefined ? {} : { expiresInMs }),
         });
         const { record } = created;
+        await audit(record.organizationId, 'key.created', record.id);
         if (json) {
           print(
             JSON.stringify({
@@ -71,6 +77,7 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
         const id = rest[0];
         if (id === undefined) throw new CliUsageError('Usage: switchyard keys revoke <key id>');
         if (!(await keys.revoke(id))) throw new CliUsageError(`No active key with id ${id}.`);
+        await audit((await keys.findById(id))!.organizationId, 'key.revoked', id);
         print(`Revoked ${id}.`);
         return;
       }

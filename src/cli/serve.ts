@@ -4,6 +4,7 @@
  */
 import type { Config } from '../config/index.ts';
 import { startRuntime } from '../runtime.ts';
+import { setPasswordLink } from './owners.ts';
 
 export async function serve(config: Config): Promise<void> {
   const runtime = await startRuntime(config, { processMetrics: true });
@@ -20,6 +21,14 @@ export async function serve(config: Config): Promise<void> {
         `  organization ${runtime.bootstrapKey.record.organizationId}, tier ${runtime.bootstrapKey.record.tier}`,
         `  try: curl ${address}/v1/models -H "Authorization: Bearer ${runtime.bootstrapKey.key}"`,
         '',
+        ...(runtime.bootstrapOwnerLink === undefined
+          ? []
+          : [
+              `Dashboard: the owner ${runtime.bootstrapOwnerLink.email} of ${runtime.bootstrapKey.record.organizationId} sets a password here (valid 24 h, once):`,
+              '',
+              `  ${setPasswordLink(address, runtime.bootstrapOwnerLink.token)}`,
+              '',
+            ]),
       ].join('\n') + '\n',
     );
   }

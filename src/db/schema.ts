@@ -10,6 +10,8 @@ export interface OrganizationsTable {
   name: string;
   /** Milliseconds since epoch. */
   created_at: number;
+  /** JSON array of tier names the organization's owners may give new keys; null: the default tier only. */
+  allowed_tiers: string | null;
 }
 
 export interface ApiKeysTable {
@@ -178,6 +180,85 @@ export interface StoredResponsesTable {
   created_at: number;
 }
 
+/** People who sign in to the dashboard: `owner` (manages keys) or `member` (reads only). */
+export interface OwnersTable {
+  /** `own_...`. */
+  id: string;
+  organization_id: string;
+  /** Lower-case; unique across the server (one sign-in name, one organization). */
+  email: string;
+  role: string;
+  /** scrypt hash (`scrypt$N$r$p$salt$hash`), or null until the set-password link is used. */
+  password_hash: string | null;
+  /** Base32 TOTP secret once the second factor is enabled, else null. */
+  totp_secret: string | null;
+  created_at: number;
+}
+
+/** One-time set-password links; only the SHA-256 of the token is stored. */
+export interface OwnerLinksTable {
+  token_hash: string;
+  owner_id: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** Server-side dashboard sessions; the cookie carries a secret whose SHA-256 is `token_hash`. */
+export interface DashboardSessionsTable {
+  /** Public id (`ses_...`), safe to list and log. */
+  id: string;
+  token_hash: string;
+  owner_id: string;
+  organization_id: string;
+  user_agent: string | null;
+  address: string | null;
+  created_at: number;
+  last_seen_at: number;
+  /** last_seen_at plus the idle timeout, moved forward as the session is used. */
+  idle_expires_at: number;
+  /** Fixed at sign-in. */
+  absolute_expires_at: number;
+  revoked_at: number | null;
+}
+
+/** Sign-in attempts per subject (`account:<email>`, `address:<ip>`), for throttling on every instance. */
+export interface SignInAttemptsTable {
+  id: Generated<number>;
+  subject: string;
+  /** 1 for a successful sign-in. */
+  succeeded: number;
+  created_at: number;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  organization_id: string;
+  /** Who: an owner's email, or `operator` for the CLI. */
+  actor: string;
+  /** `key.created`, `key.revoked`, `key.rotated`, `sign_in.succeeded`, `sign_in.failed`, ... */
+  action: string;
+  /** What it was done to (a key id), or null. */
+  target: string | null;
+  address: string | null;
+  created_at: number;
+}
+
+/** Usage per organization, UTC day, model and key, maintained in the same transaction as the ledger. */
+export interface UsageDailyTable {
+  organization_id: string;
+  /** 00:00 UTC of the day, milliseconds since epoch. */
+  day_start: number;
+  model: string;
+  key_id: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: number;
+}
+
 export interface DatabaseSchema {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -188,4 +269,10 @@ export interface DatabaseSchema {
   settings: SettingsTable;
   batches: BatchesTable;
   batch_requests: BatchRequestsTable;
+  owners: OwnersTable;
+  owner_links: OwnerLinksTable;
+  dashboard_sessions: DashboardSessionsTable;
+  sign_in_attempts: SignInAttemptsTable;
+  audit_log: AuditLogTable;
+  usage_daily: UsageDailyTable;
 }

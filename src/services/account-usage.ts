@@ -15,6 +15,13 @@ export interface AccountUsageSnapshot {
   total: UsageInfo;
 }
 
+/** Whose usage: daily and monthly figures are the organization's, measured against the tier's limits. */
+export type UsageSubject = Pick<AuthContext, 'organizationId' | 'keyId' | 'tier'>;
+
+/**
+ * The one reader of usage against limits: `/v1/auth/key`, `_metadata` and the dashboard's usage page
+ * all call it, so they cannot disagree.
+ */
 export interface AccountUsageReader {
-  read(auth: AuthContext): Promise<AccountUsageSnapshot>;
+  read(subject: UsageSubject): Promise<AccountUsageSnapshot>;
 }

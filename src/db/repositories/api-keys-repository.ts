@@ -125,7 +125,26 @@ export class ApiKeysRepository {
     });
   }
 
-  /** Changes whenever any key is created or revoked. */
+  /**
+   * Moves an active key's expiry to `expiresAt` unless it already expires sooner (key rotation's grace
+   * period); returns false when there is no such active key. Bumps the version so every instance sees it.
+   */
+  async expireBy(id: string, expiresAt: number): Promise<boolean> {
+    return this.db.transaction().execute(async (transaction) => {
+      const result = await transaction
+        .updateTable('api_keys')
+        .set({ expires_at: expiresAt })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', expiresAt)]))
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return false;
+      await this.bumpVersion(transaction);
+      return true;
+    });
+  }
+
+  /** Changes whenever any key is created, revoked or rotated. */
   async version(): Promise<number> {
     const row = await this.db.selectFrom('counters').select('value').where('name', '=', 'keys_version').executeTakeFirstOrThrow();
     return Number(row.value);

@@ -1,10 +1,11 @@
 /**
  * The usage ledger: one row per metered request, written in batches by the metering service, and
- * summed for the operator's `switchyard usage` report.
+ * summed for the operator's `switchyard usage` report. Each write also adds to the daily rollups
+ * (`usage_daily`) in the same transaction; the dashboard reads those (usage-rollups-repository.ts).
  */
-import { CompiledQuery, sql, type Insertable, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { LedgerRecord } from '../../services/metering/usage-ledger.ts';
-import type { DatabaseSchema, UsageLedgerTable } from '../schema.ts';
+import type { DatabaseSchema, UsageDailyTable, UsageLedgerTable } from '../schema.ts';
 
 export type LedgerRow = Insertable<UsageLedgerTable>;
 
@@ -58,6 +59,48 @@ export interface UsageSummaryRow {
   costUsd: number;
 }
 
+const MILLISECONDS_PER_DAY = 86_400_000;
+
+/**
+ * Adds the records to the `usage_daily` rollups (organization, UTC day, model, key), inside the
+ * ledger insert's transaction, so rollups and ledger never disagree. One upsert per distinct group.
+ */
+async function upsertDailyRollups(transaction: Transaction<DatabaseSchema>, entries: readonly LedgerRecord[]): Promise<void> {
+  const groups = new Map<string, Insertable<UsageDailyTable>>();
+  for (const entry of entries) {
+    const dayStart = Math.floor(entry.createdAtMs / MILLISECONDS_PER_DAY) * MILLISECONDS_PER_DAY;
+    const groupKey = JSON.stringify([entry.organizationId, dayStart, entry.model, entry.keyId]);
+    let group = groups.get(groupKey);
+    if (group === undefined) {
+      group = { organization_id: entry.organizationId, day_start: dayStart, model: entry.model, key_id: entry.keyId, requests: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0 };
+      groups.set(groupKey, group);
+    }
+    group.requests += 1;
+    group.input_tokens += entry.inputTokens;
+    group.output_tokens += entry.outputTokens;
+    group.cached_tokens += entry.cachedTokens;
+    group.reasoning_tokens += entry.reasoningTokens;
+    group.cost_usd += entry.costUsd;
+  }
+  const rows = [...groups.values()];
+  for (let start = 0; start < rows.length; start += 200) {
+    await transaction
+      .insertInto('usage_daily')
+      .values(rows.slice(start, start + 200))
+      .onConflict((conflict) =>
+        conflict.columns(['organization_id', 'day_start', 'model', 'key_id']).doUpdateSet((eb) => ({
+          requests: eb('usage_daily.requests', '+', eb.ref('excluded.requests')),
+          input_tokens: eb('usage_daily.input_tokens', '+', eb.ref('excluded.input_tokens')),
+          output_tokens: eb('usage_daily.output_tokens', '+', eb.ref('excluded.output_tokens')),
+          cached_tokens: eb('usage_daily.cached_tokens', '+', eb.ref('excluded.cached_tokens')),
+          reasoning_tokens: eb('usage_daily.reasoning_tokens', '+', eb.ref('excluded.reasoning_tokens')),
+          cost_usd: eb('usage_daily.cost_usd', '+', eb.ref('excluded.cost_usd')),
+        })),
+      )
+      .execute();
+  }
+}
+
 export class UsageLedgerRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
@@ -86,6 +129,7 @@ export class UsageLedgerRepository {
         const parameters = chunk.flatMap((row) => LEDGER_COLUMNS.map((column) => row[column]));
         await transaction.executeQuery(CompiledQuery.raw(this.insertStatement(chunk.length), parameters));
       }
+      await upsertDailyRollups(transaction, entries);
     });
   }
 

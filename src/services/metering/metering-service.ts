@@ -11,7 +11,7 @@ import { isServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
 import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitStore, type Reservation } from '../../limits/limit-store.ts';
-import type { AccountUsageReader, AccountUsageSnapshot, UsageInfo } from '../account-usage.ts';
+import type { AccountUsageReader, AccountUsageSnapshot, UsageInfo, UsageSubject } from '../account-usage.ts';
 import type { ModelPricing } from './price-usage.ts';
 import { rateLimitError, rateLimitHeaders } from './rate-limit-headers.ts';
 import { createLedgerRecord, type UsageLedger } from './usage-ledger.ts';
@@ -171,7 +171,7 @@ export class MeteringService implements AccountUsageReader {
     for (const [name, tier] of Object.entries(config.tiers)) this.policies.set(name, limitPolicyFromTier(tier));
   }
 
-  private policyFor(auth: AuthContext): LimitPolicy {
+  private policyFor(auth: UsageSubject): LimitPolicy {
     // A key whose tier was removed from the config keeps working with no limits rather than failing.
     return this.policies.get(auth.tier) ?? { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0 };
   }
@@ -195,7 +195,7 @@ export class MeteringService implements AccountUsageReader {
     return new Admission(this.store, this.ledger, result.reservation, result.figures, rateLimitHeaders(result), auth);
   }
 
-  async read(auth: AuthContext): Promise<AccountUsageSnapshot> {
+  async read(auth: UsageSubject): Promise<AccountUsageSnapshot> {
     return snapshotOf(await this.store.usage({ organizationId: auth.organizationId, keyId: auth.keyId }, this.policyFor(auth)));
   }
 }

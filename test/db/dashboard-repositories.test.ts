@@ -1,0 +1,132 @@
+// Dashboard storage on every backend: daily rollups written in the ledger's transaction (and built
+// for ledger rows that predate them), sessions, sign-in attempts and the audit log.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Migrator, sql } from 'kysely';
+import { openDatabase, type Database } from '../../src/db/database.ts';
+import { createMigrations } from '../../src/db/migrations.ts';
+import { OwnersRepository } from '../../src/db/repositories/owners-repository.ts';
+import { UsageLedgerRepository } from '../../src/db/repositories/usage-ledger-repository.ts';
+import { UsageRollupsRepository } from '../../src/db/repositories/usage-rollups-repository.ts';
+import type { LedgerRecord } from '../../src/services/metering/usage-ledger.ts';
+import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
+
+const DAY = 86_400_000;
+const DAY_ONE = Date.UTC(2026, 10, 1);
+
+function record(overrides: Partial<LedgerRecord>): LedgerRecord {
+  return {
+    requestId: 'req',
+    organizationId: 'org-r',
+    keyId: 'key_a',
+    model: 'model-a',
+    endpoint: '/v1/chat/completions',
+    inputTokens: 10,
+    outputTokens: 5,
+    cachedTokens: 1,
+    reasoningTokens: 2,
+    costUsd: 0.25,
+    batch: false,
+    statusCode: 200,
+    latencyMs: 3,
+    createdAtMs: DAY_ONE + 1000,
+    ...overrides,
+  };
+}
+
+for (const backend of storageBackends()) {
+  describe(`dashboard repositories on ${backend}`, () => {
+    let testDatabase: TestDatabase;
+    let database: Database;
+
+    before(async () => {
+      testDatabase = await createTestDatabase(backend);
+      database = openDatabase(testDatabase.url);
+      await database.migrate();
+    });
+    after(async () => {
+      await database.close();
+      await testDatabase.drop();
+    });
+
+    test('ledger inserts keep per-day, per-model, per-key rollups in step, summed across batches', async () => {
+      const ledger = new UsageLedgerRepository(database.db);
+      const rollups = new UsageRollupsRepository(database.db);
+      await ledger.insertMany([
+        record({}),
+        record({ createdAtMs: DAY_ONE + DAY - 1 }),
+        record({ model: 'model-b', keyId: 'key_b', costUsd: 1 }),
+        record({ createdAtMs: DAY_ONE + DAY + 5 }),
+        record({ organizationId: 'org-other' }),
+      ]);
+      await ledger.insertMany([record({ inputTokens: 100 })]);
+      const rows = await rollups.daily('org-r', DAY_ONE, DAY_ONE + DAY);
+      assert.deepEqual(
+        rows.map((row) => [new Date(row.dayStart).toISOString().slice(0, 10), row.model, row.requests, row.inputTokens, row.outputTokens, row.cachedTokens, row.reasoningTokens, row.costUsd]),
+        [
+          ['2026-11-01', 'model-a', 3, 120, 15, 3, 6, 0.75],
+          ['2026-11-01', 'model-b', 1, 10, 5, 1, 2, 1],
+          ['2026-11-02', 'model-a', 1, 10, 5, 1, 2, 0.25],
+        ],
+      );
+      assert.deepEqual((await rollups.daily('org-r', DAY_ONE + DAY, DAY_ONE + DAY)).length, 1);
+      const lastUsed = await rollups.lastUsedDays('org-r');
+      assert.equal(lastUsed.get('key_a'), DAY_ONE + DAY);
+      assert.equal(lastUsed.get('key_b'), DAY_ONE);
+      // The rollups equal the raw ledger sums.
+      const raw = await ledger.summarize('org-r', 0);
+      const totals = rows.concat(await rollups.daily('org-r', DAY_ONE + 2 * DAY, DAY_ONE + 9 * DAY)).reduce((sum, row) => sum + row.requests, 0);
+      assert.equal(totals, raw.reduce((sum, row) => sum + row.requests, 0));
+    });
+
+    test('migration 0020 builds rollups for ledger rows written before it', async () => {
+      const older = await createTestDatabase(backend);
+      const kysely = openDatabase(older.url);
+      try {
+        const migrator = new Migrator({ db: kysely.db, provider: { getMigrations: async () => createMigrations(backend) } });
+        assert.equal((await migrator.migrateTo('0003_files_and_batches')).error, undefined);
+        for (const [at, tokens] of [[DAY_ONE + 5, 10], [DAY_ONE + 6, 20], [DAY_ONE + DAY, 30]] as const) {
+          await sql`insert into usage_ledger (request_id, organization_id, key_id, model, endpoint, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, batch, status_code, latency_ms, created_at)
+            values ('r', 'org-old', 'key_o', 'm', '/v1/embeddings', ${tokens}, 0, 0, 0, 0.5, 0, 200, 1, ${at})`.execute(kysely.db);
+        }
+        await kysely.migrate();
+        const rows = await new UsageRollupsRepository(kysely.db).daily('org-old', DAY_ONE, DAY_ONE + DAY);
+        assert.deepEqual(rows.map((row) => [row.dayStart, row.requests, row.inputTokens, row.costUsd]), [[DAY_ONE, 2, 30, 1], [DAY_ONE + DAY, 1, 30, 0.5]]);
+      } finally {
+        await kysely.close();
+        await older.drop();
+      }
+    });
+
+    test('sessions, attempts and audit entries', async () => {
+      const owners = new OwnersRepository(database.db);
+      await owners.createOwner({ id: 'own_1', organizationId: 'org-r', email: 'r@example.com', role: 'owner', passwordHash: null, createdAt: 1 }, ['Free']);
+      assert.deepEqual(await owners.allowedTiers('org-r'), ['Free']);
+      assert.equal(await owners.allowedTiers('org-none'), undefined);
+      await owners.createSession({ id: 'ses_1', tokenHash: 'h1', ownerId: 'own_1', organizationId: 'org-r', userAgent: null, address: '::1', createdAt: 10, lastSeenAt: 10, idleExpiresAt: 100, absoluteExpiresAt: 1000, revokedAt: null });
+      await owners.createSession({ id: 'ses_2', tokenHash: 'h2', ownerId: 'own_1', organizationId: 'org-r', userAgent: null, address: '::1', createdAt: 20, lastSeenAt: 20, idleExpiresAt: 100, absoluteExpiresAt: 1000, revokedAt: null });
+      assert.deepEqual((await owners.listSessions('own_1', 50)).map((session) => session.id), ['ses_2', 'ses_1']);
+      assert.equal(await owners.revokeSessions('own_1', 60, 'ses_1'), 1);
+      assert.equal((await owners.findSessionByTokenHash('h1'))?.revokedAt, 60);
+      assert.equal(await owners.revokeSessions('own_1', 61), 1);
+      assert.deepEqual(await owners.listSessions('own_1', 62), []);
+
+      for (const at of [1, 2, 3]) await owners.recordAttempt('account:r', false, at);
+      assert.equal(await owners.recentFailures('account:r', 0), 3);
+      assert.equal(await owners.recentFailures('account:r', 2), 2);
+      await owners.recordAttempt('account:r', true, 4);
+      assert.equal(await owners.recentFailures('account:r', 0), 0, 'a success resets the count');
+
+      await owners.createLink({ tokenHash: 'link', ownerId: 'own_1', createdAt: 1, expiresAt: 100 });
+      assert.equal(await owners.consumeLink('link', 200), undefined, 'expired');
+      await owners.createLink({ tokenHash: 'link2', ownerId: 'own_1', createdAt: 1, expiresAt: 100 });
+      assert.equal(await owners.consumeLink('link2', 50), 'own_1');
+      assert.equal(await owners.consumeLink('link2', 51), undefined, 'once only');
+
+      await owners.appendAudit({ organizationId: 'org-r', actor: 'r@example.com', action: 'key.created', target: 'key_a', address: null, createdAt: 5 });
+      await owners.appendAudit({ organizationId: 'org-r', actor: 'r@example.com', action: 'key.revoked', target: 'key_a', address: null, createdAt: 6 });
+      await owners.appendAudit({ organizationId: 'org-x', actor: 'x', action: 'key.created', target: null, address: null, createdAt: 7 });
+      assert.deepEqual((await owners.listAudit('org-r', 10)).map((entry) => entry.action), ['key.revoked', 'key.created']);
+    });
+  });
+}
