@@ -12,6 +12,7 @@ import type { Database } from './db/database.ts';
 import { installEdge } from './http/edge.ts';
 import type { InternalCalls } from './http/internal-calls.ts';
 import { HttpMetrics } from './http/metrics.ts';
+import { fastifyTrustProxy, installPublicOrigin } from './http/public-origin.ts';
 import './http/request-context.ts';
 import { registerAuthKeyRoutes } from './routes/auth-key.ts';
 import { registerBatchRoutes } from './routes/batches.ts';
@@ -23,7 +24,7 @@ import { registerModerationRoutes } from './routes/moderations.ts';
 import { registerMessagesRoutes } from './routes/messages.ts';
 import { registerModelRoutes } from './routes/models.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
-import { registerOperationsRoutes } from './routes/operations.ts';
+import { registerOperationsRoutes, type ReadinessReport } from './routes/operations.ts';
 import { registerResponsesRoutes, type StoredResponseStore } from './routes/responses.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
 import type { GenerationService } from './services/generation/generation-service.ts';
@@ -51,6 +52,8 @@ export interface AppDependencies {
   inputModeration: InputModeration;
   /** Stored conversations of the responses endpoint (`store: true`, `previous_response_id`). */
   storedResponses: StoredResponseStore;
+  /** What `/readyz` reports (runtime.ts: database, Redis, blob store, draining); default: a database ping. */
+  readiness?: () => Promise<ReadinessReport>;
 }
 
 export interface BuildAppOptions {
@@ -75,7 +78,10 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     // On close, idle keep-alive connections are closed at once (not after their keep-alive timeout).
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    // X-Forwarded-For/-Proto/-Host are believed only from the proxies named here (TRUST_PROXY).
+    trustProxy: fastifyTrustProxy(config.server.trustProxy),
   });
+  installPublicOrigin(app, config.server);
   const metrics = new HttpMetrics(options.processMetrics ?? false);
   installEdge(app, {
     operator: config.operator,
@@ -87,7 +93,13 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     keepAliveSeconds: config.server.keepAliveSeconds,
   });
   registerOpenApiRoute(app, config.operator);
-  registerOperationsRoutes(app, () => dependencies.database.ping(), metrics);
+  const readiness =
+    dependencies.readiness ??
+    (async (): Promise<ReadinessReport> => ({
+      draining: false,
+      checks: { database: (await dependencies.database.ping()) ? { ok: true } : { ok: false, error: 'the database did not answer' } },
+    }));
+  registerOperationsRoutes(app, readiness, metrics);
   registerModelRoutes(app, config);
   registerAuthKeyRoutes(app, dependencies.metering);
   registerFileRoutes(app, dependencies.files, { uploadLimitBytes: config.server.uploadLimitBytes });
