@@ -1,0 +1,115 @@
+// What a load balancer relies on: /readyz names every dependency and which one failed, answers 503
+// while draining, and signed links are built from publicBaseUrl or trusted forwarded headers, never
+// from a Host header a client made up.
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+interface RawAnswer {
+  status: number;
+  body: any;
+}
+
+/** A request with headers fetch() will not send as given (Host, X-Forwarded-*). */
+function send(server: TestServer, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<RawAnswer> {
+  const url = new URL(path, server.origin);
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest({ host: url.hostname, port: url.port, method, path: url.pathname, headers }, (incoming) => {
+      let text = '';
+      incoming.setEncoding('utf8');
+      incoming.on('data', (chunk: string) => (text += chunk));
+      incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, body: text === '' ? undefined : JSON.parse(text) }));
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+async function imageUrl(server: TestServer, headers: Record<string, string> = {}): Promise<string> {
+  const answer = await send(server, 'POST', '/v1/images/generations', { 'content-type': 'application/json', authorization: `Bearer ${server.key}`, ...headers }, {
+    model: 'switchyard-images',
+    prompt: 'a lighthouse',
+    size: '256x256',
+    response_format: 'url',
+  });
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  return answer.body.data[0].url as string;
+}
+
+/** A TCP port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe('operations behind a load balancer', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  test('/readyz names each dependency it checked; draining turns it 503 while the API still answers', async () => {
+    const ready = await send(server, 'GET', '/readyz', {});
+    assert.equal(ready.status, 200);
+    assert.deepEqual(ready.body, { status: 'ready', checks: { database: { ok: true }, files: { ok: true } } });
+    server.runtime.startDraining();
+    const draining = await send(server, 'GET', '/readyz', {});
+    assert.equal(draining.status, 503);
+    assert.equal(draining.body.status, 'draining');
+    assert.equal((await send(server, 'GET', '/v1/models', { authorization: `Bearer ${server.key}` })).status, 200);
+  });
+
+  test('without publicBaseUrl or trustProxy a made-up Host header does not reach signed links', async () => {
+    const url = await imageUrl(server, { host: 'attacker.example', 'x-forwarded-host': 'attacker.example', 'x-forwarded-proto': 'https' });
+    assert.ok(url.startsWith(`${server.origin}/v1/files/`), url);
+  });
+});
+
+describe('signed links behind a TLS-terminating balancer', () => {
+  test('publicBaseUrl is the origin of every link, whatever the request said', async () => {
+    const server = await startTestServer({ config: { server: { publicBaseUrl: 'https://ai.example.com/switchyard/' } } });
+    try {
+      const url = await imageUrl(server, { host: 'internal-10-0-0-7:8080' });
+      assert.match(url, /^https:\/\/ai\.example\.com\/switchyard\/v1\/files\/file-[^/]+\/signed-content\?expires=\d+&signature=/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('with trustProxy the forwarded scheme and host make the link', async () => {
+    const server = await startTestServer({ env: { TRUST_PROXY: '127.0.0.1' } });
+    try {
+      const url = await imageUrl(server, { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'ai.example.com' });
+      assert.ok(url.startsWith('https://ai.example.com/v1/files/'), url);
+      // The link is fetched straight from the instance, as the balancer would forward it.
+      const download = await fetch(`${server.origin}${new URL(url).pathname}${new URL(url).search}`);
+      assert.equal(download.status, 200);
+      assert.equal(download.headers.get('content-type'), 'image/png');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('/readyz with an unreachable Redis', () => {
+  test('503 naming redis as the failed dependency', async () => {
+    const server = await startTestServer({ config: { redisUrl: `redis://127.0.0.1:${await closedPort()}`, limitsBackend: 'memory' } });
+    try {
+      const answer = await send(server, 'GET', '/readyz', {});
+      assert.equal(answer.status, 503);
+      assert.equal(answer.body.status, 'unavailable');
+      assert.deepEqual(answer.body.failed, ['redis']);
+      assert.equal(answer.body.checks.database.ok, true);
+      assert.equal(answer.body.checks.redis.ok, false);
+      assert.equal(typeof answer.body.checks.redis.error, 'string');
+    } finally {
+      await server.close();
+    }
+  });
+});
