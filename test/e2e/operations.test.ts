@@ -5,7 +5,11 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { startServerProcess } from '../support/server-process.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 interface RawAnswer {
   status: number;
@@ -110,6 +114,31 @@ describe('/readyz with an unreachable Redis', () => {
       assert.equal(typeof answer.body.checks.redis.error, 'string');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('drain on SIGTERM', () => {
+  test('/readyz fails first while requests are still served; then the process stops and exits 0', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-drain-'));
+    try {
+      const server = await startServerProcess({ DATA_DIR: dataDir, DRAIN_DELAY_SECONDS: '5' });
+      const key = /(sk-\S+)/.exec(server.output())![1]!;
+      assert.equal((await fetch(`${server.origin}/readyz`)).status, 200);
+      const exited = server.stop();
+      let readiness = 200;
+      for (let attempt = 0; attempt < 400 && readiness === 200; attempt++) {
+        readiness = (await fetch(`${server.origin}/readyz`)).status;
+        if (readiness === 200) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.equal(readiness, 503);
+      // Still draining: the balancer's in-flight and late requests are answered, not refused.
+      assert.equal((await fetch(`${server.origin}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).status, 200);
+      assert.equal((await fetch(`${server.origin}/healthz`)).status, 200);
+      assert.equal(await exited, 0);
+      await assert.rejects(fetch(`${server.origin}/healthz`));
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

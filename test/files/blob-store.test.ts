@@ -12,7 +12,9 @@ import { text } from 'node:stream/consumers';
 import { after, before, describe, test } from 'node:test';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
+import { loadConfig } from '../../src/config/index.ts';
 import { randomHex } from '../../src/core/ids.ts';
+import { createBlobStore } from '../../src/files/create-blob-store.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { BlobTooLargeError, type BlobStore } from '../../src/files/blob-store.ts';
 import { LocalDiskBlobStore } from '../../src/files/local-disk/local-disk-blob-store.ts';
@@ -89,8 +91,10 @@ async function openBackend(name: BackendName): Promise<Backend> {
   const server = await startS3Server(['switchyard-test']);
   const prefix = `runs/${randomHex(6)}`;
   const options = { bucket: 'switchyard-test', prefix, endpoint: server.endpoint, region: 'us-east-1', credentials: S3_TEST_CREDENTIALS };
-  // 5 MiB parts (S3's minimum), so the large blob below is a real multipart upload.
-  const store = new S3BlobStore({ ...options, partBytes: 5 * 1024 * 1024 });
+  // Built as the service builds it, from the (frozen) config; the 20 MiB blob below spans three 8 MiB
+  // parts, a real multipart upload.
+  const store = createBlobStore(loadConfig({ env: { FILES_STORE: `s3://${options.bucket}/${prefix}`, ...server.env() } }).filesStore);
+  assert.ok(store instanceof S3BlobStore);
   const client = new S3Client({ region: 'us-east-1', endpoint: server.endpoint, forcePathStyle: true, credentials: S3_TEST_CREDENTIALS });
   return {
     store,

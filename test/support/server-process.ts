@@ -7,12 +7,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 export interface ServerProcess {
   child: ChildProcess;
   origin: string;
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string;
   /** Sends SIGTERM (graceful shutdown) and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
 
-export async function startServerProcess(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+/** @param port Where to listen; default a random port in 20000-39999. */
+export async function startServerProcess(env: NodeJS.ProcessEnv, port = 20_000 + Math.floor(Math.random() * 20_000)): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
     env: { PATH: process.env['PATH'], LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -40,6 +42,7 @@ export async function startServerProcess(env: NodeJS.ProcessEnv): Promise<Server
   return {
     child,
     origin: `http://127.0.0.1:${port}`,
+    output: () => output,
     stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;

@@ -46,7 +46,8 @@ export class S3BlobStore implements BlobStore {
     this.client = new S3Client({
       region: options.region,
       ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint, forcePathStyle: true }),
-      ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+      // A copy: the SDK marks the credentials object it is given, and the config's is frozen.
+      ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } }),
     });
   }
 
