@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +15,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { S3_TEST_CREDENTIALS, startS3Server, type S3TestServer } from '../support/s3-server.ts';
+import { freePort } from '../support/free-port.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 
 const INSTANCES = 3;
@@ -25,14 +25,6 @@ if (!runnable) {
   console.warn(
     '\n*** SKIPPED: multi-instance suite (needs TEST_DATABASE_URL=postgres://127.0.0.1:5432/test, TEST_REDIS_URL and a redis-server binary on PATH) ***\n',
   );
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /** A private redis-server (no persistence) this suite may stop without touching anyone else's. */

@@ -3,8 +3,8 @@
 // from a Host header a client made up.
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { freePort } from '../support/free-port.ts';
 import { startServerProcess } from '../support/server-process.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -40,15 +40,6 @@ async function imageUrl(server: TestServer, headers: Record<string, string> = {}
   });
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   return answer.body.data[0].url as string;
-}
-
-/** A TCP port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 describe('operations behind a load balancer', () => {
@@ -103,7 +94,7 @@ describe('signed links behind a TLS-terminating balancer', () => {
 
 describe('/readyz with an unreachable Redis', () => {
   test('503 naming redis as the failed dependency', async () => {
-    const server = await startTestServer({ config: { redisUrl: `redis://127.0.0.1:${await closedPort()}`, limitsBackend: 'memory' } });
+    const server = await startTestServer({ config: { redisUrl: `redis://127.0.0.1:${await freePort()}`, limitsBackend: 'memory' } });
     try {
       const answer = await send(server, 'GET', '/readyz', {});
       assert.equal(answer.status, 503);
