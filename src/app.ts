@@ -14,6 +14,7 @@ import { registerDashboard } from './dashboard/register-dashboard.ts';
 import { installEdge } from './http/edge.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { clientErrorHandler, installSlowClientGuards } from './http/slow-clients.ts';
+import { fastifyTrustProxy, installPublicOrigin } from './http/public-origin.ts';
 import './http/request-context.ts';
 import { registerAuthKeyRoutes } from './routes/auth-key.ts';
 import { registerBatchRoutes } from './routes/batches.ts';
@@ -24,7 +25,7 @@ import { registerModerationRoutes } from './routes/moderations.ts';
 import { registerMessagesRoutes } from './routes/messages.ts';
 import { registerModelRoutes } from './routes/models.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
-import { registerOperationsRoutes } from './routes/operations.ts';
+import { registerOperationsRoutes, type ReadinessReport } from './routes/operations.ts';
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { registerGenerationRoute } from './routes/generation-routes.ts';
 import { registerResponsesRoutes } from './routes/responses.ts';
@@ -60,6 +61,8 @@ export interface AppDependencies {
   storedResponses: StoredResponseStore;
   /** The owners' dashboard under /dashboard (absent: not mounted). */
   dashboard?: Omit<DashboardApiDependencies, 'config' | 'usage' | 'batches' | 'files'>;
+  /** What `/readyz` reports (runtime.ts: database, Redis, blob store, draining); default: a database ping. */
+  readiness?: () => Promise<ReadinessReport>;
 }
 
 export interface BuildAppOptions {
@@ -93,7 +96,10 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     // On close, idle keep-alive connections are closed at once (not after their keep-alive timeout).
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    // X-Forwarded-For/-Proto/-Host are believed only from the proxies named here (TRUST_PROXY).
+    trustProxy: fastifyTrustProxy(config.server.trustProxy),
   });
+  installPublicOrigin(app, config.server);
   const metrics = new HttpMetrics(options.processMetrics ?? false);
   installEdge(app, {
     operator: config.operator,
@@ -106,7 +112,13 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   });
   installSlowClientGuards(app, { operator: config.operator, usage: dependencies.metering, bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs });
   registerOpenApiRoute(app, config.operator);
-  registerOperationsRoutes(app, () => dependencies.database.ping(), metrics);
+  const readiness =
+    dependencies.readiness ??
+    (async (): Promise<ReadinessReport> => ({
+      draining: false,
+      checks: { database: (await dependencies.database.ping()) ? { ok: true } : { ok: false, error: 'the database did not answer' } },
+    }));
+  registerOperationsRoutes(app, readiness, metrics);
   registerModelRoutes(app, config);
   registerAuthKeyRoutes(app, dependencies.metering);
   registerFileRoutes(app, dependencies.files, { uploadLimitBytes: config.server.uploadLimitBytes });

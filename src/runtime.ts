@@ -2,9 +2,9 @@
  * The composition root: opens storage, applies migrations, builds the services and the app from one
  * frozen Config, and closes everything in order on shutdown.
  */
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createLogger } from './http/logger.ts';
+import { Redis } from 'ioredis';
 import { Authenticator } from './accounts/authenticator.ts';
 import { KeyService, type CreatedKey } from './accounts/key-service.ts';
 import { OwnerAccounts, type OwnerAccountsOptions } from './accounts/owner-accounts.ts';
@@ -22,7 +22,8 @@ import { errorMetadata } from './http/metadata.ts';
 import { ApiKeysRepository } from './db/repositories/api-keys-repository.ts';
 import { BatchesRepository } from './db/repositories/batches-repository.ts';
 import { FilesRepository } from './db/repositories/files-repository.ts';
-import { LocalDiskBlobStore } from './files/local-disk/local-disk-blob-store.ts';
+import { createBlobStore } from './files/create-blob-store.ts';
+import { randomHex } from './core/ids.ts';
 import type { Clock } from './limits/clock.ts';
 import { FileService } from './services/files/file-service.ts';
 import { createLimitStore } from './limits/create-limit-store.ts';
@@ -37,6 +38,7 @@ import { StoredResponsesRepository } from './db/repositories/stored-responses-re
 import { batchLineHandlers } from './routes/batch-line-handlers.ts';
 import { generationEndpoints, type StoredResponseStore } from './routes/generation-endpoints.ts';
 import { MeteredGenerations } from './services/generation/metered-generations.ts';
+import type { ReadinessReport } from './routes/operations.ts';
 import { UsageLedger } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
 
@@ -55,6 +57,8 @@ export interface Runtime {
   bootstrapOwnerLink: { email: string; token: string } | undefined;
   /** The dashboard's owners, sessions and audit log. */
   accounts: OwnerAccounts;
+  /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
+  startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
   close(): Promise<void>;
 }
@@ -82,6 +86,27 @@ export async function openMigratedDatabase(config: Config): Promise<Database> {
   return database;
 }
 
+/** Settings row claimed by the one instance that creates the first-start key. */
+const BOOTSTRAP_MARKER_SETTING = 'bootstrap_key_claimed_by';
+/** How long one readiness check may take before it counts as failed, milliseconds. */
+const READINESS_CHECK_TIMEOUT_MS = 2_000;
+
+/** Resolves `{ ok: true }`, or `{ ok: false, error }` when the check rejects or takes too long. */
+async function runCheck(check: () => Promise<unknown>): Promise<ReadinessReport['checks'][string]> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${READINESS_CHECK_TIMEOUT_MS} ms`)), READINESS_CHECK_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([check(), timeout]);
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function startRuntime(config: Config, options: StartRuntimeOptions = {}): Promise<Runtime> {
   const database = await openMigratedDatabase(config);
   // What is opened is closed again, in reverse order, if a later step of the start fails.
@@ -92,10 +117,16 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const authenticator = new Authenticator(repository);
     await authenticator.start();
     opened.push(() => authenticator.stop());
+    const filesRepository = new FilesRepository(database.db);
     let bootstrapKey: CreatedKey | undefined;
     let bootstrapOwnerLink: { email: string; token: string } | undefined;
     if ((options.bootstrapKey ?? config.bootstrapKey) && (await repository.count()) === 0) {
-      bootstrapKey = await keys.create({ name: 'bootstrap' });
+      // Several instances may start together on an empty database: the one whose marker row lands
+      // first (insert-if-absent, atomic in both dialects) creates the key; the others see its claim.
+      const claimant = randomHex(16);
+      if ((await filesRepository.ensureSetting(BOOTSTRAP_MARKER_SETTING, claimant)) === claimant) {
+        bootstrapKey = await keys.create({ name: 'bootstrap' });
+      }
     }
     const logger = options.logger ?? createLogger(config.logLevel);
     const limitStore = createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
@@ -112,9 +143,11 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     opened.push(() => registry.close());
     const generation = new GenerationService({ config, registry, logger });
     const clock = options.clock;
+    const blobStore = createBlobStore(config.filesStore);
+    opened.push(() => blobStore.close());
     const files = new FileService({
-      repository: new FilesRepository(database.db),
-      store: new LocalDiskBlobStore(join(config.dataDir, 'files')),
+      repository: filesRepository,
+      store: blobStore,
       ...(clock === undefined ? {} : { clock }),
     });
     await files.start();
@@ -128,6 +161,26 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     });
     const inputModeration = new InputModeration(config, registry);
     const storedResponses: StoredResponseStore = new StoredResponses(new StoredResponsesRepository(database.db));
+    // Redis is probed on a connection of its own that never queues commands, so that an unreachable
+    // Redis fails the check at once instead of waiting behind the limit store's retries.
+    const redisProbe =
+      config.redisUrl === undefined ? undefined : new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    redisProbe?.on('error', () => undefined);
+    if (redisProbe !== undefined) opened.push(() => void redisProbe.disconnect());
+    let draining = false;
+    const readiness = async (): Promise<ReadinessReport> => {
+      const checks: Array<[string, Promise<ReadinessReport['checks'][string]>]> = [
+        ['database', runCheck(async () => {
+          if (!(await database.ping())) throw new Error('the database did not answer');
+        })],
+        ['files', runCheck(() => blobStore.check())],
+      ];
+      if (redisProbe !== undefined) {
+        checks.push(['redis', runCheck(() => redisProbe.ping())]);
+      }
+      const results = await Promise.all(checks.map(async ([name, result]) => [name, await result] as const));
+      return { draining, checks: Object.fromEntries(results) };
+    };
     const generations = new MeteredGenerations({ generation, metering, inputModeration });
     const endpoints = generationEndpoints(storedResponses);
     const decodeSettings = SPEC_DECODE_SETTINGS;
@@ -141,7 +194,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       }
     }
     const app = await buildApp(
-      { files, batches, config, database, authenticator, metering, generation, generations, generationEndpoints: endpoints, decodeSettings, registry, storedResponses, dashboard },
+      { files, batches, config, database, authenticator, metering, generation, generations, generationEndpoints: endpoints, decodeSettings, registry, storedResponses, dashboard, readiness },
       { ...options, logger },
     );
     if (options.batchWorker !== false) {
@@ -173,6 +226,9 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       bootstrapKey,
       bootstrapOwnerLink,
       accounts,
+      startDraining() {
+        draining = true;
+      },
       close() {
         closing ??= (async () => {
           // Batch lines use the same services as the app: stop them before anything closes.
@@ -183,6 +239,8 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           await ledger.close().catch((error: unknown) => logger.error({ err: error }, 'usage ledger could not be flushed'));
           await registry.close();
           await limitStore.close();
+          redisProbe?.disconnect();
+          await blobStore.close();
           await database.close();
         })();
         return closing;

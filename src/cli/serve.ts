@@ -1,6 +1,9 @@
 /**
  * `switchyard serve`: start the HTTP service, print the bootstrap key once, shut down gracefully on
- * SIGTERM/SIGINT (stop accepting, finish in-flight requests within the grace period, close storage).
+ * SIGTERM/SIGINT: first drain (`/readyz` answers 503 for `server.drainDelaySeconds` while every other
+ * route still serves, so a load balancer takes the instance out of rotation without a failed request),
+ * then stop accepting, finish in-flight requests within the grace period and close storage. A second
+ * signal during the drain delay skips the rest of it.
  */
 import type { Config } from '../config/index.ts';
 import { startRuntime } from '../runtime.ts';
@@ -34,10 +37,31 @@ export async function serve(config: Config): Promise<void> {
   }
   app.log.info({ address, database: config.databaseUrl.split(':')[0], redis: config.redisUrl !== undefined }, 'switchyard listening');
 
+  if (config.server.publicBaseUrl === undefined && config.server.trustProxy === false && !/^(127\.|::1$|localhost$)/.test(config.server.host)) {
+    app.log.warn('neither publicBaseUrl (PUBLIC_BASE_URL) nor trustProxy (TRUST_PROXY) is set: signed links use the address each request arrived at');
+  }
+
+  let draining: NodeJS.Timeout | undefined;
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
+    if (draining !== undefined) {
+      clearTimeout(draining);
+      draining = undefined;
+      return close(signal);
+    }
+    const delayMs = config.server.drainDelaySeconds * 1000;
+    if (delayMs === 0) return close(signal);
+    runtime.startDraining();
+    app.log.info({ signal, drainDelaySeconds: config.server.drainDelaySeconds }, 'draining: /readyz answers 503, still serving');
+    draining = setTimeout(() => {
+      draining = undefined;
+      close(signal);
+    }, delayMs);
+  };
+  const close = (signal: string): void => {
     stopping = true;
+    runtime.startDraining();
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     const deadline = setTimeout(() => {
       app.log.warn('grace period over: closing remaining connections');
@@ -52,6 +76,6 @@ export async function serve(config: Config): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }

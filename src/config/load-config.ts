@@ -20,6 +20,22 @@ export class ConfigError extends Error {
 
 export type ResolvedProviderConfig = ProviderConfig & { id: string; apiKeyValue?: string };
 
+/** Where file bytes live (the resolved `filesStore` setting). */
+export type FilesStoreConfig =
+  | { readonly kind: 'local'; /** Absolute path, `<dataDir>/files`. */ readonly directory: string }
+  | { readonly kind: 'postgres'; /** The service's own Postgres database. */ readonly databaseUrl: string }
+  | {
+      readonly kind: 's3';
+      readonly bucket: string;
+      /** Key prefix without surrounding slashes; '' for the bucket root. */
+      readonly prefix: string;
+      /** AWS_ENDPOINT_URL(_S3): an S3-compatible server; path-style addressing is used with it. */
+      readonly endpoint: string | undefined;
+      readonly region: string;
+      /** From AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; undefined leaves the SDK's own chain (instance roles...). */
+      readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string } | undefined;
+    };
+
 export interface Config {
   readonly operator: string;
   /** `org-<operator>-ai`: organization of keys created without `--org`. */
@@ -34,6 +50,7 @@ export interface Config {
   /** Resolved: never `auto`. */
   readonly limitsBackend: 'memory' | 'redis' | 'off';
   readonly bootstrapKey: boolean;
+  readonly filesStore: FilesStoreConfig;
   readonly tiers: Readonly<Record<string, TierConfig>>;
   readonly defaultTier: string;
   readonly providers: Readonly<Record<string, ResolvedProviderConfig>>;
@@ -71,11 +88,28 @@ function integerFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefine
   return parsed;
 }
 
+/** TRUST_PROXY: `true`/`false`, a hop count, or comma-separated proxy addresses/CIDRs. */
+function trustProxyFromEnv(value: string): boolean | number | string {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
+
 function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const server: Record<string, unknown> = {};
   const port = integerFromEnv(env, 'PORT');
   if (port !== undefined) server['port'] = port;
   if (env['HOST']) server['host'] = env['HOST'];
+  if (env['PUBLIC_BASE_URL']) server['publicBaseUrl'] = env['PUBLIC_BASE_URL'];
+  if (env['TRUST_PROXY']) server['trustProxy'] = trustProxyFromEnv(env['TRUST_PROXY']);
+  if (env['DRAIN_DELAY_SECONDS']) {
+    const delay = Number(env['DRAIN_DELAY_SECONDS']);
+    if (!Number.isFinite(delay) || delay < 0) {
+      throw new ConfigError(`DRAIN_DELAY_SECONDS=${env['DRAIN_DELAY_SECONDS']} is not a number of seconds. Set e.g. DRAIN_DELAY_SECONDS=10.`);
+    }
+    server['drainDelaySeconds'] = delay;
+  }
   const result: Record<string, unknown> = {};
   if (Object.keys(server).length > 0) result['server'] = server;
   if (env['DATA_DIR']) result['dataDir'] = env['DATA_DIR'];
@@ -84,7 +118,50 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env['LOG_LEVEL']) result['logLevel'] = env['LOG_LEVEL'];
   if (env['LIMITS_BACKEND']) result['limitsBackend'] = env['LIMITS_BACKEND'];
   if (env['SWITCHYARD_OPERATOR']) result['operator'] = env['SWITCHYARD_OPERATOR'];
+  if (env['FILES_STORE']) result['filesStore'] = env['FILES_STORE'];
   return result;
+}
+
+/** S3 bucket naming rules: 3-63 lower-case letters, digits, dots and dashes, starting and ending alphanumeric. */
+const S3_BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** `local`, `postgres` or `s3://bucket[/prefix]`, checked against the database and the AWS variables. */
+function resolveFilesStore(setting: string, dataDir: string, databaseUrl: string, env: NodeJS.ProcessEnv): FilesStoreConfig {
+  const usage = 'Use filesStore (FILES_STORE) local, postgres or s3://bucket[/prefix].';
+  if (setting === 'local') return { kind: 'local', directory: resolve(dataDir, 'files') };
+  if (setting === 'postgres') {
+    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+      throw new ConfigError('filesStore (FILES_STORE) is "postgres" but the database is SQLite. Set DATABASE_URL=postgres://... or use FILES_STORE=local.');
+    }
+    return { kind: 'postgres', databaseUrl };
+  }
+  if (!setting.startsWith('s3://')) throw new ConfigError(`filesStore (FILES_STORE) "${setting}" is not supported. ${usage}`);
+  const [bucket = '', ...rest] = setting.slice('s3://'.length).split('/');
+  if (!S3_BUCKET_NAME.test(bucket)) {
+    throw new ConfigError(`filesStore (FILES_STORE) "${setting}": "${bucket}" is not a valid S3 bucket name (3-63 lower-case letters, digits, dots and dashes). ${usage}`);
+  }
+  const prefix = rest.filter((segment) => segment !== '').join('/');
+  const endpoint = env['AWS_ENDPOINT_URL_S3'] || env['AWS_ENDPOINT_URL'] || undefined;
+  if (endpoint !== undefined && !/^https?:\/\/[^/]/.test(endpoint)) {
+    throw new ConfigError(`AWS_ENDPOINT_URL "${endpoint}" must be an http:// or https:// URL, e.g. http://127.0.0.1:9000.`);
+  }
+  const accessKeyId = env['AWS_ACCESS_KEY_ID'] || undefined;
+  const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'] || undefined;
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError('Set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or neither, to use the AWS SDK\'s own credential chain).');
+  }
+  const sessionToken = env['AWS_SESSION_TOKEN'] || undefined;
+  return {
+    kind: 's3',
+    bucket,
+    prefix,
+    endpoint,
+    region: env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || 'us-east-1',
+    credentials:
+      accessKeyId === undefined || secretAccessKey === undefined
+        ? undefined
+        : { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) },
+  };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -197,6 +274,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     logLevel: config.logLevel,
     limitsBackend: config.limitsBackend === 'auto' ? (config.redisUrl === undefined ? 'memory' : 'redis') : config.limitsBackend,
     bootstrapKey: config.bootstrapKey,
+    filesStore: resolveFilesStore(config.filesStore, dataDir, databaseUrl, env),
     tiers: config.tiers,
     defaultTier: config.defaultTier,
     providers,

@@ -212,6 +212,22 @@ export const configSchema = z.strictObject({
        * milliseconds; then the stream is closed and its upstream request aborted.
        */
       streamStallTimeoutMs: z.number().int().positive().default(30_000),
+      /**
+       * On SIGTERM, seconds during which `/readyz` already answers 503 while everything else is still
+       * served, so a load balancer stops sending new requests before the instance stops accepting.
+       */
+      drainDelaySeconds: z.number().nonnegative().default(0),
+      /**
+       * Scheme, host, port (and optional path prefix) clients reach this service at, e.g.
+       * `https://ai.example.com`: the origin of signed links. Without it, links use the forwarded
+       * headers when `trustProxy` is set, else the address the request arrived at (never `Host`).
+       */
+      publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+      /**
+       * Believe `X-Forwarded-For/-Proto/-Host` from a proxy (Fastify's `trustProxy`): `true` (any
+       * peer), a hop count, or addresses/CIDRs of the proxies (`"10.0.0.0/8,127.0.0.1"`).
+       */
+      trustProxy: z.union([z.boolean(), z.number().int().nonnegative(), z.string().min(1), z.array(z.string().min(1))]).default(false),
     })
     .prefault({}),
   /** Directory for the SQLite database and stored files. */
@@ -226,6 +242,12 @@ export const configSchema = z.strictObject({
    * `memory`, `redis`, or `off` (nothing enforced; the usage ledger still records cost).
    */
   limitsBackend: z.enum(['auto', 'memory', 'redis', 'off']).default('auto'),
+  /**
+   * Where file bytes live: `local` (`<dataDir>/files`), `postgres` (chunks in the database named by
+   * `databaseUrl`, which must then be Postgres) or `s3://bucket[/prefix]` (any S3-compatible store,
+   * configured by AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).
+   */
+  filesStore: z.string().min(1).default('local'),
   /** Create and print one key on the first start of an empty database. */
   bootstrapKey: z.boolean().default(true),
   tiers: z.record(z.string().min(1), tierSchema).prefault(DEFAULT_TIERS),

@@ -58,10 +58,16 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     db: kysely,
     dialect,
     async migrate() {
-      const migrator = new Migrator({ db: kysely, provider });
-      const result: MigrationResultSet = await migrator.migrateToLatest();
-      if (result.error !== undefined) throw result.error;
-      return (result.results ?? []).filter((entry) => entry.status === 'Success').map((entry) => entry.migrationName);
+      // Postgres: Kysely holds an advisory lock while migrating, so instances starting together apply
+      // each migration once. SQLite has no such lock: of processes sharing the file, the losers' whole
+      // migration transaction rolls back ("table already exists"); trying again finds it applied.
+      for (let attempt = 1; ; attempt++) {
+        const migrator = new Migrator({ db: kysely, provider });
+        const result: MigrationResultSet = await migrator.migrateToLatest();
+        if (result.error === undefined) return (result.results ?? []).filter((entry) => entry.status === 'Success').map((entry) => entry.migrationName);
+        if (dialect === 'postgres' || attempt === 5) throw result.error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
     },
     async ping() {
       try {

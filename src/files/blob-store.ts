@@ -1,6 +1,7 @@
 /**
  * The blob store port: where file bytes live, addressed by a key (the file id). Typed by what the
- * files and batches code uses and no more, so that an object-storage backend is one new folder.
+ * files and batches code uses and no more. Backends, one folder each: `local-disk/`, `postgres/`, `s3/`;
+ * `create-blob-store.ts` picks one from the config.
  */
 import type { Readable } from 'node:stream';
 
@@ -22,6 +23,15 @@ export interface BlobStore {
   get(key: string): Promise<Readable | undefined>;
   /** Removes the blob; no error when it is already gone. */
   delete(key: string): Promise<void>;
+  /** Resolves when the store can be reached, rejects with the reason otherwise (readiness probe). */
+  check(): Promise<void>;
+  /**
+   * Removes what puts that died half-way (process killed) left behind and untouched for `olderThanMs`
+   * milliseconds. Returns how many such leftovers were removed.
+   */
+  removeAbandoned(olderThanMs: number): Promise<number>;
+  /** Releases connections; the store is not used afterwards. */
+  close(): Promise<void>;
 }
 
 /** Thrown by `put` when the source exceeds `maxBytes`. */
@@ -39,4 +49,19 @@ export class BlobTooLargeError extends Error {
 /** Keys are file ids: letters, digits, `-` and `_` only, so they are safe as file names anywhere. */
 export function assertBlobKey(key: string): void {
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(key)) throw new Error(`Invalid blob key: ${JSON.stringify(key)}`);
+}
+
+/**
+ * Counts the bytes of a source while handing them on as Buffers, and throws BlobTooLargeError as soon
+ * as the count passes `maxBytes`: the one size check every backend shares.
+ */
+export async function* countedChunks(source: BlobSource, maxBytes: number, onBytes: (total: number) => void): AsyncGenerator<Buffer> {
+  let total = 0;
+  for await (const chunk of source) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    total += buffer.length;
+    if (total > maxBytes) throw new BlobTooLargeError(maxBytes);
+    onBytes(total);
+    yield buffer;
+  }
 }

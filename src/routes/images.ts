@@ -42,18 +42,13 @@ export interface ImageRouteDependencies {
   files: ImageFileStore;
 }
 
-/** The origin the client reached us at, for links it can follow. */
-function requestOrigin(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}`;
-}
-
 async function deliver(request: FastifyRequest, images: GeneratedImage[], format: 'url' | 'b64_json', files: ImageFileStore): Promise<DeliveredImage[]> {
   return Promise.all(
     images.map(async (image): Promise<DeliveredImage> => {
       const revised = image.revisedPrompt === undefined ? {} : { revisedPrompt: image.revisedPrompt };
       if (format === 'b64_json') return { b64Json: image.bytes.toString('base64'), ...revised };
       const fileId = await files.storeImage(image.bytes, image.mediaType, request.auth!.organizationId);
-      return { url: files.signedFileUrl(requestOrigin(request), fileId, IMAGE_URL_TTL_SECONDS), ...revised };
+      return { url: files.signedFileUrl(request.publicOrigin(), fileId, IMAGE_URL_TTL_SECONDS), ...revised };
     }),
   );
 }

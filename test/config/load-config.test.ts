@@ -92,4 +92,47 @@ describe('loadConfig', () => {
     const broken = writeTemp('broken.json', '{ nope');
     assert.throws(() => loadConfig({ env: { SWITCHYARD_CONFIG: broken } }), /not valid JSON/);
   });
+  test('FILES_STORE: local by default, postgres with a Postgres database, s3://bucket/prefix with the AWS variables; explicit beats env', () => {
+    const local = loadConfig({ env: { DATA_DIR: '/srv/switchyard' } }).filesStore;
+    assert.deepEqual(local, { kind: 'local', directory: '/srv/switchyard/files' });
+    const postgres = loadConfig({ env: { FILES_STORE: 'postgres', DATABASE_URL: 'postgres://u@h/db' } }).filesStore;
+    assert.deepEqual(postgres, { kind: 'postgres', databaseUrl: 'postgres://u@h/db' });
+    const s3 = loadConfig({
+      env: { FILES_STORE: 's3://my-bucket/switchyard/files/', AWS_ENDPOINT_URL: 'http://127.0.0.1:9000', AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret' },
+    }).filesStore;
+    assert.deepEqual(s3, {
+      kind: 's3',
+      bucket: 'my-bucket',
+      prefix: 'switchyard/files',
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+    });
+    const bare = loadConfig({ env: { FILES_STORE: 's3://bucket-only' } }).filesStore;
+    assert.deepEqual(bare, { kind: 's3', bucket: 'bucket-only', prefix: '', endpoint: undefined, region: 'us-east-1', credentials: undefined });
+    assert.equal(loadConfig({ env: { FILES_STORE: 's3://b-1' }, overrides: { filesStore: 'local' } }).filesStore.kind, 'local');
+  });
+
+  test('FILES_STORE mistakes are refused with a way out', () => {
+    assert.throws(() => loadConfig({ env: { FILES_STORE: 'postgres' } }), (error: unknown) => error instanceof ConfigError && /database is SQLite.*DATABASE_URL=postgres/.test(error.message));
+    assert.throws(() => loadConfig({ env: { FILES_STORE: 'nfs' } }), (error: unknown) => error instanceof ConfigError && /local, postgres or s3:\/\/bucket/.test(error.message));
+    assert.throws(() => loadConfig({ env: { FILES_STORE: 's3://Bad_Bucket' } }), (error: unknown) => error instanceof ConfigError && /not a valid S3 bucket name/.test(error.message));
+    assert.throws(() => loadConfig({ env: { FILES_STORE: 's3://bucket', AWS_ACCESS_KEY_ID: 'id' } }), (error: unknown) => error instanceof ConfigError && /both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/.test(error.message));
+    assert.throws(() => loadConfig({ env: { FILES_STORE: 's3://bucket', AWS_ENDPOINT_URL: 'minio:9000' } }), (error: unknown) => error instanceof ConfigError && /AWS_ENDPOINT_URL/.test(error.message));
+  });
+
+  test('balancer settings: PUBLIC_BASE_URL, TRUST_PROXY (boolean, hops or addresses) and DRAIN_DELAY_SECONDS', () => {
+    const defaults = loadConfig({ env: {} }).server;
+    assert.equal(defaults.publicBaseUrl, undefined);
+    assert.equal(defaults.trustProxy, false);
+    assert.equal(defaults.drainDelaySeconds, 0);
+    const server = loadConfig({ env: { PUBLIC_BASE_URL: 'https://ai.example.com', TRUST_PROXY: 'true', DRAIN_DELAY_SECONDS: '7.5' } }).server;
+    assert.equal(server.publicBaseUrl, 'https://ai.example.com');
+    assert.equal(server.trustProxy, true);
+    assert.equal(server.drainDelaySeconds, 7.5);
+    assert.equal(loadConfig({ env: { TRUST_PROXY: '2' } }).server.trustProxy, 2);
+    assert.equal(loadConfig({ env: { TRUST_PROXY: '10.0.0.0/8,127.0.0.1' } }).server.trustProxy, '10.0.0.0/8,127.0.0.1');
+    assert.throws(() => loadConfig({ env: { PUBLIC_BASE_URL: 'ai.example.com' } }), ConfigError);
+    assert.throws(() => loadConfig({ env: { DRAIN_DELAY_SECONDS: 'soon' } }), /DRAIN_DELAY_SECONDS/);
+  });
 });

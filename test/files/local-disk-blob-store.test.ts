@@ -84,7 +84,7 @@ describe('LocalDiskBlobStore', () => {
     writeFileSync(fresh, 'half');
     const anHourAgo = new Date(Date.now() - 3_600_000);
     utimesSync(old, anHourAgo, anHourAgo);
-    assert.equal(await store.removeAbandonedTemporaries(60_000), 1);
+    assert.equal(await store.removeAbandoned(60_000), 1);
     assert.equal(existsSync(old), false);
     assert.equal(existsSync(fresh), true);
   });

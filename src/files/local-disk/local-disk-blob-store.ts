@@ -4,7 +4,8 @@
  * file system is atomic, so a reader never sees a half-written blob, even after a crash.
  */
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -68,11 +69,21 @@ export class LocalDiskBlobStore implements BlobStore {
     await rm(this.pathOf(key), { force: true });
   }
 
+  /** The directory exists (or can be made) and this process may write in it. */
+  async check(): Promise<void> {
+    await mkdir(this.directory, { recursive: true });
+    await access(this.directory, constants.W_OK);
+  }
+
+  async close(): Promise<void> {
+    // Nothing held open between calls.
+  }
+
   /**
    * Removes temporary files older than `olderThanMs` milliseconds, left behind by a process that
    * died in the middle of a put. Returns how many were removed.
    */
-  async removeAbandonedTemporaries(olderThanMs: number, now = Date.now()): Promise<number> {
+  async removeAbandoned(olderThanMs: number, now = Date.now()): Promise<number> {
     let names: string[];
     try {
       names = await readdir(this.directory);

@@ -24,6 +24,8 @@ export const BATCH_FILE_LIFETIME_MS = 30 * DAY_MS;
 /** Generated images are kept one day by default; links to them usually live much shorter. */
 export const IMAGE_FILE_LIFETIME_MS = DAY_MS;
 const SIGNING_SECRET_SETTING = 'file_url_signing_secret';
+/** A put untouched this long belongs to a dead process (a live one refreshes it every few seconds). */
+const ABANDONED_PUT_AFTER_MS = 60 * 60 * 1000;
 
 /** Content types served as given; anything else is served as application/octet-stream. */
 const SERVABLE_MEDIA_TYPES = new Set(['application/jsonl', 'application/json', 'text/plain', 'text/csv', 'application/pdf', 'image/png', 'image/jpeg', 'image/gif', 'image/webp']);
@@ -320,8 +322,12 @@ export class FileService {
     return this.signingSecret;
   }
 
-  /** Removes the bytes of up to `limit` expired files; returns how many were removed. */
+  /**
+   * Removes the bytes of up to `limit` expired files; returns how many were removed. Also sweeps what
+   * puts killed with their process left in the blob store.
+   */
   async purgeExpired(limit = 100): Promise<number> {
+    await this.store.removeAbandoned(ABANDONED_PUT_AFTER_MS);
     const now = this.clock.now();
     const expired = await this.repository.findExpiredUnpurged(now, limit);
     for (const file of expired) {

@@ -1,0 +1,25 @@
+/** The blob store the config names (`filesStore`): local disk, Postgres or an S3-compatible store. */
+import type { FilesStoreConfig } from '../config/index.ts';
+import type { BlobStore } from './blob-store.ts';
+import { LocalDiskBlobStore } from './local-disk/local-disk-blob-store.ts';
+import { PostgresBlobStore } from './postgres/postgres-blob-store.ts';
+import { S3BlobStore } from './s3/s3-blob-store.ts';
+
+export function createBlobStore(config: FilesStoreConfig): BlobStore {
+  switch (config.kind) {
+    case 'local':
+      return new LocalDiskBlobStore(config.directory);
+    case 'postgres':
+      return new PostgresBlobStore({ connectionString: config.databaseUrl });
+    case 's3':
+      return new S3BlobStore(config);
+    default:
+      throw new Error(`Unknown files store ${JSON.stringify(config satisfies never)}`);
+  }
+}
+
+/** A short description for logs and `/readyz`: `local`, `postgres` or `s3://bucket/prefix`. */
+export function describeFilesStore(config: FilesStoreConfig): string {
+  if (config.kind === 's3') return `s3://${config.bucket}${config.prefix === '' ? '' : `/${config.prefix}`}`;
+  return config.kind;
+}

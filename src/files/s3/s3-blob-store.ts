@@ -1,0 +1,112 @@
+/**
+ * The blob store in any S3-compatible object store (FILES_STORE=s3://bucket[/prefix]): AWS S3, MinIO,
+ * Ceph, R2... A put streams the source through a multipart upload (`@aws-sdk/lib-storage`), a few parts
+ * in memory at a time; S3 makes the object visible only when the upload completes, and a failed put
+ * aborts the upload, so nothing half-written is ever visible. A put killed with its process leaves an
+ * incomplete multipart upload, which a bucket lifecycle rule (AbortIncompleteMultipartUpload) removes.
+ */
+import { Readable } from 'node:stream';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { assertBlobKey, countedChunks, type BlobPutOptions, type BlobSource, type BlobStore } from '../blob-store.ts';
+
+export interface S3BlobStoreOptions {
+  bucket: string;
+  /** Key prefix without surrounding slashes; '' for the bucket root. */
+  prefix: string;
+  /** An S3-compatible server's URL; path-style addressing is used with it (MinIO and most others need it). */
+  endpoint: string | undefined;
+  region: string;
+  /** Undefined: the SDK's default chain (environment, profile, instance role). */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+  /** Bytes per multipart part (S3's minimum is 5 MiB). */
+  partBytes?: number;
+  /** Parts uploaded at once; memory held is about partBytes x (partsInFlight + 1). */
+  partsInFlight?: number;
+}
+
+export const DEFAULT_PART_BYTES = 8 * 1024 * 1024;
+
+function isMissing(error: unknown): boolean {
+  return error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.$metadata.httpStatusCode === 404);
+}
+
+export class S3BlobStore implements BlobStore {
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+  private readonly partBytes: number;
+  private readonly partsInFlight: number;
+
+  constructor(options: S3BlobStoreOptions) {
+    this.bucket = options.bucket;
+    this.prefix = options.prefix === '' ? '' : `${options.prefix}/`;
+    this.partBytes = options.partBytes ?? DEFAULT_PART_BYTES;
+    this.partsInFlight = options.partsInFlight ?? 4;
+    this.client = new S3Client({
+      region: options.region,
+      ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint, forcePathStyle: true }),
+      // A copy: the SDK marks the credentials object it is given, and the config's is frozen.
+      ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } }),
+    });
+  }
+
+  private objectKey(key: string): string {
+    assertBlobKey(key);
+    return `${this.prefix}${key}`;
+  }
+
+  async put(key: string, source: BlobSource, options: BlobPutOptions = {}): Promise<number> {
+    const objectKey = this.objectKey(key);
+    let total = 0;
+    const body = Readable.from(countedChunks(source, options.maxBytes ?? Number.POSITIVE_INFINITY, (bytes) => (total = bytes)), { objectMode: false });
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: objectKey, Body: body },
+      partSize: this.partBytes,
+      queueSize: this.partsInFlight,
+      // A failed put aborts its multipart upload: no parts are left to pay for.
+      leavePartsOnError: false,
+    });
+    try {
+      await upload.done();
+    } catch (error) {
+      body.destroy();
+      // The Upload reports its own abort; the size limit (or a broken source) is the real cause.
+      if (body.errored !== null && body.errored !== undefined) throw body.errored;
+      throw error;
+    }
+    return total;
+  }
+
+  async get(key: string): Promise<Readable | undefined> {
+    try {
+      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+      const body = answer.Body;
+      if (body === undefined) return Readable.from([]);
+      // In Node the SDK's body is an http.IncomingMessage (a Readable) with helper methods mixed in.
+      return body instanceof Readable ? body : Readable.fromWeb(body.transformToWebStream() as Parameters<typeof Readable.fromWeb>[0]);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    // S3 answers 204 for a key that does not exist: deleting is idempotent by itself.
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+  }
+
+  async check(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+  }
+
+  async removeAbandoned(): Promise<number> {
+    // Incomplete multipart uploads are the bucket's to expire (lifecycle rule AbortIncompleteMultipartUpload).
+    return 0;
+  }
+
+  async close(): Promise<void> {
+    this.client.destroy();
+  }
+}

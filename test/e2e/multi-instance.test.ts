@@ -1,0 +1,182 @@
+// Three `switchyard serve` processes, each with its own DATA_DIR, sharing one fresh Postgres database
+// and one Redis, as an operator runs them behind a load balancer; once with FILES_STORE=postgres and
+// once with an S3 store (s3rver, a real S3 wire server). Any instance serves what another stored:
+// file content, deletion, generated image links. A simultaneous first start creates one key, and
+// /readyz turns 503 on every instance when Redis goes away. Needs TEST_DATABASE_URL and a
+// `redis-server` binary (this suite starts and stops its OWN Redis on a free port); skipped LOUDLY
+// otherwise.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import pg from 'pg';
+import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { S3_TEST_CREDENTIALS, startS3Server, type S3TestServer } from '../support/s3-server.ts';
+import { freePort } from '../support/free-port.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+
+const INSTANCES = 3;
+const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
+const runnable = Boolean(process.env['TEST_DATABASE_URL']) && Boolean(process.env['TEST_REDIS_URL']) && hasRedisServer;
+if (!runnable) {
+  console.warn(
+    '\n*** SKIPPED: multi-instance suite (needs TEST_DATABASE_URL=postgres://127.0.0.1:5432/test, TEST_REDIS_URL and a redis-server binary on PATH) ***\n',
+  );
+}
+
+/** A private redis-server (no persistence) this suite may stop without touching anyone else's. */
+async function startOwnRedis(): Promise<{ url: string; process: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const ping = spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' });
+    if (ping.stdout.trim() === 'PONG') break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    process: child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** SIGTERM, then SIGKILL if the process has not exited within 15 s. */
+async function stopInstance(instance: ServerProcess): Promise<void> {
+  const exited = instance.stop();
+  const timer = setTimeout(() => instance.child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+for (const store of runnable ? (['postgres', 's3'] as const) : []) {
+  describe(`${INSTANCES} instances, FILES_STORE=${store}`, () => {
+    let database: TestDatabase;
+    let redis: Awaited<ReturnType<typeof startOwnRedis>>;
+    let s3: S3TestServer | undefined;
+    const dataDirs: string[] = [];
+    let instances: ServerProcess[] = [];
+    let key = '';
+
+    before(async () => {
+      const created = await createPostgresTestDatabase();
+      assert.ok(created !== undefined);
+      database = created;
+      redis = await startOwnRedis();
+      let storeEnv: Record<string, string> = { FILES_STORE: 'postgres' };
+      if (store === 's3') {
+        s3 = await startS3Server(['switchyard-files']);
+        storeEnv = { FILES_STORE: 's3://switchyard-files/instances', ...s3.env() };
+      }
+      // All three start at once on the empty database: migrations and the first-start key race.
+      const ports = [await freePort(), await freePort(), await freePort()];
+      instances = await Promise.all(
+        ports.map((port) => {
+          const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-instance-'));
+          dataDirs.push(dataDir);
+          return startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: database.url, REDIS_URL: redis.url, ...storeEnv }, port);
+        }),
+      );
+    });
+
+    after(async () => {
+      await Promise.all(instances.map((instance) => stopInstance(instance)));
+      await redis.stop();
+      await s3?.close();
+      await database.drop();
+      for (const dataDir of dataDirs) rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    test('a simultaneous first start prints exactly one key, and it is the only key', async () => {
+      const printed = instances.map((instance) => /First start: created an API key[^\n]*\n\n\s+(sk-\S+)/.exec(instance.output())?.[1]).filter((found) => found !== undefined);
+      assert.equal(printed.length, 1, instances.map((instance) => instance.output()).join('\n---\n'));
+      key = printed[0]!;
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      try {
+        assert.equal((await client.query('SELECT id FROM api_keys')).rowCount, 1);
+      } finally {
+        await client.end();
+      }
+    });
+
+    test('a file uploaded through one instance is read, downloaded and deleted through the others', async () => {
+      const [first, second, third] = instances as [ServerProcess, ServerProcess, ServerProcess];
+      const auth = { authorization: `Bearer ${key}` };
+      const content = Array.from({ length: 2000 }, (_, index) => JSON.stringify({ custom_id: `line-${index}`, payload: 'x'.repeat(200) })).join('\n') + '\n';
+      const form = new FormData();
+      form.append('purpose', 'user_data');
+      form.append('file', new Blob([content], { type: 'application/jsonl' }), 'shared.jsonl');
+      const uploaded = await fetch(`${first.origin}/v1/files`, { method: 'POST', headers: auth, body: form });
+      assert.equal(uploaded.status, 200, await uploaded.clone().text());
+      const file = (await uploaded.json()) as { id: string; bytes: number };
+      assert.equal(file.bytes, Buffer.byteLength(content));
+
+      const retrieved = await fetch(`${second.origin}/v1/files/${file.id}`, { headers: auth });
+      assert.equal(retrieved.status, 200);
+      const downloaded = await fetch(`${third.origin}/v1/files/${file.id}/content`, { headers: auth });
+      assert.equal(downloaded.status, 200);
+      assert.equal(await downloaded.text(), content);
+
+      const deleted = await fetch(`${second.origin}/v1/files/${file.id}`, { method: 'DELETE', headers: auth });
+      assert.equal(deleted.status, 200);
+      for (const instance of instances) {
+        assert.equal((await fetch(`${instance.origin}/v1/files/${file.id}/content`, { headers: auth })).status, 404);
+      }
+      // The bytes are gone from the shared store, not only hidden.
+      if (store === 'postgres') {
+        const client = new pg.Client({ connectionString: database.url });
+        await client.connect();
+        try {
+          assert.equal((await client.query('SELECT key FROM blob_objects WHERE key = $1', [file.id])).rowCount, 0);
+          assert.equal((await client.query('SELECT upload_id FROM blob_chunks')).rowCount, 0);
+        } finally {
+          await client.end();
+        }
+      } else {
+        const s3Client = new S3Client({ region: 'us-east-1', endpoint: s3!.endpoint, forcePathStyle: true, credentials: S3_TEST_CREDENTIALS });
+        const listed = await s3Client.send(new ListObjectsV2Command({ Bucket: 'switchyard-files', Prefix: 'instances/' }));
+        s3Client.destroy();
+        assert.deepEqual((listed.Contents ?? []).map((object) => object.Key), []);
+      }
+    });
+
+    test('an image link made by one instance is served by every instance', async () => {
+      const generated = await fetch(`${instances[2]!.origin}/v1/images/generations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'switchyard-images', prompt: 'three lighthouses', size: '256x256', response_format: 'url' }),
+      });
+      assert.equal(generated.status, 200, await generated.clone().text());
+      const link = new URL(((await generated.json()) as { data: Array<{ url: string }> }).data[0]!.url);
+      for (const instance of instances) {
+        const image = await fetch(`${instance.origin}${link.pathname}${link.search}`);
+        assert.equal(image.status, 200, instance.origin);
+        assert.equal(image.headers.get('content-type'), 'image/png');
+        assert.ok((await image.arrayBuffer()).byteLength > 100);
+      }
+    });
+
+    test('/readyz is 200 everywhere, then 503 naming redis on every instance once Redis stops', async () => {
+      for (const instance of instances) {
+        const ready = await fetch(`${instance.origin}/readyz`);
+        assert.equal(ready.status, 200, await ready.clone().text());
+        const body = (await ready.json()) as { checks: Record<string, { ok: boolean }> };
+        assert.deepEqual(Object.keys(body.checks).sort(), ['database', 'files', 'redis']);
+      }
+      await redis.stop();
+      for (const instance of instances) {
+        const answer = await fetch(`${instance.origin}/readyz`);
+        assert.equal(answer.status, 503);
+        assert.deepEqual(((await answer.json()) as { failed: string[] }).failed, ['redis']);
+      }
+    });
+  });
+}
