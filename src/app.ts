@@ -85,6 +85,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     internalCalls: dependencies.internalCalls,
     metrics,
     keepAliveSeconds: config.server.keepAliveSeconds,
+    decodeOptions: Object.freeze({ validation: config.requestValidation }),
   });
   registerOpenApiRoute(app, config.operator);
   registerOperationsRoutes(app, () => dependencies.database.ping(), metrics);

@@ -209,6 +209,11 @@ export const configSchema = z.strictObject({
    * `memory`, `redis`, or `off` (nothing enforced; the usage ledger still records cost).
    */
   limitsBackend: z.enum(['auto', 'memory', 'redis', 'off']).default('auto'),
+  /**
+   * `spec` (default): every SPEC request rule as written. `compatible`: accept what the upstream APIs
+   * accept where the SPEC is stricter (README "Request validation" lists each relaxation).
+   */
+  requestValidation: z.enum(['spec', 'compatible']).default('spec'),
   /** Create and print one key on the first start of an empty database. */
   bootstrapKey: z.boolean().default(true),
   tiers: z.record(z.string().min(1), tierSchema).prefault(DEFAULT_TIERS),

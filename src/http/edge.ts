@@ -16,6 +16,7 @@ import type { HttpMetrics } from './metrics.ts';
 import type { SendEventsOptions } from './request-context.ts';
 import { RouteTable } from './route-table.ts';
 import { writeSse } from './sse-writer.ts';
+import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../formats/shared/decode-options.ts';
 
 export interface EdgeOptions extends MetadataSource {
   authenticator: Authenticator;
@@ -26,6 +27,8 @@ export interface EdgeOptions extends MetadataSource {
   metrics: HttpMetrics;
   /** Seconds of silence before an SSE keep-alive. */
   keepAliveSeconds: number;
+  /** Handed to every request decoder (`request.decodeOptions`): config `requestValidation`. */
+  decodeOptions?: DecodeOptions;
 }
 
 const CORS_HEADERS = {
@@ -50,6 +53,7 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 }
 
 export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
+  const decodeOptions = options.decodeOptions ?? SPEC_DECODE_OPTIONS;
   const routes = new RouteTable();
   app.addHook('onRoute', (route) => routes.add(route.method, route.url));
 
@@ -59,6 +63,8 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   app.decorateRequest('extraHeaders', undefined);
   app.decorateRequest('isBatch', false);
   app.decorateRequest('admission', undefined);
+  // One frozen object shared by every request (decorating with an object value is safe when it is never mutated).
+  app.decorateRequest('decodeOptions', { getter: () => decodeOptions });
   app.decorateRequest('admit', async function admit(this: FastifyRequest, estimatedTokens: number) {
     if (this.auth === undefined) throw new Error('admit() called on a route without authentication');
     const admission = await options.metering.admit(this.auth, estimatedTokens);

@@ -2,6 +2,7 @@
  * What the edge attaches to each Fastify request and route, declared once for the type checker.
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
+import type { DecodeOptions } from '../formats/shared/decode-options.ts';
 import type { Permission } from '../config/index.ts';
 import type { AccountUsageSnapshot } from '../services/account-usage.ts';
 
@@ -40,6 +41,8 @@ declare module 'fastify' {
     extraHeaders: Record<string, string> | undefined;
     /** True for a batch line executed in-process on a key's behalf (priced at 50%). */
     isBatch: boolean;
+    /** What the request decoders take beside the body (config `requestValidation`). */
+    readonly decodeOptions: DecodeOptions;
   }
   interface FastifyContextConfig {
     switchyard?: SwitchyardRouteConfig;

@@ -23,7 +23,7 @@ export function registerChatCompletionRoutes(app: FastifyInstance, services: Gen
     '/v1/chat/completions',
     { config: { switchyard: { permission: 'chat.completions', limits: 'tokens', summary: 'Create a chat completion (JSON, or server-sent chunks with stream: true).' } } },
     async (request, reply) => {
-      const { request: generationRequest, options } = decodeChatCompletionRequest(request.body);
+      const { request: generationRequest, options } = decodeChatCompletionRequest(request.body, request.decodeOptions);
       const generationOptions: GenerationStreamOptions = { signal: request.clientSignal(), requestId: request.id };
       if (options.stream) generationOptions.capabilities = ['streaming'];
       if (options.imageParam !== undefined) generationOptions.capabilityParams = { vision: options.imageParam };

@@ -34,7 +34,7 @@ export function registerMessagesRoutes(app: FastifyInstance, services: Generatio
       },
     },
     async (request, reply) => {
-      const decoded = decodeMessagesRequest(request.body);
+      const decoded = decodeMessagesRequest(request.body, request.decodeOptions);
       const options: GenerationStreamOptions = { signal: request.clientSignal(), requestId: request.id };
       if (decoded.stream) options.capabilities = ['streaming'];
       if (decoded.imageParam !== undefined) options.capabilityParams = { vision: decoded.imageParam };
@@ -65,7 +65,7 @@ export function registerMessagesRoutes(app: FastifyInstance, services: Generatio
       },
     },
     async (request, reply) => {
-      const decoded = decodeCountTokensRequest(request.body);
+      const decoded = decodeCountTokensRequest(request.body, request.decodeOptions);
       // Unknown models are 404 and non-chat models 400 here too, as on /v1/messages.
       generation.resolve(decoded.model, ['chat']);
       return reply.sendData({ ...encodeCountTokensResponse(decoded) });

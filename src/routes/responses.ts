@@ -16,7 +16,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { assembleResult } from '../core/assemble-result.ts';
 import { invalidParameter } from '../core/service-error.ts';
-import { applyHistory, applyReasoningBudget, decodeInputItemsQuery, decodeResponsesRequest } from '../formats/openai-responses/decode-request.ts';
+import { applyHistory, applyReasoningBudget, decodeInputItemsQuery, decodeResponsesRequest, resolveItemReferences } from '../formats/openai-responses/decode-request.ts';
 import { createResponseContext, encodeResponse } from '../formats/openai-responses/encode-response.ts';
 import { encodeResponseStream } from '../formats/openai-responses/encode-stream.ts';
 import type { ResponseItem, ResponseObject } from '../formats/openai-responses/wire-types.ts';
@@ -59,9 +59,10 @@ export function registerResponsesRoutes(app: FastifyInstance, dependencies: Resp
     },
     async (request, reply) => {
       const organizationId = organizationOf(request);
-      const decoded = decodeResponsesRequest(request.body);
+      const decoded = decodeResponsesRequest(request.body, request.decodeOptions);
       const { options } = decoded;
       const { model } = generation.resolve(decoded.request.model);
+      if (decoded.itemReferences.length > 0) resolveItemReferences(decoded, await store.findItems(decoded.itemReferences.map((reference) => reference.id), organizationId));
 
       if (options.previousResponseId !== null) applyHistory(decoded, await store.loadHistory(options.previousResponseId, organizationId));
       applyReasoningBudget(decoded.request, model.capabilities.includes('thinking'));
