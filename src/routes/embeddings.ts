@@ -10,7 +10,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Capability, Config, ModelConfig } from '../config/index.ts';
 import type { EmbeddingModel, EmbeddingResult } from '../core/language-model.ts';
-import { isServiceError } from '../core/service-error.ts';
+import { invalidParameter, isServiceError } from '../core/service-error.ts';
+import type { DecodeOptions } from '../formats/shared/decode-options.ts';
 import { emptyUsage } from '../core/usage.ts';
 import { checkEmbeddingInputTokens, decodeEmbeddingsRequest } from '../formats/openai-embeddings/decode-request.ts';
 import { encodeEmbeddingsResponse } from '../formats/openai-embeddings/encode-response.ts';
@@ -37,16 +38,29 @@ async function embedInSlices(model: EmbeddingModel, inputs: string[], options: P
   };
 }
 
+/**
+ * The named model (or the catalogue's first embedding model). SPEC lists 400, 401, 429 and 500 for this
+ * endpoint, so in `spec` validation an unknown model is 400 `invalid_parameter` (param `model`);
+ * `compatible` keeps OpenAI's 404 `model_not_found`.
+ */
+function resolveEmbeddingModel(dependencies: EmbeddingRouteDependencies, name: string | null, options: DecodeOptions): { model: ModelConfig } {
+  try {
+    return dependencies.models.resolve(name ?? defaultModelWith(dependencies.config.models, 'embeddings', 'embedding'), ['embeddings']);
+  } catch (error) {
+    if (options.validation === 'spec' && isServiceError(error) && error.status === 404 && error.code === 'model_not_found') {
+      throw invalidParameter('model', `${error.message} GET /v1/models lists the models.`);
+    }
+    throw error;
+  }
+}
+
 export function registerEmbeddingRoutes(app: FastifyInstance, dependencies: EmbeddingRouteDependencies): void {
   app.post(
     '/v1/embeddings',
     { config: { switchyard: { permission: 'embeddings', limits: 'tokens', summary: 'Create embedding vectors for one text or a list of texts.' } } },
     async (request, reply) => {
       const decoded = decodeEmbeddingsRequest(request.body);
-      const { model } = dependencies.models.resolve(
-        decoded.model ?? defaultModelWith(dependencies.config.models, 'embeddings', 'embedding'),
-        ['embeddings'],
-      );
+      const { model } = resolveEmbeddingModel(dependencies, decoded.model, request.decodeOptions);
       const tokens = checkEmbeddingInputTokens(decoded, model.contextWindow);
       const promptTokens = tokens.reduce((sum, count) => sum + count, 0);
       const admission = await request.admit(promptTokens);

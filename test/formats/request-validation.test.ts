@@ -75,9 +75,9 @@ describe('requestValidation on /v1/responses', () => {
         ],
       );
       assert.deepEqual(decoded.request.messages, []);
-      resolveItemReferences(decoded, new Map([['fc_1', call], ['msg_2', answer]]));
+      resolveItemReferences(decoded, new Map<string, ResponseItem>([['fc_1', call], ['msg_2', answer]]));
       assert.deepEqual(decoded.input.map((item) => item.id).slice(1, 4), ['fc_1', decoded.input[2]!.id, 'msg_2']);
-      assert.deepEqual(decoded.request.messages.map((message) => message.role), ['user', 'assistant', 'tool', 'assistant', 'user']);
+      assert.deepEqual(decoded.request.messages.map((message: { role: string }) => message.role), ['user', 'assistant', 'tool', 'assistant', 'user']);
       assert.deepEqual(decoded.itemReferences, []);
     });
 
