@@ -17,6 +17,7 @@ import type { SendEventsOptions } from './request-context.ts';
 import { RouteTable } from './route-table.ts';
 import { writeSse } from './sse-writer.ts';
 import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../formats/shared/decode-options.ts';
+import { drainRequestBody } from './drain-request-body.ts';
 
 export interface EdgeOptions extends MetadataSource {
   authenticator: Authenticator;
@@ -191,6 +192,9 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     const metadata = await buildMetadata(request, options, false);
     const style = request.routeOptions.config.switchyard?.errorStyle ?? 'spec';
     void reply.headers({ ...request.extraHeaders, ...serviceError.headers });
+    // The client may still be uploading (a 413, or a refusal before the body was read): let it finish,
+    // so that it reads this answer rather than a broken pipe.
+    await drainRequestBody(request.raw);
     return reply.code(serviceError.status).type('application/json; charset=utf-8').send(renderError(serviceError, metadata, style));
   });
 
