@@ -34,10 +34,9 @@ type ProviderName = (typeof PROVIDERS)[number];
 
 const Weather = z.object({ city: z.string(), temperature: z.number(), sunny: z.boolean() });
 
-function weatherTool(execute: boolean) {
-  const definition = { description: 'Current weather for a city.', inputSchema: z.object({ city: z.string() }) };
-  return execute ? tool({ ...definition, execute: async () => WEATHER_RESULT }) : tool(definition);
-}
+const WEATHER_INPUT = z.object({ city: z.string() });
+/** The tool with its implementation (a forced call stops after one step: it runs once, nothing follows). */
+const weatherExecuted = tool({ description: 'Current weather for a city.', inputSchema: WEATHER_INPUT, execute: async () => WEATHER_RESULT });
 
 describe('Vercel AI SDK against Switchyard', () => {
   let harness: FrameworkServers;
@@ -105,7 +104,7 @@ describe('Vercel AI SDK against Switchyard', () => {
               const result = await generateText({
                 model: modelFor(mode, provider, engine),
                 prompt: 'Weather in Paris?',
-                tools: { [WEATHER_TOOL_NAME]: weatherTool(false) },
+                tools: { [WEATHER_TOOL_NAME]: weatherExecuted },
                 toolChoice: { type: 'tool', toolName: WEATHER_TOOL_NAME },
                 maxOutputTokens: 200,
                 maxRetries: 0,
@@ -121,7 +120,7 @@ describe('Vercel AI SDK against Switchyard', () => {
               const result = await generateText({
                 model: modelFor(mode, provider, engine),
                 prompt: 'Weather in Paris?',
-                tools: { [WEATHER_TOOL_NAME]: weatherTool(true) },
+                tools: { [WEATHER_TOOL_NAME]: weatherExecuted },
                 // The built-in engine calls tools only when forced: force the first step, free the second.
                 toolChoice: engine === BUILTIN ? 'required' : 'auto',
                 prepareStep: ({ stepNumber }) => (stepNumber > 0 ? { toolChoice: 'auto' } : undefined),
