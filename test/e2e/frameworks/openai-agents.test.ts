@@ -18,7 +18,6 @@ import {
   scriptJson,
   scriptToolRun,
   startFrameworkServers,
-  type Engine,
   type FrameworkServers,
   type ValidationMode,
 } from '../../support/framework-servers.ts';
@@ -120,7 +119,7 @@ describe('OpenAI Agents SDK against Switchyard', () => {
               const first = await runner.run(agent, 'First question');
               const input: AgentInputItem[] = [...first.history, { role: 'user', content: 'Second question' }];
               const second = await runner.run(agent, input);
-              assert.equal(second.finalOutput, plainAnswer(engine as Engine, 'Second question'));
+              assert.equal(second.finalOutput, plainAnswer(engine, 'Second question'));
             });
           });
         }
