@@ -3,6 +3,8 @@
  * same mock upstreams, with the built-in echo engine and one model per upstream kind; a recording fetch
  * (to see what a framework actually sent) and the scripted upstream replies of a two-step tool run.
  */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach } from 'node:test';
 import { MockAnthropicServer, MockOpenAIServer } from './mock-upstreams/index.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
 
@@ -57,6 +59,44 @@ export async function startFrameworkServers(): Promise<FrameworkServers> {
       await anthropic.close();
     },
   };
+}
+
+/**
+ * Registers the suite hooks (start both servers before, close after, reset the mocks before each
+ * test) and returns the running harness's getter.
+ */
+export function useFrameworkServers(): () => FrameworkServers {
+  let harness: FrameworkServers | undefined;
+  before(async () => {
+    harness = await startFrameworkServers();
+  });
+  after(async () => {
+    await harness?.close();
+  });
+  beforeEach(() => {
+    harness?.openai.reset();
+    harness?.anthropic.reset();
+  });
+  return () => {
+    if (harness === undefined) throw new Error('framework servers are not started yet');
+    return harness;
+  };
+}
+
+/**
+ * A client's default call without a token cap: in `spec` mode when `refusedInSpec`, the 400 naming
+ * max_output_tokens (as the client reports it); otherwise the echo of `Hello`.
+ */
+export async function expectDefaultCallOutcome(answer: Promise<string | undefined>, refused: boolean): Promise<void> {
+  if (refused) {
+    await assert.rejects(answer, (error: unknown) => {
+      assert.match(String(error), /400|max_output_tokens/);
+      assert.match(String(error), /max_output_tokens/);
+      return true;
+    });
+  } else {
+    assert.equal(await answer, 'Echo: Hello');
+  }
 }
 
 /** The forecast tool every test offers: one required string argument. */

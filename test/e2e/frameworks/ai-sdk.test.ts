@@ -4,7 +4,7 @@
 // structured output and a second turn built from the first turn's messages. In `spec` mode the one
 // default the SPEC refuses (the responses provider sends no max_output_tokens) is a 400.
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
@@ -23,9 +23,8 @@ import {
   scriptForcedTool,
   scriptJson,
   scriptToolRun,
-  startFrameworkServers,
+  useFrameworkServers,
   type Engine,
-  type FrameworkServers,
   type ValidationMode,
 } from '../../support/framework-servers.ts';
 
@@ -39,20 +38,10 @@ const WEATHER_INPUT = z.object({ city: z.string() });
 const weatherExecuted = tool({ description: 'Current weather for a city.', inputSchema: WEATHER_INPUT, execute: async () => WEATHER_RESULT });
 
 describe('Vercel AI SDK against Switchyard', () => {
-  let harness: FrameworkServers;
-  before(async () => {
-    harness = await startFrameworkServers();
-  });
-  after(async () => {
-    await harness.close();
-  });
-  beforeEach(() => {
-    harness.openai.reset();
-    harness.anthropic.reset();
-  });
+  const harness = useFrameworkServers();
 
   function modelFor(mode: ValidationMode, provider: ProviderName, engine: Engine, recorder = recordingFetch()): LanguageModel {
-    const server = harness.servers[mode];
+    const server = harness().servers[mode];
     const settings = { apiKey: server.key, baseURL: server.baseUrl, fetch: recorder.fetch };
     switch (provider) {
       case 'openai-responses':
@@ -100,7 +89,7 @@ describe('Vercel AI SDK against Switchyard', () => {
             });
 
             test('a forced tool call', async () => {
-              scriptForcedTool(harness, engine);
+              scriptForcedTool(harness(), engine);
               const result = await generateText({
                 model: modelFor(mode, provider, engine),
                 prompt: 'Weather in Paris?',
@@ -116,7 +105,7 @@ describe('Vercel AI SDK against Switchyard', () => {
             });
 
             test('a two-step tool run (call, execute, answer)', async () => {
-              scriptToolRun(harness, engine);
+              scriptToolRun(harness(), engine);
               const result = await generateText({
                 model: modelFor(mode, provider, engine),
                 prompt: 'Weather in Paris?',
@@ -134,7 +123,7 @@ describe('Vercel AI SDK against Switchyard', () => {
             });
 
             test('structured output', async () => {
-              scriptJson(harness, engine, { city: 'Paris', temperature: 21, sunny: true });
+              scriptJson(harness(), engine, { city: 'Paris', temperature: 21, sunny: true });
               const result = await generateObject({
                 model: modelFor(mode, provider, engine),
                 schema: Weather,
@@ -146,7 +135,7 @@ describe('Vercel AI SDK against Switchyard', () => {
               assert.deepEqual(Object.keys(result.object).sort(), ['city', 'sunny', 'temperature']);
               if (engine !== BUILTIN) assert.deepEqual(result.object, { city: 'Paris', temperature: 21, sunny: true });
               if (engine === VIA_ANTHROPIC) {
-                const upstream = harness.anthropic.requests.at(-1)!.body as { output_config?: { format?: { type?: string } } };
+                const upstream = harness().anthropic.requests.at(-1)!.body as { output_config?: { format?: { type?: string } } };
                 assert.equal(upstream.output_config?.format?.type, 'json_schema');
               }
             });
@@ -171,7 +160,7 @@ describe('Vercel AI SDK against Switchyard', () => {
     }
 
     test(`${mode} mode: an item_reference to another organization's item is a 400 naming input[i].id`, async () => {
-      const server = harness.servers[mode];
+      const server = harness().servers[mode];
       const first = await generateText({ model: modelFor(mode, 'openai-responses', BUILTIN), prompt: 'Mine', maxOutputTokens: 50, maxRetries: 0 });
       const itemId = (first.response.messages[0]!.content as Array<{ providerOptions?: { openai?: { itemId?: string } } }>)[0]!.providerOptions?.openai?.itemId;
       assert.match(itemId ?? '', /^msg_/);
