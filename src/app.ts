@@ -30,7 +30,7 @@ import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { registerGenerationRoute } from './routes/generation-routes.ts';
 import { registerResponsesRoutes } from './routes/responses.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
-import type { DecodeSettings } from './core/generation-format.ts';
+import type { DecodeOptions } from './core/generation-format.ts';
 import type { GenerationService } from './services/generation/generation-service.ts';
 import type { MeteredGenerations } from './services/generation/metered-generations.ts';
 import type { GenerationEndpoint } from './services/generation/run-generation-endpoint.ts';
@@ -56,7 +56,7 @@ export interface AppDependencies {
   /** The text-generation endpoints (routes/generation-endpoints.ts), one route each. */
   generationEndpoints: readonly GenerationEndpoint[];
   /** How strictly generation requests are read. */
-  decodeSettings: DecodeSettings;
+  decodeOptions: DecodeOptions;
   /** Stored conversations of the responses endpoint (`store: true`, `previous_response_id`). */
   storedResponses: StoredResponseStore;
   /** The owners' dashboard under /dashboard (absent: not mounted). */
@@ -109,6 +109,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     metrics,
     keepAliveSeconds: config.server.keepAliveSeconds,
     streamStallTimeoutMs: config.server.streamStallTimeoutMs,
+    decodeOptions: dependencies.decodeOptions,
   });
   installSlowClientGuards(app, { operator: config.operator, usage: dependencies.metering, bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs });
   registerOpenApiRoute(app, config.operator);
@@ -123,10 +124,10 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   registerAuthKeyRoutes(app, dependencies.metering);
   registerFileRoutes(app, dependencies.files, { uploadLimitBytes: config.server.uploadLimitBytes });
   registerBatchRoutes(app, dependencies.batches);
-  for (const endpoint of dependencies.generationEndpoints) registerGenerationRoute(app, endpoint, dependencies.generations, dependencies.decodeSettings);
+  for (const endpoint of dependencies.generationEndpoints) registerGenerationRoute(app, endpoint, dependencies.generations, dependencies.decodeOptions);
   registerMessagesRoutes(app, dependencies.generation);
   registerResponsesRoutes(app, dependencies.storedResponses);
-  const modelRouteDependencies = { config, models: dependencies.generation, registry: dependencies.registry, metering: dependencies.metering };
+  const modelRouteDependencies = { config, models: dependencies.generation, registry: dependencies.registry, metering: dependencies.metering, decodeOptions: dependencies.decodeOptions };
   registerEmbeddingRoutes(app, modelRouteDependencies);
   registerModerationRoutes(app, modelRouteDependencies);
   registerImageRoutes(app, { ...modelRouteDependencies, files: dependencies.files });

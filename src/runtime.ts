@@ -16,7 +16,7 @@ import { BatchWorker, type BatchWorkerTuning } from './batches/batch-worker.ts';
 import { serviceLineExecutor } from './batches/service-line-executor.ts';
 import type { Config } from './config/index.ts';
 import { openDatabase, type Database } from './db/database.ts';
-import { SPEC_DECODE_SETTINGS } from './core/generation-format.ts';
+import type { DecodeOptions } from './core/generation-format.ts';
 import { renderError } from './http/error-envelope.ts';
 import { errorMetadata } from './http/metadata.ts';
 import { ApiKeysRepository } from './db/repositories/api-keys-repository.ts';
@@ -183,7 +183,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     };
     const generations = new MeteredGenerations({ generation, metering, inputModeration });
     const endpoints = generationEndpoints(storedResponses);
-    const decodeSettings = SPEC_DECODE_SETTINGS;
+    const decodeOptions: DecodeOptions = Object.freeze({ validation: config.requestValidation });
     const accounts = new OwnerAccounts(new OwnersRepository(database.db), options.dashboardAccounts);
     const dashboard = { accounts, keys, rollups: new UsageRollupsRepository(database.db), sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000) };
     if (bootstrapKey !== undefined) {
@@ -194,7 +194,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       }
     }
     const app = await buildApp(
-      { files, batches, config, database, authenticator, metering, generation, generations, generationEndpoints: endpoints, decodeSettings, registry, storedResponses, dashboard, readiness },
+      { files, batches, config, database, authenticator, metering, generation, generations, generationEndpoints: endpoints, decodeOptions, registry, storedResponses, dashboard, readiness },
       { ...options, logger },
     );
     if (options.batchWorker !== false) {
@@ -202,7 +202,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         repository: new BatchesRepository(database.db),
         files,
         execute: serviceLineExecutor({
-          handlers: batchLineHandlers({ endpoints, generations, decodeSettings, config, models: generation, registry, metering }),
+          handlers: batchLineHandlers({ endpoints, generations, decodeOptions, config, models: generation, registry, metering }),
           authenticateKeyId: (keyId) => authenticator.authenticateKeyId(keyId),
           renderError: (error, requestId) => renderError(error, errorMetadata(config.operator, requestId)),
         }),

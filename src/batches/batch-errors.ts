@@ -40,13 +40,17 @@ export function invalidInputFile(fileId: string, reason: string): ServiceError {
   });
 }
 
-export function concurrentBatchesLimit(limit: number): ServiceError {
+/**
+ * `resetAtMs`: by when a slot is certain to be free (every active batch ends or expires within its
+ * completion window), milliseconds since epoch; `details.reset` is a date-time as in every rate-limit 429.
+ */
+export function concurrentBatchesLimit(limit: number, resetAtMs: number): ServiceError {
   return new ServiceError({
     status: 429,
     type: 'rate_limit_exceeded',
     code: 'concurrent_batches_limit',
     message: `Too many active batches: this tier allows ${limit} validating, in progress or finalizing at once. Wait for one to finish or cancel one.`,
-    details: { limit, remaining: 0, reset: null, retry_after: null },
+    details: { limit, remaining: 0, reset: new Date(resetAtMs).toISOString(), retry_after: null },
     headers: { 'x-should-retry': 'false' },
   });
 }

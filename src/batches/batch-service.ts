@@ -132,7 +132,7 @@ export class BatchService {
     await this.repository.insert(batch);
     if ((await this.repository.activeRank(auth.organizationId, batch)) > limit) {
       await this.repository.delete(batch.id);
-      throw concurrentBatchesLimit(limit);
+      throw concurrentBatchesLimit(limit, now + COMPLETION_WINDOW_MS);
     }
     this.onWork();
     return batch;

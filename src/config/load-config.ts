@@ -49,6 +49,8 @@ export interface Config {
   readonly logLevel: z.infer<typeof configSchema>['logLevel'];
   /** Resolved: never `auto`. */
   readonly limitsBackend: 'memory' | 'redis' | 'off';
+  /** `spec` or `compatible` (env REQUEST_VALIDATION): how strictly the request decoders read bodies. */
+  readonly requestValidation: 'spec' | 'compatible';
   readonly bootstrapKey: boolean;
   readonly filesStore: FilesStoreConfig;
   readonly tiers: Readonly<Record<string, TierConfig>>;
@@ -117,6 +119,7 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env['REDIS_URL']) result['redisUrl'] = env['REDIS_URL'];
   if (env['LOG_LEVEL']) result['logLevel'] = env['LOG_LEVEL'];
   if (env['LIMITS_BACKEND']) result['limitsBackend'] = env['LIMITS_BACKEND'];
+  if (env['REQUEST_VALIDATION']) result['requestValidation'] = env['REQUEST_VALIDATION'];
   if (env['SWITCHYARD_OPERATOR']) result['operator'] = env['SWITCHYARD_OPERATOR'];
   if (env['FILES_STORE']) result['filesStore'] = env['FILES_STORE'];
   return result;
@@ -244,7 +247,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const apiKeyValue = 'apiKey' in provider ? resolveSecret(provider.apiKey, env, `providers.${id}`) : undefined;
     providers[id] = apiKeyValue === undefined ? { ...provider, id } : { ...provider, id, apiKeyValue };
   }
-  const models = [...config.models];
+  const models = config.models.map((model) => (model.created === undefined ? { ...model, created: stableCreatedSeconds(model.id) } : model));
   if (config.builtinModels) {
     providers[BUILTIN_PROVIDER_ID] ??= { ...BUILTIN_PROVIDER, id: BUILTIN_PROVIDER_ID };
     const taken = new Set(models.flatMap((model) => [model.id, ...model.aliases]));
@@ -273,6 +276,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     redisUrl: config.redisUrl,
     logLevel: config.logLevel,
     limitsBackend: config.limitsBackend === 'auto' ? (config.redisUrl === undefined ? 'memory' : 'redis') : config.limitsBackend,
+    requestValidation: config.requestValidation,
     bootstrapKey: config.bootstrapKey,
     filesStore: resolveFilesStore(config.filesStore, dataDir, databaseUrl, env),
     tiers: config.tiers,
@@ -280,6 +284,20 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     providers,
     models,
   });
+}
+
+/** 2024-01-01T00:00:00Z: the start of the range a model's derived `created` falls in. */
+export const DERIVED_CREATED_EPOCH_SECONDS = 1_704_067_200;
+const SECONDS_PER_YEAR = 365 * 24 * 60 * 60;
+
+/**
+ * `created` of a configured model that names none: a second within 2024 taken from the FNV-1a hash of
+ * its id, so the catalogue shows the same value on every start and every instance.
+ */
+export function stableCreatedSeconds(modelId: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(modelId, 'utf8')) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return DERIVED_CREATED_EPOCH_SECONDS + (hash % SECONDS_PER_YEAR);
 }
 
 function deepFreeze<T>(value: T): T {

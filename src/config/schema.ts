@@ -248,6 +248,11 @@ export const configSchema = z.strictObject({
    * configured by AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY).
    */
   filesStore: z.string().min(1).default('local'),
+  /**
+   * `spec` (default): every SPEC request rule as written. `compatible`: accept what the upstream APIs
+   * accept where the SPEC is stricter (README "Request validation" lists each relaxation).
+   */
+  requestValidation: z.enum(['spec', 'compatible']).default('spec'),
   /** Create and print one key on the first start of an empty database. */
   bootstrapKey: z.boolean().default(true),
   tiers: z.record(z.string().min(1), tierSchema).prefault(DEFAULT_TIERS),

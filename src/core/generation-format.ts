@@ -10,13 +10,19 @@ import type { GenerationRequest, GenerationSetting } from './generation.ts';
 import type { SseEvent } from './sse-event.ts';
 import type { StreamPart } from './stream-parts.ts';
 
-/** Operator settings that change how strictly requests are read. */
-export interface DecodeSettings {
-  /** `spec`: every SPEC rule as stated; `compatible`: what the upstream APIs accept where the SPEC is stricter. */
-  requestValidation: 'spec' | 'compatible';
+/**
+ * `spec` (default) applies every SPEC rule as written; `compatible` accepts what the upstream APIs
+ * accept where the SPEC is stricter (README "Request validation" lists each relaxation).
+ */
+export type RequestValidation = 'spec' | 'compatible';
+
+/** What every request decoder takes beside the body (config `requestValidation`). */
+export interface DecodeOptions {
+  validation: RequestValidation;
 }
 
-export const SPEC_DECODE_SETTINGS: DecodeSettings = Object.freeze({ requestValidation: 'spec' });
+/** The options a decoder uses when the caller gives none: strict SPEC validation. */
+export const SPEC_DECODE_OPTIONS: DecodeOptions = Object.freeze({ validation: 'spec' });
 
 /** A decoded request: the canonical request plus what this format needs to answer it. */
 export interface DecodedGeneration<Context> {
@@ -52,7 +58,7 @@ export interface GenerationFormat<Context> {
   readonly name: string;
   /** This format's wire name for each canonical setting, for the ignored-parameters header. */
   readonly settingNames: Readonly<Record<GenerationSetting, string>>;
-  decode(body: unknown, settings: DecodeSettings): DecodedGeneration<Context>;
+  decode(body: unknown, options: DecodeOptions): DecodedGeneration<Context>;
   encodeResponse(result: GenerationResult, context: Context): Record<string, unknown>;
   /**
    * Encodes the committed stream. Parts obey the block rule (core/stream-parts.ts). Once it has yielded,

@@ -273,5 +273,20 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
           from usage_ledger group by organization_id, (created_at / 86400000) * 86400000, model, key_id`.execute(db);
       },
     },
+    '0040_stored_response_items': {
+      // Output items of stored responses by id, so an `item_reference` input item (what the AI SDK sends
+      // for earlier assistant turns) finds its response in one indexed read. Responses stored before this
+      // migration are not indexed: their items are referenced by sending them in full.
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createTable('stored_response_items')
+          .addColumn('organization_id', 'text', (column) => column.notNull())
+          .addColumn('item_id', 'text', (column) => column.notNull())
+          .addColumn('response_id', 'text', (column) => column.notNull())
+          .addPrimaryKeyConstraint('stored_response_items_primary_key', ['organization_id', 'item_id'])
+          .execute();
+        await db.schema.createIndex('stored_response_items_response').on('stored_response_items').column('response_id').execute();
+      },
+    },
   };
 }

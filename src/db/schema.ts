@@ -259,12 +259,21 @@ export interface UsageDailyTable {
   cost_usd: number;
 }
 
+/** Output item id -> the stored response holding it (migration 0040), for `item_reference` lookups. */
+export interface StoredResponseItemsTable {
+  organization_id: string;
+  /** `msg_...`, `fc_...`, `rs_...`. */
+  item_id: string;
+  response_id: string;
+}
+
 export interface DatabaseSchema {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   counters: CountersTable;
   usage_ledger: UsageLedgerTable;
   stored_responses: StoredResponsesTable;
+  stored_response_items: StoredResponseItemsTable;
   files: FilesTable;
   settings: SettingsTable;
   batches: BatchesTable;

@@ -15,6 +15,8 @@ import type { HttpMetrics } from './metrics.ts';
 import type { SendEventsOptions } from './request-context.ts';
 import { RouteTable } from './route-table.ts';
 import { writeSse } from './sse-writer.ts';
+import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../core/generation-format.ts';
+import { drainRequestBody } from './drain-request-body.ts';
 
 export interface EdgeOptions extends MetadataSource {
   authenticator: Authenticator;
@@ -23,6 +25,8 @@ export interface EdgeOptions extends MetadataSource {
   metrics: HttpMetrics;
   /** Seconds of silence before an SSE keep-alive. */
   keepAliveSeconds: number;
+  /** Handed to every request decoder (`request.decodeOptions`): config `requestValidation`. */
+  decodeOptions?: DecodeOptions;
   /** Longest wait for a client that stopped reading a stream, milliseconds (then it is cut). */
   streamStallTimeoutMs?: number;
 }
@@ -61,6 +65,7 @@ function describeReason(error: unknown): string {
 }
 
 export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
+  const decodeOptions = options.decodeOptions ?? SPEC_DECODE_OPTIONS;
   const routes = new RouteTable();
   app.addHook('onRoute', (route) => routes.add(route.method, route.url));
 
@@ -69,6 +74,8 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   app.decorateRequest('usageSnapshot', undefined);
   app.decorateRequest('extraHeaders', undefined);
   app.decorateRequest('admission', undefined);
+  // One frozen object shared by every request (decorating with an object value is safe when it is never mutated).
+  app.decorateRequest('decodeOptions', { getter: () => decodeOptions });
   app.decorateRequest('admit', async function admit(this: FastifyRequest, estimatedTokens: number) {
     if (this.auth === undefined) throw new Error('admit() called on a route without authentication');
     const admission = await options.metering.admit(this.auth, estimatedTokens);
@@ -195,6 +202,9 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     if (serviceError.status >= 500) request.log.error({ err: serviceError.cause ?? error }, 'request failed');
     const metadata = await buildMetadata(request, options, false);
     void reply.headers({ ...request.extraHeaders, ...serviceError.headers });
+    // The client may still be uploading (a 413, or a refusal before the body was read): let it finish,
+    // so that it reads this answer rather than a broken pipe.
+    await drainRequestBody(request.raw);
     return reply
       .code(serviceError.status)
       .type('application/json; charset=utf-8')

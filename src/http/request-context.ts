@@ -2,6 +2,7 @@
  * What the edge attaches to each Fastify request and route, declared once for the type checker.
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
+import type { DecodeOptions } from '../core/generation-format.ts';
 import type { Permission } from '../config/index.ts';
 import type { GenerationFormat } from '../core/generation-format.ts';
 import type { AccountUsageSnapshot } from '../services/account-usage.ts';
@@ -39,6 +40,8 @@ declare module 'fastify' {
     usageSnapshot: AccountUsageSnapshot | undefined;
     /** Extra headers to add to the answer (rate-limit headers, warnings). */
     extraHeaders: Record<string, string> | undefined;
+    /** What the request decoders take beside the body (config `requestValidation`). */
+    readonly decodeOptions: DecodeOptions;
   }
   interface FastifyContextConfig {
     switchyard?: SwitchyardRouteConfig;

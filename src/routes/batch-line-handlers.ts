@@ -4,7 +4,7 @@
  */
 import { BATCH_ENDPOINTS } from '../batches/batch-service.ts';
 import type { BatchLineHandler } from '../batches/service-line-executor.ts';
-import type { DecodeSettings } from '../core/generation-format.ts';
+import type { DecodeOptions } from '../core/generation-format.ts';
 import type { MeteredGenerations } from '../services/generation/metered-generations.ts';
 import { runGenerationEndpoint, type GenerationEndpoint } from '../services/generation/run-generation-endpoint.ts';
 import { createEmbeddingsHandler, type EmbeddingRouteDependencies } from './embeddings.ts';
@@ -12,7 +12,7 @@ import { createEmbeddingsHandler, type EmbeddingRouteDependencies } from './embe
 export interface BatchLineHandlerDependencies extends EmbeddingRouteDependencies {
   endpoints: readonly GenerationEndpoint[];
   generations: MeteredGenerations;
-  decodeSettings: DecodeSettings;
+  decodeOptions: DecodeOptions;
 }
 
 export function batchLineHandlers(dependencies: BatchLineHandlerDependencies): Map<string, BatchLineHandler> {
@@ -20,7 +20,7 @@ export function batchLineHandlers(dependencies: BatchLineHandlerDependencies): M
   for (const endpoint of dependencies.endpoints) {
     if (!(BATCH_ENDPOINTS as readonly string[]).includes(endpoint.path)) continue;
     handlers.set(endpoint.path, async (caller, body) => {
-      const answer = await runGenerationEndpoint(endpoint, caller, body, dependencies.generations, dependencies.decodeSettings, { allowStream: false });
+      const answer = await runGenerationEndpoint(endpoint, caller, body, dependencies.generations, dependencies.decodeOptions, { allowStream: false });
       // allowStream: false means the answer is one body; a stream here would be a bug of the runner.
       if (answer.stream) throw new Error('a batch line was answered as a stream');
       return answer.body;

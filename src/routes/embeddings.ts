@@ -10,7 +10,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Capability, Config, ModelConfig } from '../config/index.ts';
 import type { EmbeddingModel, EmbeddingResult } from '../core/language-model.ts';
-import { isServiceError } from '../core/service-error.ts';
+import type { DecodeOptions } from '../core/generation-format.ts';
+import { invalidParameter, isServiceError } from '../core/service-error.ts';
 import { emptyUsage } from '../core/usage.ts';
 import { checkEmbeddingInputTokens, decodeEmbeddingsRequest } from '../formats/openai-embeddings/decode-request.ts';
 import { encodeEmbeddingsResponse } from '../formats/openai-embeddings/encode-response.ts';
@@ -27,6 +28,24 @@ export interface EmbeddingRouteDependencies {
   registry: { embeddingModel(model: ModelConfig): EmbeddingModel };
   /** Rate limits, quotas and the ledger. */
   metering: Pick<MeteringService, 'admit'>;
+  /** Config `requestValidation`. */
+  decodeOptions: DecodeOptions;
+}
+
+/**
+ * The named model (or the catalogue's first embedding model). SPEC lists 400, 401, 429 and 500 for this
+ * endpoint, so in `spec` validation an unknown model is 400 `invalid_parameter` (param `model`);
+ * `compatible` keeps OpenAI's 404 `model_not_found`.
+ */
+function resolveEmbeddingModel(dependencies: EmbeddingRouteDependencies, name: string | null): { model: ModelConfig } {
+  try {
+    return dependencies.models.resolve(name ?? defaultModelWith(dependencies.config.models, 'embeddings', 'embedding'), ['embeddings']);
+  } catch (error) {
+    if (dependencies.decodeOptions.validation === 'spec' && isServiceError(error) && error.status === 404 && error.code === 'model_not_found') {
+      throw invalidParameter('model', `${error.message} GET /v1/models lists the models.`);
+    }
+    throw error;
+  }
 }
 
 async function embedInSlices(model: EmbeddingModel, inputs: string[], options: Parameters<EmbeddingModel['embed']>[1]): Promise<EmbeddingResult> {
@@ -51,7 +70,7 @@ export interface EmbeddingsAnswer {
 export function createEmbeddingsHandler(dependencies: EmbeddingRouteDependencies): (caller: Caller, body: unknown) => Promise<EmbeddingsAnswer> {
   return async (caller, body) => {
     const decoded = decodeEmbeddingsRequest(body);
-    const { model } = dependencies.models.resolve(decoded.model ?? defaultModelWith(dependencies.config.models, 'embeddings', 'embedding'), ['embeddings']);
+    const { model } = resolveEmbeddingModel(dependencies, decoded.model);
     const tokens = checkEmbeddingInputTokens(decoded, model.contextWindow);
     const promptTokens = tokens.reduce((sum, count) => sum + count, 0);
     const admission = await dependencies.metering.admit(caller.auth, promptTokens, { batch: caller.batch });

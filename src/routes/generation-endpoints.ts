@@ -4,7 +4,7 @@
  */
 import { anthropicMessagesFormat } from '../formats/anthropic-messages/anthropic-messages-format.ts';
 import { openAIChatFormat } from '../formats/openai-chat/openai-chat-format.ts';
-import { applyHistory, applyReasoningBudget } from '../formats/openai-responses/decode-request.ts';
+import { applyHistory, applyReasoningBudget, resolveItemReferences } from '../formats/openai-responses/decode-request.ts';
 import { openAIResponsesFormat, type ResponsesFormatContext } from '../formats/openai-responses/openai-responses-format.ts';
 import type { ResponseItem, ResponseObject } from '../formats/openai-responses/wire-types.ts';
 import type { GenerationEndpoint } from '../services/generation/run-generation-endpoint.ts';
@@ -29,7 +29,7 @@ export const messagesEndpoint: GenerationEndpoint = {
 };
 
 /**
- * `/v1/responses`: once the model is known, prepend the stored chain of `previous_response_id` (its
+ * `/v1/responses`: once the model is known, put back the stored items of `item_reference` inputs, prepend the stored chain of `previous_response_id` (its
  * instructions are not carried over), map reasoning.effort to a thinking budget and fit the context
  * window (`truncation`); with `store: true` save the response with this turn's input before the client
  * sees its end, so a client that continues at once finds it.
@@ -43,7 +43,11 @@ export function responsesEndpoint(store: StoredResponseStore): GenerationEndpoin
     async prepare(decoded, caller, model) {
       const responses = decoded.context.decoded;
       const { options } = responses;
-      if (options.previousResponseId !== null) applyHistory(responses, await store.loadHistory(options.previousResponseId, caller.auth.organizationId));
+      const organizationId = caller.auth.organizationId;
+      if (responses.itemReferences.length > 0) {
+        resolveItemReferences(responses, await store.findItems(responses.itemReferences.map((reference) => reference.id), organizationId));
+      }
+      if (options.previousResponseId !== null) applyHistory(responses, await store.loadHistory(options.previousResponseId, organizationId));
       applyReasoningBudget(decoded.request, model.capabilities.includes('thinking'));
       fitContextWindow(decoded.request, { truncation: options.truncation, contextWindow: model.contextWindow, maxOutputTokens: options.maxOutputTokens });
     },

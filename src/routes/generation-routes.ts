@@ -8,12 +8,12 @@
  * format's clients read errors; once streaming, a failure ends the stream with the format's error event.
  */
 import type { FastifyInstance } from 'fastify';
-import type { DecodeSettings } from '../core/generation-format.ts';
+import type { DecodeOptions } from '../core/generation-format.ts';
 import type { MeteredGenerations } from '../services/generation/metered-generations.ts';
 import { callerOf } from './metering-context.ts';
 import { runGenerationEndpoint, type GenerationEndpoint } from '../services/generation/run-generation-endpoint.ts';
 
-export function registerGenerationRoute(app: FastifyInstance, endpoint: GenerationEndpoint, generations: MeteredGenerations, settings: DecodeSettings): void {
+export function registerGenerationRoute(app: FastifyInstance, endpoint: GenerationEndpoint, generations: MeteredGenerations, settings: DecodeOptions): void {
   const { format } = endpoint;
   app.post(
     endpoint.path,

@@ -21,7 +21,7 @@ export function registerMessagesRoutes(app: FastifyInstance, generation: Pick<Ge
       },
     },
     async (request, reply) => {
-      const decoded = decodeCountTokensRequest(request.body);
+      const decoded = decodeCountTokensRequest(request.body, request.decodeOptions);
       // Unknown models are 404 and non-chat models 400 here too, as on /v1/messages.
       generation.resolve(decoded.model, ['chat']);
       return reply.sendData({ ...encodeCountTokensResponse(decoded) });

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config, ModelConfig } from '../config/index.ts';
+import { stableCreatedSeconds } from '../config/index.ts';
 import { notFound } from '../core/service-error.ts';
 
 export interface CatalogueEntry {
@@ -16,11 +17,12 @@ export interface CatalogueEntry {
   capabilities: string[];
 }
 
-function catalogueEntry(model: ModelConfig, config: Config, startedAtSeconds: number): CatalogueEntry {
+function catalogueEntry(model: ModelConfig, config: Config): CatalogueEntry {
   return {
     id: model.id,
     object: 'model',
-    created: model.created ?? startedAtSeconds,
+    // loadConfig gives every model a `created` (derived from its id when the config names none).
+    created: model.created ?? stableCreatedSeconds(model.id),
     owned_by: model.ownedBy ?? config.operator,
     description: model.description,
     capabilities: [...model.capabilities],
@@ -28,11 +30,10 @@ function catalogueEntry(model: ModelConfig, config: Config, startedAtSeconds: nu
 }
 
 export function registerModelRoutes(app: FastifyInstance, config: Config): void {
-  const startedAtSeconds = Math.floor(Date.now() / 1000);
   const byName = new Map<string, ModelConfig>();
   for (const model of config.models) for (const name of [model.id, ...model.aliases]) byName.set(name, model);
   const list = config.models.map((model) => ({
-    ...catalogueEntry(model, config, startedAtSeconds),
+    ...catalogueEntry(model, config),
     permission: [],
     root: model.id,
     parent: null,
@@ -54,7 +55,7 @@ export function registerModelRoutes(app: FastifyInstance, config: Config): void 
       }
       const model = byName.get(name);
       if (model === undefined) throw notFound('model_not_found', `The model '${name}' does not exist. GET /v1/models lists the models.`, 'model');
-      return reply.sendData({ ...catalogueEntry(model, config, startedAtSeconds) });
+      return reply.sendData({ ...catalogueEntry(model, config) });
     },
   );
 }

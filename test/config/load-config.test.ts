@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config/index.ts';
+import { ConfigError, loadConfig, stableCreatedSeconds } from '../../src/config/index.ts';
 
 function writeTemp(name: string, text: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'switchyard-config-')), name);
@@ -53,6 +53,31 @@ describe('loadConfig', () => {
     const model = config.models.find((entry) => entry.id === 'gpt-x')!;
     assert.deepEqual(model.aliases, ['x']);
     assert.equal(model.pricing.outputPerMillion, 2);
+  });
+
+  test('requestValidation: spec by default, REQUEST_VALIDATION=compatible, anything else refused', () => {
+    assert.equal(loadConfig({ env: {} }).requestValidation, 'spec');
+    assert.equal(loadConfig({ env: { REQUEST_VALIDATION: 'compatible' } }).requestValidation, 'compatible');
+    assert.equal(loadConfig({ env: {}, overrides: { requestValidation: 'compatible' } }).requestValidation, 'compatible');
+    assert.throws(() => loadConfig({ env: { REQUEST_VALIDATION: 'loose' } }), /requestValidation/);
+  });
+
+  test('a model without created gets the same created on every load (derived from its id), an explicit one is kept', () => {
+    const overrides = {
+      providers: { b: { kind: 'builtin' as const } },
+      models: [
+        { id: 'plain', provider: 'b', capabilities: ['chat' as const] },
+        { id: 'dated', provider: 'b', capabilities: ['chat' as const], created: 1_700_000_000 },
+      ],
+    };
+    const first = loadConfig({ env: {}, overrides }).models;
+    const second = loadConfig({ env: {}, overrides }).models;
+    const plain = first.find((model) => model.id === 'plain')!.created;
+    assert.equal(plain, second.find((model) => model.id === 'plain')!.created);
+    assert.equal(plain, stableCreatedSeconds('plain'));
+    assert.ok(plain !== undefined && plain >= 1_704_067_200 && plain < 1_704_067_200 + 365 * 86_400);
+    assert.notEqual(stableCreatedSeconds('plain'), stableCreatedSeconds('plain2'));
+    assert.equal(first.find((model) => model.id === 'dated')!.created, 1_700_000_000);
   });
 
   test('limitsBackend resolves auto to redis or memory; off and explicit choices stay', () => {

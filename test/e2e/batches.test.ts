@@ -297,6 +297,9 @@ describe('batches end to end (worker stopped: states held still)', () => {
       assert.equal(error.code, 'concurrent_batches_limit');
       assert.equal(error.type, 'rate_limit_exceeded');
       assert.equal(error.headers.get('x-should-retry'), 'false');
+      // SPEC rate-limit details: reset is a date-time (by then every active batch has ended or expired).
+      const reset = (error.error as { details?: { reset?: unknown } }).details?.reset;
+      assert.ok(typeof reset === 'string' && Date.parse(reset) > Date.now(), `details.reset ${String(reset)}`);
       return true;
     });
     await limiter.batches.cancel(active[0]!.id);

@@ -137,7 +137,12 @@ describe('embeddings end to end', () => {
   });
 
   test('error classes: unknown model, no key, no permission, upstream failures', async () => {
-    await assert.rejects(client.embeddings.create({ model: 'no-such-model', input: 'x' }), OpenAI.NotFoundError);
+    // SPEC lists 400 (not 404) for this endpoint: in the default `spec` validation an unknown model is invalid_parameter.
+    await assert.rejects(client.embeddings.create({ model: 'no-such-model', input: 'x' }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.BadRequestError);
+      assert.deepEqual([error.code, error.param], ['invalid_parameter', 'model']);
+      return true;
+    });
     await assert.rejects(new OpenAI({ apiKey: 'sk-wrong', baseURL: server.baseUrl, maxRetries: 0 }).embeddings.create({ model: BUILTIN, input: 'x' }), OpenAI.AuthenticationError);
     const chatOnly = await server.createKey({ permissions: ['chat.completions'] });
     await assert.rejects(new OpenAI({ apiKey: chatOnly.key, baseURL: server.baseUrl, maxRetries: 0 }).embeddings.create({ model: BUILTIN, input: 'x' }), OpenAI.PermissionDeniedError);

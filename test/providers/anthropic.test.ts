@@ -151,11 +151,21 @@ describe('convertToAnthropicRequest', () => {
     assert.equal(noRoom.thinking, undefined);
   });
 
-  test('JSON output becomes a forced json tool; with other tools it is a 400', () => {
+  test('a JSON schema goes natively as output_config.format, also beside tools', () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
     const converted = convertToAnthropicRequest(userRequest('x', { responseFormat: { type: 'json_schema', name: 'a', schema } }), options);
+    assert.equal(converted.jsonToolName, undefined);
+    assert.deepEqual(converted.body.output_config, { format: { type: 'json_schema', schema } });
+    assert.equal(converted.body.tools, undefined);
+    const withTools = convertToAnthropicRequest(userRequest('x', { responseFormat: { type: 'json_schema', name: 'a', schema }, tools: [{ name: 't', inputSchema: {} }] }), options);
+    assert.deepEqual(withTools.body.output_config, { format: { type: 'json_schema', schema } });
+    assert.deepEqual(withTools.body.tools?.map((tool) => tool.name), ['t']);
+  });
+
+  test('json_object becomes a forced json tool; with other tools it is a 400', () => {
+    const converted = convertToAnthropicRequest(userRequest('x', { responseFormat: { type: 'json_object' } }), options);
     assert.equal(converted.jsonToolName, 'json');
-    assert.deepEqual(converted.body.tools, [{ name: 'json', description: 'Respond with a JSON document.', input_schema: schema }]);
+    assert.deepEqual(converted.body.tools, [{ name: 'json', description: 'Respond with a JSON document.', input_schema: { type: 'object', additionalProperties: true } }]);
     assert.deepEqual(converted.body.tool_choice, { type: 'tool', name: 'json' });
     assert.throws(
       () => convertToAnthropicRequest(userRequest('x', { responseFormat: { type: 'json_object' }, tools: [{ name: 't', inputSchema: {} }] }), options),

@@ -23,6 +23,8 @@ export interface StoredResponseRecord {
   response: unknown;
   /** This turn's input items, each with an id, in request order. */
   inputItems: unknown[];
+  /** Ids of the response's output items, indexed for `item_reference` lookups (`findByItemIds`). */
+  outputItemIds?: readonly string[];
   /** Milliseconds since epoch. */
   createdAt: number;
 }
@@ -48,7 +50,41 @@ export class StoredResponsesRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   async insert(record: StoredResponseRecord): Promise<void> {
-    await this.db
+    const itemIds = [...new Set(record.outputItemIds ?? [])];
+    if (itemIds.length === 0) {
+      await this.insertResponse(this.db, record);
+      return;
+    }
+    await this.db.transaction().execute(async (transaction) => {
+      await this.insertResponse(transaction, record);
+      await transaction
+        .insertInto('stored_response_items')
+        .values(itemIds.map((itemId) => ({ organization_id: record.organizationId, item_id: itemId, response_id: record.id })))
+        // An id seen before (a client-chosen one) keeps pointing at the response that first held it.
+        .onConflict((conflict) => conflict.columns(['organization_id', 'item_id']).doNothing())
+        .execute();
+    });
+  }
+
+  /**
+   * The stored responses of `organizationId` holding any of `itemIds` among their output items (one
+   * indexed query). Another organization's items are not found.
+   */
+  async findByItemIds(itemIds: readonly string[], organizationId: string): Promise<StoredResponseRecord[]> {
+    if (itemIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('stored_responses')
+      .selectAll('stored_responses')
+      .where('stored_responses.organization_id', '=', organizationId)
+      .where('stored_responses.id', 'in', (query) =>
+        query.selectFrom('stored_response_items').select('response_id').where('organization_id', '=', organizationId).where('item_id', 'in', [...itemIds]),
+      )
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  private async insertResponse(db: Kysely<DatabaseSchema>, record: StoredResponseRecord): Promise<void> {
+    await db
       .insertInto('stored_responses')
       .values({
         id: record.id,
@@ -93,7 +129,11 @@ export class StoredResponsesRepository {
 
   /** Deletes the response if it belongs to `organizationId`; true when a row was deleted. */
   async delete(id: string, organizationId: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('stored_responses').where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+    return this.db.transaction().execute(async (transaction) => {
+      const result = await transaction.deleteFrom('stored_responses').where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) return false;
+      await transaction.deleteFrom('stored_response_items').where('response_id', '=', id).where('organization_id', '=', organizationId).execute();
+      return true;
+    });
   }
 }

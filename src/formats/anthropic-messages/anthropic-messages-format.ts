@@ -31,8 +31,8 @@ export const anthropicMessagesFormat: GenerationFormat<MessagesFormatContext> = 
     responseFormat: 'output_config',
     toolChoice: 'tool_choice',
   },
-  decode(body) {
-    const decoded = decodeMessagesRequest(body);
+  decode(body, decodeOptions) {
+    const decoded = decodeMessagesRequest(body, decodeOptions);
     return {
       request: decoded.request,
       stream: decoded.stream,

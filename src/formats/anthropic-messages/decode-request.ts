@@ -11,12 +11,19 @@
  * Optional fields given as `null` count as absent. Unknown top-level fields are rejected (never silently
  * dropped); unknown keys inside content blocks are ignored, so that blocks copied from a real Anthropic
  * response (e.g. `citations: null`) can be sent back unchanged.
+ *
+ * `output_config.format` (and the older beta `output_format`) ask for JSON-schema structured output and
+ * become the canonical `json_schema` response format, in both validation modes. `requestValidation:
+ * compatible` (DecodeOptions) accepts what the Anthropic API and its clients do where the SPEC is
+ * stricter: consecutive messages of one role (merged into one turn), an assistant message first, a tool
+ * without `description`, and `temperature` up to 2.
  */
 import type {
   DocumentPart,
   GenerationRequest,
   ImagePart,
   Message,
+  ResponseFormat,
   TextPart,
   ToolChoice,
   ToolDefinition,
@@ -25,6 +32,7 @@ import type {
   AssistantContentPart,
 } from '../../core/generation.ts';
 import { invalidFormat, invalidMessages, invalidParameter, missingParameter } from '../../core/service-error.ts';
+import { maxTemperature, SPEC_DECODE_OPTIONS, type DecodeOptions } from '../shared/decode-options.ts';
 
 /** What a `/v1/messages` body decodes to: the canonical request plus the transport choices that are not generation parameters. */
 export interface DecodedMessagesRequest {
@@ -63,7 +71,12 @@ const KNOWN_FIELDS = new Set([
   'metadata',
   'service_tier',
   'cache_control',
+  'output_config',
+  'output_format',
 ]);
+
+/** `name` of the canonical json_schema format decoded from `output_config.format` (the wire has none). */
+export const OUTPUT_FORMAT_NAME = 'output';
 
 const IMAGE_MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 /** Anthropic tool-name rule. */
@@ -77,19 +90,20 @@ type JsonObject = Record<string, unknown>;
  * Decodes a `POST /v1/messages` body. Throws a 400 ServiceError on the first violation found, checking
  * fields in SPEC table order.
  */
-export function decodeMessagesRequest(body: unknown): DecodedMessagesRequest {
-  return decodeBody(body, { maxTokensRequired: true, allowStream: true });
+export function decodeMessagesRequest(body: unknown, options: DecodeOptions = SPEC_DECODE_OPTIONS): DecodedMessagesRequest {
+  return decodeBody(body, { maxTokensRequired: true, allowStream: true }, options);
 }
 
 /**
  * Decodes a `POST /v1/messages/count_tokens` body: a message request without `max_tokens` (accepted and
  * checked when given) and without `stream`. Returns the canonical request to count.
  */
-export function decodeCountTokensRequest(body: unknown): GenerationRequest {
-  return decodeBody(body, { maxTokensRequired: false, allowStream: false }).request;
+export function decodeCountTokensRequest(body: unknown, options: DecodeOptions = SPEC_DECODE_OPTIONS): GenerationRequest {
+  return decodeBody(body, { maxTokensRequired: false, allowStream: false }, options).request;
 }
 
-function decodeBody(body: unknown, mode: { maxTokensRequired: boolean; allowStream: boolean }): DecodedMessagesRequest {
+function decodeBody(body: unknown, mode: { maxTokensRequired: boolean; allowStream: boolean }, options: DecodeOptions): DecodedMessagesRequest {
+  const compatible = options.validation === 'compatible';
   if (!isObject(body)) throw invalidFormat(null, `The request body must be a JSON object, got ${describe(body)}.`);
 
   for (const key of Object.keys(body)) {
@@ -102,7 +116,7 @@ function decodeBody(body: unknown, mode: { maxTokensRequired: boolean; allowStre
   if (model.trim() === '') throw invalidParameter('model', "'model' must not be empty.");
 
   const imagePaths: string[] = [];
-  const messages = decodeMessages(body['messages'], imagePaths);
+  const messages = decodeMessages(body['messages'], imagePaths, compatible);
 
   const request: GenerationRequest = { model, messages };
 
@@ -120,13 +134,13 @@ function decodeBody(body: unknown, mode: { maxTokensRequired: boolean; allowStre
   }
 
   const temperature = present(body['temperature']);
-  if (temperature !== undefined) request.temperature = numberInUnitRange(temperature, 'temperature');
+  if (temperature !== undefined) request.temperature = numberInRange(temperature, 'temperature', maxTemperature(options));
 
   const stream = present(body['stream']);
   if (stream !== undefined && typeof stream !== 'boolean') throw invalidFormat('stream', `'stream' must be a boolean, got ${describe(stream)}.`);
 
   const topP = present(body['top_p']);
-  if (topP !== undefined) request.topP = numberInUnitRange(topP, 'top_p');
+  if (topP !== undefined) request.topP = numberInRange(topP, 'top_p', 1);
 
   const topK = present(body['top_k']);
   if (topK !== undefined) request.topK = integerAtLeast(topK, 'top_k', 1);
@@ -139,7 +153,7 @@ function decodeBody(body: unknown, mode: { maxTokensRequired: boolean; allowStre
 
   const tools = present(body['tools']);
   if (tools !== undefined) {
-    const decoded = decodeTools(tools);
+    const decoded = decodeTools(tools, compatible);
     if (decoded.length > 0) request.tools = decoded;
   }
 
@@ -163,6 +177,9 @@ function decodeBody(body: unknown, mode: { maxTokensRequired: boolean; allowStre
     if (Object.keys(decoded.rest).length > 0) request.metadata = decoded.rest;
   }
 
+  const outputFormat = decodeOutputFormat(present(body['output_config']), present(body['output_format']));
+  if (outputFormat !== undefined) request.responseFormat = outputFormat;
+
   let serviceTier: DecodedMessagesRequest['serviceTier'] = 'auto';
   const tier = present(body['service_tier']);
   if (tier !== undefined) {
@@ -182,7 +199,11 @@ function decodeBody(body: unknown, mode: { maxTokensRequired: boolean; allowStre
 // messages
 
 /** `imagePaths` collects the wire path of every image block, in order. */
-function decodeMessages(value: unknown, imagePaths: string[]): Message[] {
+/**
+ * `compatible`: consecutive messages of one role are accepted (and merged into one turn) and the first
+ * message may be the assistant's.
+ */
+function decodeMessages(value: unknown, imagePaths: string[], compatible: boolean): Message[] {
   const messages = present(value);
   if (messages === undefined) throw missingParameter('messages');
   if (!Array.isArray(messages)) throw invalidFormat('messages', `'messages' must be an array, got ${describe(messages)}.`);
@@ -200,8 +221,8 @@ function decodeMessages(value: unknown, imagePaths: string[]): Message[] {
     if (role !== 'user' && role !== 'assistant') {
       throw invalidMessages(`${path}.role`, `'${path}.role' must be 'user' or 'assistant', got '${role}'. System text goes in the top-level 'system' field.`);
     }
-    if (index === 0 && role !== 'user') throw invalidMessages(`${path}.role`, 'The first message must use the user role.');
-    if (role === previousRole) {
+    if (index === 0 && role !== 'user' && !compatible) throw invalidMessages(`${path}.role`, 'The first message must use the user role.');
+    if (role === previousRole && !compatible) {
       throw invalidMessages(`${path}.role`, `Roles must alternate between user and assistant, but messages[${index - 1}] and ${path} are both '${role}'.`);
     }
     previousRole = role;
@@ -222,7 +243,20 @@ function decodeMessages(value: unknown, imagePaths: string[]): Message[] {
     if (role === 'user') decoded.push(...decodeUserBlocks(blocks, `${path}.content`, toolUses, typeof content === 'string', imagePaths));
     else decoded.push(decodeAssistantBlocks(blocks, `${path}.content`, toolUses, typeof content === 'string'));
   });
-  return decoded;
+  return compatible ? mergeAdjacentTurns(decoded) : decoded;
+}
+
+/** Joins neighbouring canonical messages of one role into one (what the Anthropic API does with them). */
+function mergeAdjacentTurns(messages: Message[]): Message[] {
+  const merged: Message[] = [];
+  for (const message of messages) {
+    const last = merged.at(-1);
+    if (last?.role === 'user' && message.role === 'user') last.content.push(...message.content);
+    else if (last?.role === 'assistant' && message.role === 'assistant') last.content.push(...message.content);
+    else if (last?.role === 'tool' && message.role === 'tool') last.content.push(...message.content);
+    else merged.push(message);
+  }
+  return merged;
 }
 
 /**
@@ -466,8 +500,11 @@ function decodeStopSequences(value: unknown): string[] {
   });
 }
 
-/** SPEC: each tool has name, description and input_schema, all required. Only custom (client) tools are supported. */
-function decodeTools(value: unknown): ToolDefinition[] {
+/**
+ * SPEC: each tool has name, description and input_schema, all required (`compatible`: description
+ * optional, as in the Anthropic API). Only custom (client) tools are supported.
+ */
+function decodeTools(value: unknown, compatible: boolean): ToolDefinition[] {
   if (!Array.isArray(value)) throw invalidFormat('tools', `'tools' must be an array, got ${describe(value)}.`);
   const names = new Set<string>();
   return value.map((raw, index) => {
@@ -483,12 +520,12 @@ function decodeTools(value: unknown): ToolDefinition[] {
     }
     if (names.has(name)) throw invalidParameter(`${path}.name`, `Tool name '${name}' is declared more than once.`);
     names.add(name);
-    const description = requiredString(raw, 'description', `${path}.description`);
+    const description = compatible ? optionalString(raw, 'description', `${path}.description`) : requiredString(raw, 'description', `${path}.description`);
     const inputSchema = requiredObject(raw, 'input_schema', `${path}.input_schema`);
     if (inputSchema['type'] !== 'object') {
       throw invalidParameter(`${path}.input_schema.type`, `'${path}.input_schema' must be a JSON Schema with type 'object'.`);
     }
-    return { name, description, inputSchema };
+    return description === undefined ? { name, inputSchema } : { name, description, inputSchema };
   });
 }
 
@@ -556,6 +593,35 @@ function decodeThinking(value: unknown, maxOutputTokens: number | undefined): nu
     throw invalidParameter('thinking.budget_tokens', `'thinking.budget_tokens' (${budgetTokens}) must be less than 'max_tokens' (${maxOutputTokens}).`);
   }
   return budgetTokens;
+}
+
+/**
+ * `output_config` (`{format: {type: 'json_schema', schema}}`) or the older beta `output_format`
+ * (`{type: 'json_schema', schema}`) -> the canonical json_schema response format. Only `format` is
+ * honoured in `output_config`; `effort` and other members are refused rather than dropped.
+ */
+function decodeOutputFormat(outputConfig: unknown, outputFormat: unknown): ResponseFormat | undefined {
+  if (outputConfig !== undefined && outputFormat !== undefined) {
+    throw invalidParameter('output_format', "Send either 'output_config.format' or 'output_format' (its older spelling), not both.");
+  }
+  if (outputFormat !== undefined) return decodeJsonOutputFormat(outputFormat, 'output_format');
+  if (outputConfig === undefined) return undefined;
+  if (!isObject(outputConfig)) throw invalidFormat('output_config', `'output_config' must be an object, got ${describe(outputConfig)}.`);
+  for (const key of Object.keys(outputConfig)) {
+    if (key !== 'format' && present(outputConfig[key]) !== undefined) {
+      throw invalidParameter(`output_config.${key}`, `'output_config.${key}' is not supported by this service; only 'output_config.format' is.`);
+    }
+  }
+  const format = present(outputConfig['format']);
+  return format === undefined ? undefined : decodeJsonOutputFormat(format, 'output_config.format');
+}
+
+function decodeJsonOutputFormat(value: unknown, path: string): ResponseFormat {
+  if (!isObject(value)) throw invalidFormat(path, `'${path}' must be an object, got ${describe(value)}.`);
+  const type = requiredString(value, 'type', `${path}.type`);
+  if (type !== 'json_schema') throw invalidParameter(`${path}.type`, `'${path}.type' must be 'json_schema', got '${type}'.`);
+  const schema = requiredObject(value, 'schema', `${path}.schema`);
+  return { type: 'json_schema', name: OUTPUT_FORMAT_NAME, schema };
 }
 
 /** `metadata.user_id` becomes the canonical end-user id; other string entries are kept as metadata. */
@@ -634,10 +700,10 @@ function integerAtLeast(value: unknown, path: string, minimum: number): number {
   return value;
 }
 
-/** SPEC: temperature and top_p are 0.0 to 1.0. */
-function numberInUnitRange(value: unknown, path: string): number {
+/** SPEC: temperature and top_p are 0.0 to 1.0 (`compatible`: temperature up to 2). */
+function numberInRange(value: unknown, path: string, maximum: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidFormat(path, `'${path}' must be a number, got ${describe(value)}.`);
-  if (value < 0 || value > 1) throw invalidParameter(path, `'${path}' must be between 0.0 and 1.0, got ${value}.`);
+  if (value < 0 || value > maximum) throw invalidParameter(path, `'${path}' must be between 0.0 and ${maximum.toFixed(1)}, got ${value}.`);
   return value;
 }
 

@@ -43,6 +43,7 @@ import {
   type JsonObject,
   optionalMetadata,
 } from '../shared/request-fields.ts';
+import { maxTemperature, SPEC_DECODE_OPTIONS, type DecodeOptions } from '../shared/decode-options.ts';
 
 /** What the chat encoders need besides the canonical request. */
 export interface ChatCompletionOptions {
@@ -83,7 +84,7 @@ const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 
  * Decodes and validates a chat completions request body (already JSON-parsed).
  * Throws a 400 ServiceError with a precise `param` for any client mistake.
  */
-export function decodeChatCompletionRequest(body: unknown): DecodedChatCompletionRequest {
+export function decodeChatCompletionRequest(body: unknown, decodeOptions: DecodeOptions = SPEC_DECODE_OPTIONS): DecodedChatCompletionRequest {
   if (!isObject(body)) throw invalidFormat(null, `The request body must be a JSON object, but got ${describeType(body)} instead.`);
 
   const model = requiredString(body, 'model', 'model');
@@ -94,7 +95,8 @@ export function decodeChatCompletionRequest(body: unknown): DecodedChatCompletio
   if (system !== undefined) request.system = system;
   const ignoredParameters: string[] = [];
 
-  const temperature = optionalNumberInRange(body, 'temperature', 0, 1);
+  // SPEC: 0.0-1.0; `compatible` validation takes OpenAI's 0.0-2.0.
+  const temperature = optionalNumberInRange(body, 'temperature', 0, maxTemperature(decodeOptions));
   if (temperature !== undefined) request.temperature = temperature;
   const topP = optionalNumberInRange(body, 'top_p', 0, 1);
   if (topP !== undefined) request.topP = topP;

@@ -30,8 +30,8 @@ export const openAIChatFormat: GenerationFormat<ChatFormatContext> = {
     responseFormat: 'response_format',
     toolChoice: 'tool_choice',
   },
-  decode(body) {
-    const { request, options } = decodeChatCompletionRequest(body);
+  decode(body, decodeOptions) {
+    const { request, options } = decodeChatCompletionRequest(body, decodeOptions);
     return {
       request,
       stream: options.stream,

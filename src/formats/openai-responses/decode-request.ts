@@ -7,6 +7,9 @@
  * its deprecated alias, temperature 0.0-1.0 default 0.7, top_p 0.0-1.0, truncation default `disabled`,
  * metadata at most 16 pairs, store default true, reasoning.effort low|medium|high), docs/wire-contracts.md
  * "Responses" and the OpenAI OpenAPI `CreateResponse` / `ResponseInputItem` for what the SPEC leaves open.
+ * With `requestValidation: compatible` (DecodeOptions) a missing max_output_tokens, temperature up to 2 and
+ * reasoning.effort `minimal` are accepted, as OpenAI accepts them. `item_reference` items are accepted in
+ * both modes and resolved by the route (`resolveItemReferences`) among the organization's stored items.
  *
  * Code choice, as in the other decoders: a value of the wrong JSON type is `invalid_format`; the right
  * type with a value that is not allowed (range, enum, unsupported feature) is `invalid_parameter`; an
@@ -67,6 +70,7 @@ import {
   type JsonObject,
   optionalMetadata,
 } from '../shared/request-fields.ts';
+import { maxTemperature, SPEC_DECODE_OPTIONS, type DecodeOptions } from '../shared/decode-options.ts';
 
 /** What the route, the store and the encoders need besides the canonical request. */
 export interface ResponsesRequestOptions {
@@ -79,8 +83,11 @@ export interface ResponsesRequestOptions {
   /** The response this one continues, or null. Its chain must be loaded with `applyHistory`. */
   previousResponseId: string | null;
   truncation: 'auto' | 'disabled';
-  /** `max_output_tokens` (or its deprecated alias), tokens, >= 1. */
-  maxOutputTokens: number;
+  /**
+   * `max_output_tokens` (or its deprecated alias), tokens, >= 1. Undefined only in `compatible`
+   * validation when the client named no maximum: the generation reserves and caps as chat completions do.
+   */
+  maxOutputTokens: number | undefined;
   /** True when the client used the deprecated `max_tokens` spelling (the route adds a warning header). */
   usedDeprecatedMaxTokens: boolean;
   /** `instructions` joined into one text, or null. Never carried over to later turns. */
@@ -102,6 +109,22 @@ export interface DecodedResponsesRequest {
   /** This turn's input items, normalised, each with an id (`msg_...`, `fc_...`, `fco_...`, `rs_...`). */
   input: ResponseItem[];
   options: ResponsesRequestOptions;
+  /**
+   * `item_reference` input items, in input order, still to be looked up among the organization's stored
+   * items and placed with `resolveItemReferences` before anything else runs. While any are pending,
+   * `input` lacks them and `request.messages` is empty. Empty when the input has none.
+   */
+  itemReferences: PendingItemReference[];
+}
+
+/** One `{"type": "item_reference", "id": ...}` input item. */
+export interface PendingItemReference {
+  /** Its position in the wire `input` array. */
+  index: number;
+  /** The referenced item's id (`msg_...`, `fc_...`, `rs_...`). */
+  id: string;
+  /** `input[2].id`: the param a 400 names when the id resolves to nothing. */
+  param: string;
 }
 
 /** Reasoning effort -> thinking budget, tokens (capped below max_output_tokens by applyReasoningBudget). */
@@ -115,6 +138,8 @@ const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 /** SPEC "Limits": response-style metadata, at most 16 pairs; OpenAI's key and value lengths. */
 const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 const REASONING_EFFORTS = ['low', 'medium', 'high'] as const;
+/** `compatible` validation also takes OpenAI's `minimal` (accepted on chat completions), generated as `low`. */
+const COMPATIBLE_REASONING_EFFORTS = ['minimal', 'low', 'medium', 'high'] as const;
 const REASONING_SUMMARIES = ['auto', 'concise', 'detailed'] as const;
 const ITEM_STATUSES = ['in_progress', 'completed', 'incomplete'] as const;
 const IMAGE_DETAILS = ['auto', 'low', 'high', 'original'] as const;
@@ -127,13 +152,13 @@ export const DEFAULT_TEMPERATURE = 0.7;
  * Decodes and validates a response request body (already JSON-parsed).
  * Throws a 400 ServiceError with a precise `param` for any client mistake.
  */
-export function decodeResponsesRequest(body: unknown): DecodedResponsesRequest {
+export function decodeResponsesRequest(body: unknown, decodeOptions: DecodeOptions = SPEC_DECODE_OPTIONS): DecodedResponsesRequest {
   if (!isObject(body)) throw invalidFormat(null, `The request body must be a JSON object, but got ${describeType(body)} instead.`);
 
   const model = requiredString(body, 'model', 'model');
   if (model.length === 0) throw invalidParameter('model', "Invalid 'model': the model id must not be empty.");
 
-  const input = decodeInput(body['input']);
+  const { items: input, references: itemReferences } = decodeInput(body['input']);
   const ignoredParameters: string[] = [];
 
   // SPEC: max_output_tokens is required (>= 1); `max_tokens` is its deprecated alias.
@@ -146,13 +171,14 @@ export function decodeResponsesRequest(body: unknown): DecodedResponsesRequest {
     );
   }
   const maxOutputTokens = maxOutputTokensValue ?? maxTokensValue;
-  if (maxOutputTokens === undefined) {
+  // `compatible`: a missing maximum reserves and caps like chat completions (the model's own maximum).
+  if (maxOutputTokens === undefined && decodeOptions.validation === 'spec') {
     throw missingParameter('max_output_tokens', "Missing required parameter: 'max_output_tokens' (an integer >= 1, the most tokens the response may contain).");
   }
-  const usedDeprecatedMaxTokens = maxOutputTokensValue === undefined;
+  const usedDeprecatedMaxTokens = maxOutputTokensValue === undefined && maxTokensValue !== undefined;
 
   const { text: instructionsText, echo: instructionsEcho } = decodeInstructions(body['instructions']);
-  const temperature = optionalNumberInRange(body, 'temperature', 0, 1) ?? DEFAULT_TEMPERATURE;
+  const temperature = optionalNumberInRange(body, 'temperature', 0, maxTemperature(decodeOptions)) ?? DEFAULT_TEMPERATURE;
   const topP = optionalNumberInRange(body, 'top_p', 0, 1);
   const stream = optionalBoolean(body, 'stream') ?? false;
   const { definitions: tools, echo: toolsEcho } = decodeTools(body['tools']);
@@ -167,29 +193,34 @@ export function decodeResponsesRequest(body: unknown): DecodedResponsesRequest {
     throw invalidParameter('previous_response_id', "Invalid 'previous_response_id': it must not be empty.");
   }
   const { format: responseFormat, echo: textEcho } = decodeText(body['text'], ignoredParameters);
-  const reasoning = decodeReasoning(body['reasoning'], ignoredParameters);
+  const reasoning = decodeReasoning(body['reasoning'], ignoredParameters, decodeOptions);
   decodeUnsupportedFeatures(body, ignoredParameters);
 
-  const conversation = buildConversation(
-    input.map((item, index) => ({ item, param: `input[${index}]` })),
-    instructionsText,
-    // With previous_response_id, call ids may answer calls of the stored chain: checked by applyHistory.
-    previousResponseId === undefined,
-  );
+  // With item references the conversation is built once they are resolved (resolveItemReferences).
+  const conversation: Conversation =
+    itemReferences.length > 0
+      ? { messages: [] }
+      : buildConversation(
+          input.map((item, index) => ({ item, param: `input[${index}]` })),
+          instructionsText,
+          // With previous_response_id, call ids may answer calls of the stored chain: checked by applyHistory.
+          previousResponseId === undefined,
+        );
 
-  const request: GenerationRequest = { model, messages: conversation.messages, temperature, maxOutputTokens, parallelToolCalls };
+  const request: GenerationRequest = { model, messages: conversation.messages, temperature, parallelToolCalls };
+  if (maxOutputTokens !== undefined) request.maxOutputTokens = maxOutputTokens;
   if (conversation.system !== undefined) request.system = conversation.system;
   if (topP !== undefined) request.topP = topP;
   if (tools.length > 0) request.tools = tools;
   if (toolChoice !== undefined) request.toolChoice = toolChoice;
   if (responseFormat !== undefined) request.responseFormat = responseFormat;
-  if (reasoning.effort !== null) request.reasoningEffort = reasoning.effort;
+  if (reasoning.effort !== null) request.reasoningEffort = reasoning.effort === 'minimal' ? 'low' : reasoning.effort;
   if (user !== undefined) request.user = user;
   if (Object.keys(metadata).length > 0) request.metadata = metadata;
 
   const echo: ResponseEcho = {
     instructions: instructionsEcho,
-    max_output_tokens: maxOutputTokens,
+    max_output_tokens: maxOutputTokens ?? null,
     parallel_tool_calls: parallelToolCalls,
     previous_response_id: previousResponseId ?? null,
     reasoning,
@@ -219,7 +250,40 @@ export function decodeResponsesRequest(body: unknown): DecodedResponsesRequest {
       imageParam: firstImageParam(input),
       echo,
     },
+    itemReferences,
   };
+}
+
+/**
+ * Places the items that `decoded.itemReferences` name (looked up by the caller among its organization's
+ * stored items: `found` maps id -> item) at their input positions and builds the conversation. An id
+ * missing from `found` (unknown, or another organization's) is a 400 `invalid_parameter` naming
+ * `input[i].id`. A no-op without references; run it before `applyHistory`.
+ */
+export function resolveItemReferences(decoded: DecodedResponsesRequest, found: ReadonlyMap<string, ResponseItem>): void {
+  if (decoded.itemReferences.length === 0) return;
+  const input = [...decoded.input];
+  for (const reference of decoded.itemReferences) {
+    const item = found.get(reference.id);
+    if (item === undefined) {
+      throw invalidParameter(
+        reference.param,
+        `Invalid '${reference.param}': no stored item with id '${reference.id}' was found. Items can be referenced only from responses your organization created with 'store: true'.`,
+      );
+    }
+    input.splice(reference.index, 0, item);
+  }
+  decoded.input = input;
+  decoded.itemReferences = [];
+  const conversation = buildConversation(
+    input.map((item, index) => ({ item, param: `input[${index}]` })),
+    decoded.options.instructionsText,
+    decoded.options.previousResponseId === null,
+  );
+  decoded.request.messages = conversation.messages;
+  if (conversation.system === undefined) delete decoded.request.system;
+  else decoded.request.system = conversation.system;
+  decoded.options.imageParam = firstImageParam(input);
 }
 
 function firstImageParam(input: readonly ResponseItem[]): string | null {
@@ -308,15 +372,32 @@ export function decodeInputItemsQuery(query: unknown): InputItemsQuery {
 // ---------------------------------------------------------------------------------------------------
 // Input items
 
-function decodeInput(value: unknown): ResponseItem[] {
+/** The decoded input: the items given in full, and the references (with their positions) to resolve. */
+function decodeInput(value: unknown): { items: ResponseItem[]; references: PendingItemReference[] } {
   if (value === undefined || value === null) throw missingParameter('input', "Missing required parameter: 'input' (a string or an array of input items).");
   if (typeof value === 'string') {
     if (value.length === 0) throw invalidParameter('input', "Invalid 'input': the input text must not be empty.");
-    return [{ id: newId.responseMessageItem(), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: value }] }];
+    return { items: [{ id: newId.responseMessageItem(), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: value }] }], references: [] };
   }
   if (!Array.isArray(value)) throw wrongType('input', 'a string or an array of input items', value);
   if (value.length === 0) throw invalidParameter('input', "Invalid 'input': the array must contain at least one item.");
-  return value.map((item, index) => decodeItem(item, `input[${index}]`));
+  const items: ResponseItem[] = [];
+  const references: PendingItemReference[] = [];
+  value.forEach((entry, index) => {
+    const param = `input[${index}]`;
+    const reference = decodeItemReference(entry, param);
+    if (reference === undefined) items.push(decodeItem(entry, param));
+    else references.push({ index, id: reference, param: `${param}.id` });
+  });
+  return { items, references };
+}
+
+/** The id of an `{"type": "item_reference", "id": ...}` item; undefined for any other item. */
+function decodeItemReference(value: unknown, param: string): string | undefined {
+  if (!isObject(value) || value['type'] !== 'item_reference') return undefined;
+  const id = requiredString(value, 'id', `${param}.id`);
+  if (id.length === 0) throw invalidParameter(`${param}.id`, `Invalid '${param}.id': the item id must not be empty.`);
+  return id;
 }
 
 function decodeItem(value: unknown, param: string): ResponseItem {
@@ -336,15 +417,10 @@ function decodeItem(value: unknown, param: string): ResponseItem {
       return decodeFunctionCallOutputItem(item, param);
     case 'reasoning':
       return decodeReasoningItem(item, param);
-    case 'item_reference':
-      throw invalidMessages(
-        `${param}.type`,
-        `Invalid '${param}.type': item references are not supported. Send the item itself, or continue a stored conversation with 'previous_response_id'.`,
-      );
     default:
       throw invalidMessages(
         `${param}.type`,
-        `Invalid '${param}.type': '${type}' items are not supported by this service; input items are 'message', 'function_call', 'function_call_output' and 'reasoning'.`,
+        `Invalid '${param}.type': '${type}' items are not supported by this service; input items are 'message', 'function_call', 'function_call_output', 'reasoning' and 'item_reference'.`,
       );
   }
 }
@@ -763,10 +839,11 @@ function decodeText(value: unknown, ignoredParameters: string[]): { format?: Res
   return { format: responseFormat, echo };
 }
 
-function decodeReasoning(value: unknown, ignoredParameters: string[]): ResponseEcho['reasoning'] {
+function decodeReasoning(value: unknown, ignoredParameters: string[], decodeOptions: DecodeOptions): ResponseEcho['reasoning'] {
   if (value === undefined || value === null) return { effort: null, summary: null };
   const reasoning = expectObject(value, 'reasoning');
-  const effort = optionalEnum(reasoning, 'effort', REASONING_EFFORTS, 'reasoning.effort') ?? null;
+  const efforts = decodeOptions.validation === 'compatible' ? COMPATIBLE_REASONING_EFFORTS : REASONING_EFFORTS;
+  const effort = optionalEnum(reasoning, 'effort', efforts, 'reasoning.effort') ?? null;
   // Summaries are not produced: the full reasoning text is given in the reasoning item's `content`.
   const summary = optionalEnum(reasoning, 'summary', REASONING_SUMMARIES, 'reasoning.summary') ?? null;
   if (summary !== null) ignoredParameters.push('reasoning.summary');

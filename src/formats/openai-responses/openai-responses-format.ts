@@ -38,8 +38,8 @@ export const openAIResponsesFormat: GenerationFormat<ResponsesFormatContext> = {
     responseFormat: 'text.format',
     toolChoice: 'tool_choice',
   },
-  decode(body) {
-    const decoded = decodeResponsesRequest(body);
+  decode(body, decodeOptions) {
+    const decoded = decodeResponsesRequest(body, decodeOptions);
     const { options } = decoded;
     return {
       request: decoded.request,

@@ -140,11 +140,12 @@ export interface InstructionMessageEcho {
 /** The request fields a Response object echoes (SPEC "Response object": every "Echo." row). */
 export interface ResponseEcho {
   instructions: string | InstructionMessageEcho[] | null;
-  /** Tokens. */
-  max_output_tokens: number;
+  /** Tokens; null when the client named no maximum (`requestValidation: compatible`). */
+  max_output_tokens: number | null;
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
-  reasoning: { effort: 'low' | 'medium' | 'high' | null; summary: 'auto' | 'concise' | 'detailed' | null };
+  /** `minimal` only in `requestValidation: compatible` (generated as `low`). */
+  reasoning: { effort: 'minimal' | 'low' | 'medium' | 'high' | null; summary: 'auto' | 'concise' | 'detailed' | null };
   store: boolean;
   /** 0.0-1.0. */
   temperature: number;
@@ -192,7 +193,7 @@ export interface ResponseObject {
   error: ResponseErrorObject | null;
   incomplete_details: IncompleteDetails | null;
   instructions: ResponseEcho['instructions'];
-  max_output_tokens: number;
+  max_output_tokens: number | null;
   model: string;
   output: ResponseOutputItem[];
   parallel_tool_calls: boolean;

@@ -57,6 +57,8 @@ export interface AnthropicMessagesRequest {
   metadata?: { user_id: string };
   /** Extended thinking; `budget_tokens` >= 1024 and < max_tokens. */
   thinking?: { type: 'enabled'; budget_tokens: number };
+  /** Structured outputs: the answer's text is a JSON document of `format.schema`. */
+  output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
 }
 
 // ---- replies (what we read) ----

@@ -8,9 +8,11 @@
  *   is on with a defaulted cap, the cap is raised above the budget (the API wants budget < max_tokens).
  * - `reasoningEffort` without a budget becomes a thinking budget (low 1024, medium 4096, high 16384
  *   tokens), only when the cap leaves room for at least the API's minimum budget of 1024.
- * - JSON output (json_object / json_schema) has no switch in the Messages API: the request gets a
- *   forced tool named `json` whose input schema is the wanted schema, and the language model turns that
- *   tool's input back into text. Combined with the caller's own tools this is impossible: 400.
+ * - A JSON-schema output format is passed through natively as `output_config.format` (the Messages
+ *   API's structured outputs); the answer is then ordinary text and tools may be combined with it.
+ *   `json_object` (no schema) has no such switch: the request gets a forced tool named `json` that takes
+ *   any object, and the language model turns that tool's input back into text. Combined with the
+ *   caller's own tools this is impossible: 400.
  * - Reasoning from earlier turns is sent back only with its signature (the API rejects unsigned
  *   thinking blocks, e.g. reasoning produced by another backend); redacted thinking is sent verbatim.
  * - `metadata` carries only `user_id` (the API's one metadata field), from `request.user`.
@@ -218,7 +220,9 @@ export function convertToAnthropicRequest(request: GenerationRequest, options: A
 
   let jsonToolName: string | undefined;
   const format = request.responseFormat;
-  if (format !== undefined && format.type !== 'text') {
+  if (format !== undefined && format.type === 'json_schema') {
+    body.output_config = { format: { type: 'json_schema', schema: format.schema } };
+  } else if (format !== undefined && format.type === 'json_object') {
     if (tools.length > 0) {
       throw invalidParameter(
         'response_format',
@@ -226,9 +230,7 @@ export function convertToAnthropicRequest(request: GenerationRequest, options: A
       );
     }
     jsonToolName = JSON_TOOL_NAME;
-    const schema = format.type === 'json_schema' ? format.schema : { type: 'object', additionalProperties: true };
-    const description = format.type === 'json_schema' && format.description !== undefined ? format.description : 'Respond with a JSON document.';
-    body.tools = [{ name: JSON_TOOL_NAME, description, input_schema: schema }];
+    body.tools = [{ name: JSON_TOOL_NAME, description: 'Respond with a JSON document.', input_schema: { type: 'object', additionalProperties: true } }];
     // The API refuses forced tool use while thinking; then the model is only offered the tool.
     body.tool_choice = body.thinking === undefined ? { type: 'tool', name: JSON_TOOL_NAME } : { type: 'auto' };
   }
@@ -241,7 +243,8 @@ export function convertToAnthropicRequest(request: GenerationRequest, options: A
   const refused = (setting: GenerationSetting): void => void warnings.push({ setting, reason: 'refused-with-thinking' });
   if (request.temperature !== undefined) {
     if (thinking && request.temperature !== 1) refused('temperature');
-    else body.temperature = request.temperature;
+    // The Messages API takes 0-1; a compatible-mode request may carry up to 2.
+    else body.temperature = Math.min(request.temperature, 1);
   }
   if (request.topP !== undefined) {
     if (thinking && request.topP < MIN_TOP_P_WITH_THINKING) refused('topP');

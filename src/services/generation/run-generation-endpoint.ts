@@ -6,7 +6,7 @@
  */
 import type { Permission } from '../../config/index.ts';
 import { assembleResult } from '../../core/assemble-result.ts';
-import type { DecodedGeneration, DecodeSettings, GenerationFormat } from '../../core/generation-format.ts';
+import type { DecodedGeneration, DecodeOptions, GenerationFormat } from '../../core/generation-format.ts';
 import type { GenerationWarning } from '../../core/generation.ts';
 import { invalidParameter } from '../../core/service-error.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
@@ -56,7 +56,7 @@ export async function runGenerationEndpoint<Context>(
   caller: Caller,
   body: unknown,
   generations: MeteredGenerations,
-  settings: DecodeSettings,
+  settings: DecodeOptions,
   options: { allowStream?: boolean } = {},
 ): Promise<GenerationAnswer> {
   const { format } = endpoint;

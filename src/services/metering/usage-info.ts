@@ -8,16 +8,25 @@ import type { LimitSnapshot, WindowFigures } from '../../limits/limit-store.ts';
 export interface UsageInfo {
   /** Tokens counted in the window. */
   used: number;
-  /** Token limit of the window; 0 means unlimited (the tier sets no limit). */
+  /** Token limit of the window; UNLIMITED_TOKENS when the tier sets no limit (config 0). */
   limit: number;
-  /** Tokens left in the window; 0 when unlimited (look at `limit`). */
+  /** Tokens left in the window; UNLIMITED_TOKENS when the tier sets no limit. */
   remaining: number;
   /** When the window resets, ISO 8601 date-time in UTC. */
   reset_at: string;
 }
 
+/**
+ * `limit` and `remaining` of a window the tier does not limit (config 0): 2^31 - 1, the largest integer
+ * every client's integer type holds. A client that compares `remaining` with what it needs, or checks
+ * `remaining > 0`, keeps going, where a 0 (or -1) would read as exhausted; `used` stays the real count.
+ */
+export const UNLIMITED_TOKENS = 2_147_483_647;
+
 export function toUsageInfo(window: WindowFigures): UsageInfo {
-  return { used: window.used, limit: window.limit, remaining: window.remaining, reset_at: new Date(window.resetAtMs).toISOString() };
+  const resetAt = new Date(window.resetAtMs).toISOString();
+  if (window.limit === 0) return { used: window.used, limit: UNLIMITED_TOKENS, remaining: UNLIMITED_TOKENS, reset_at: resetAt };
+  return { used: window.used, limit: window.limit, remaining: window.remaining, reset_at: resetAt };
 }
 
 /** `usage_info` of the key-status endpoint. */

@@ -74,8 +74,22 @@ export class StoredResponses<Item extends StorableItem, Response extends Storabl
       instructions: response.instructions,
       response,
       inputItems: [...input.inputItems],
+      outputItemIds: response.output.map((item) => item.id),
       createdAt: this.now(),
     });
+  }
+
+  /**
+   * `item_reference` lookup: the stored output items of `organizationId` with any of `ids`, by id.
+   * Ids of another organization or unknown ids are simply absent (the caller names the param in its 400).
+   */
+  async findItems(ids: readonly string[], organizationId: string): Promise<Map<string, Item>> {
+    const wanted = new Set(ids);
+    const found = new Map<string, Item>();
+    for (const record of await this.repository.findByItemIds([...wanted], organizationId)) {
+      for (const item of this.responseOf(record).output) if (wanted.has(item.id) && !found.has(item.id)) found.set(item.id, item);
+    }
+    return found;
   }
 
   /**

@@ -18,8 +18,12 @@ export interface TruncationOptions {
   truncation: 'auto' | 'disabled';
   /** The model's context window (ModelConfig.contextWindow), tokens: prompt + completion. */
   contextWindow: number;
-  /** Tokens reserved for the answer (`max_output_tokens`). */
-  maxOutputTokens: number;
+  /**
+   * Tokens reserved for the answer (`max_output_tokens`). Undefined when the client named no maximum
+   * (`requestValidation: compatible`): the prompt alone must fit, and the answer is capped by what is left,
+   * as on chat completions.
+   */
+  maxOutputTokens: number | undefined;
 }
 
 export interface TruncationOutcome {
@@ -31,8 +35,9 @@ export interface TruncationOutcome {
 
 /** Checks (and with `auto`, shortens in place) `request.messages`; see the header for the rules. */
 export function fitContextWindow(request: GenerationRequest, options: TruncationOptions): TruncationOutcome {
-  const { contextWindow, maxOutputTokens } = options;
-  if (maxOutputTokens >= contextWindow) {
+  const { contextWindow } = options;
+  const maxOutputTokens = options.maxOutputTokens ?? 0;
+  if (options.maxOutputTokens !== undefined && maxOutputTokens >= contextWindow) {
     throw invalidParameter(
       'max_output_tokens',
       `Invalid 'max_output_tokens': ${maxOutputTokens} leaves no room for the input in the context window of '${request.model}' (${contextWindow} tokens). Lower 'max_output_tokens'.`,
@@ -64,8 +69,9 @@ export function fitContextWindow(request: GenerationRequest, options: Truncation
     options.truncation === 'auto'
       ? 'Even the last user turn alone is too long: shorten it, or lower \'max_output_tokens\'.'
       : "Shorten the input, lower 'max_output_tokens', or set 'truncation' to 'auto' to drop the oldest turns.";
+  const reserved = options.maxOutputTokens === undefined ? '' : ` plus max_output_tokens ${maxOutputTokens}`;
   throw invalidParameter(
     'input',
-    `The input is too long for model '${request.model}': about ${promptTokens} prompt tokens plus max_output_tokens ${maxOutputTokens} exceed its context window of ${contextWindow} tokens. ${advice}`,
+    `The input is too long for model '${request.model}': about ${promptTokens} prompt tokens${reserved} exceed its context window of ${contextWindow} tokens. ${advice}`,
   );
 }

@@ -246,7 +246,11 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
     ['body not an object', [1, 2], 'invalid_format', null],
     ['body a string', 'hello', 'invalid_format', null],
     ['unknown top-level field', base({ frequency_penalty: 1 }), 'invalid_parameter', 'frequency_penalty'],
-    ['unsupported Anthropic field output_config', base({ output_config: {} }), 'invalid_parameter', 'output_config'],
+    ['unsupported Anthropic field container', base({ container: 'c' }), 'invalid_parameter', 'container'],
+    ['output_config.effort (not honoured)', base({ output_config: { effort: 'high' } }), 'invalid_parameter', 'output_config.effort'],
+    ['output_config.format not json_schema', base({ output_config: { format: { type: 'text' } } }), 'invalid_parameter', 'output_config.format.type'],
+    ['output_config.format without schema', base({ output_config: { format: { type: 'json_schema' } } }), 'missing_parameter', 'output_config.format.schema'],
+    ['output_format and output_config together', base({ output_format: { type: 'json_schema', schema: {} }, output_config: {} }), 'invalid_parameter', 'output_format'],
     // model
     ['model missing', { max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }, 'missing_parameter', 'model'],
     ['model null', base({ model: null }), 'missing_parameter', 'model'],

@@ -248,7 +248,7 @@ describe('decodeResponsesRequest: input items', () => {
     const user = (content: unknown) => ({ input: [{ role: 'user', content }] });
     rejectsWith({ input: [{ content: 'x' }] }, 'missing_parameter', 'input[0].type');
     rejectsWith({ input: [{ type: 'web_search_call', id: 'ws_1' }] }, 'invalid_messages', 'input[0].type', /'web_search_call' items are not supported/);
-    rejectsWith({ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'invalid_messages', 'input[0].type', /item references/);
+    rejectsWith({ input: [{ type: 'item_reference' }] }, 'missing_parameter', 'input[0].id');
     rejectsWith({ input: [{ role: 'tool', content: 'x' }] }, 'invalid_messages', 'input[0].role');
     rejectsWith({ input: [{ role: 5, content: 'x' }] }, 'invalid_format', 'input[0].role');
     rejectsWith({ input: [{ role: 'user' }] }, 'missing_parameter', 'input[0].content');

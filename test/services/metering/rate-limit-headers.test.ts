@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { AdmitResult, LimitPolicy } from '../../../src/limits/limit-store.ts';
 import { MemoryLimitStore } from '../../../src/limits/memory/memory-limit-store.ts';
 import { formatResetDuration, rateLimitError, rateLimitHeaders } from '../../../src/services/metering/rate-limit-headers.ts';
-import { keyUsageInfo, userTotalUsage } from '../../../src/services/metering/usage-info.ts';
+import { keyUsageInfo, userTotalUsage, UNLIMITED_TOKENS } from '../../../src/services/metering/usage-info.ts';
 
 const subject = { organizationId: 'org-headers', keyId: 'key-headers' };
 
@@ -130,5 +130,16 @@ describe('UsageInfo', () => {
     const limits: LimitPolicy = { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 1000, tokensPerMonth: 0 };
     const result = await store.admit({ subject, policy: limits, estimatedTokens: 10 });
     assert.deepEqual(userTotalUsage(result.figures), { used: 10, limit: 1000, remaining: 990, reset_at: '2025-01-16T00:00:00.000Z' });
+  });
+
+  test('an unlimited window (limit 0 in config) reads as UNLIMITED_TOKENS left, never as exhausted', async () => {
+    const { store } = storeAt('2025-01-15T10:00:00Z');
+    const limits: LimitPolicy = { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0 };
+    const result = await store.admit({ subject, policy: limits, estimatedTokens: 25 });
+    const total = userTotalUsage(result.figures);
+    assert.deepEqual(total, { used: 25, limit: UNLIMITED_TOKENS, remaining: UNLIMITED_TOKENS, reset_at: '2025-02-01T00:00:00.000Z' });
+    assert.ok(Number.isInteger(total.remaining) && total.remaining > 0);
+    const info = keyUsageInfo(result.figures);
+    assert.deepEqual([info.daily.limit, info.daily.remaining, info.monthly.remaining], [UNLIMITED_TOKENS, UNLIMITED_TOKENS, UNLIMITED_TOKENS]);
   });
 });

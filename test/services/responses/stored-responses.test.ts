@@ -118,6 +118,14 @@ for (const backend of storageBackends()) {
       await assert.rejects(store.listInputItems('resp_3', 'org-b', decodeInputItemsQuery({})), (error) => assertError(error, 404, 'response_not_found', 'response_id'));
     });
 
+    test('findItems: the organization\'s stored output items by id, never another organization\'s or input items', async () => {
+      const found = await store.findItems(['msg_out_resp_1', 'msg_out_resp_3', 'msg_out_resp_b', 'msg_1', 'msg_unknown'], 'org-a');
+      assert.deepEqual([...found.keys()].sort(), ['msg_out_resp_1', 'msg_out_resp_3']);
+      assert.deepEqual(found.get('msg_out_resp_1'), responseObject('resp_1', null, 'first answer').output[0]);
+      assert.deepEqual([...(await store.findItems(['msg_out_resp_b'], 'org-b')).keys()], ['msg_out_resp_b']);
+      assert.equal((await store.findItems([], 'org-a')).size, 0);
+    });
+
     test('delete: only by the owner, once; a conversation over a deleted response can no longer be continued', async () => {
       await assert.rejects(store.delete('resp_2', 'org-b'), (error) => assertError(error, 404, 'response_not_found', 'response_id'));
       assert.deepEqual(await store.delete('resp_2', 'org-a'), { id: 'resp_2', object: 'response', deleted: true });
@@ -125,6 +133,7 @@ for (const backend of storageBackends()) {
       await assert.rejects(store.retrieve('resp_2', 'org-a'), (error) => assertError(error, 404, 'response_not_found', 'response_id'));
       await assert.rejects(store.loadHistory('resp_3', 'org-a'), (error) => assertError(error, 400, 'invalid_parameter', 'previous_response_id', /'resp_2' was deleted/));
       assert.equal((await store.loadHistory('resp_1', 'org-a')).length, 2, 'the part before the deleted response still works');
+      assert.deepEqual([...(await store.findItems(['msg_out_resp_2', 'msg_out_resp_1'], 'org-a')).keys()], ['msg_out_resp_1'], 'a deleted response\'s items are gone');
     });
   });
 }
