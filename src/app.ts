@@ -55,6 +55,8 @@ export interface AppDependencies {
   decodeSettings: DecodeSettings;
   /** Stored conversations of the responses endpoint (`store: true`, `previous_response_id`). */
   storedResponses: StoredResponseStore;
+  /** The Prometheus registry served at /metrics, when the composition root shares it (routing metrics); default: a new one. */
+  metrics?: HttpMetrics;
 }
 
 export interface BuildAppOptions {
@@ -80,7 +82,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   });
-  const metrics = new HttpMetrics(options.processMetrics ?? false);
+  const metrics = dependencies.metrics ?? new HttpMetrics(options.processMetrics ?? false);
   installEdge(app, {
     operator: config.operator,
     usage: dependencies.metering,

@@ -158,5 +158,11 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
         await db.schema.createIndex('batch_requests_state').on('batch_requests').columns(['batch_id', 'state', 'next_attempt_at']).execute();
       },
     },
+    '0050_usage_ledger_deployment': {
+      // Which deployment of a routed model answered (services/generation/routing).
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema.alterTable('usage_ledger').addColumn('deployment', 'text').execute();
+      },
+    },
   };
 }

@@ -10,6 +10,8 @@ export interface OrganizationsTable {
   name: string;
   /** Milliseconds since epoch. */
   created_at: number;
+  /** The deployment that answered (migration 0050); null for older rows and requests no deployment answered. */
+  deployment: string | null;
 }
 
 export interface ApiKeysTable {
@@ -58,6 +60,8 @@ export interface UsageLedgerTable {
   latency_ms: number;
   /** Milliseconds since epoch. */
   created_at: number;
+  /** The deployment that answered (migration 0050); null for older rows and requests no deployment answered. */
+  deployment: string | null;
 }
 
 /** Stored files (SPEC "File"); the bytes live in the blob store under `id`. */
@@ -176,6 +180,8 @@ export interface StoredResponsesTable {
   input_items: string;
   /** Milliseconds since epoch. */
   created_at: number;
+  /** The deployment that answered (migration 0050); null for older rows and requests no deployment answered. */
+  deployment: string | null;
 }
 
 export interface DatabaseSchema {

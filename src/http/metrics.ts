@@ -1,8 +1,10 @@
 /**
- * Prometheus metrics: requests by route and status, and a latency histogram. One registry per app
- * (not prom-client's global one) so that several apps in one process (tests) do not collide.
+ * Prometheus metrics: requests by route and status, a latency histogram, and per-deployment routing
+ * figures. One registry per app (not prom-client's global one) so that several apps in one process
+ * (tests) do not collide.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DeploymentRef, RoutingObserver } from '../services/generation/routing/router.ts';
 
 export class HttpMetrics {
   readonly registry = new Registry();
@@ -38,5 +40,91 @@ export class HttpMetrics {
     }
     child.requests.inc();
     child.duration.observe(seconds);
+  }
+}
+
+/** The label children of one deployment, resolved once. */
+interface DeploymentChildren {
+  requests: { inc(): void };
+  errors: Map<string, { inc(): void }>;
+  inFlight: { inc(): void; dec(): void };
+  timeToFirstToken: { observe(value: number): void };
+  cooldowns: { inc(): void };
+}
+
+/**
+ * Per-deployment metrics of the router (services/generation/routing): requests sent, failures before
+ * the first byte by error code, requests in flight, time to first token, cooldowns. Labels `model`
+ * and `deployment` (provider id, `#n` for the n-th key of a provider with several).
+ */
+export class DeploymentMetrics implements RoutingObserver {
+  private readonly requests: Counter<'model' | 'deployment'>;
+  private readonly errors: Counter<'model' | 'deployment' | 'code'>;
+  private readonly inFlight: Gauge<'model' | 'deployment'>;
+  private readonly timeToFirstToken: Histogram<'model' | 'deployment'>;
+  private readonly cooldowns: Counter<'model' | 'deployment'>;
+  private readonly children = new WeakMap<DeploymentRef, DeploymentChildren>();
+
+  constructor(registry: Registry) {
+    const labelNames = ['model', 'deployment'] as const;
+    this.requests = new Counter({ name: 'switchyard_deployment_requests_total', help: 'Upstream attempts sent to each deployment.', labelNames, registers: [registry] });
+    this.errors = new Counter({
+      name: 'switchyard_deployment_errors_total',
+      help: 'Attempts that failed before their first byte, by deployment and error code.',
+      labelNames: ['model', 'deployment', 'code'],
+      registers: [registry],
+    });
+    this.inFlight = new Gauge({ name: 'switchyard_deployment_in_flight', help: 'Requests in flight on each deployment (this instance).', labelNames, registers: [registry] });
+    this.timeToFirstToken = new Histogram({
+      name: 'switchyard_deployment_time_to_first_token_seconds',
+      help: 'Time from sending an attempt to its first content part, seconds.',
+      labelNames,
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    });
+    this.cooldowns = new Counter({ name: 'switchyard_deployment_cooldowns_total', help: 'Times each deployment was put into cooldown.', labelNames, registers: [registry] });
+  }
+
+  started(ref: DeploymentRef): void {
+    const children = this.of(ref);
+    children.requests.inc();
+    children.inFlight.inc();
+  }
+
+  firstByte(ref: DeploymentRef, seconds: number): void {
+    this.of(ref).timeToFirstToken.observe(seconds);
+  }
+
+  failed(ref: DeploymentRef, code: string): void {
+    const children = this.of(ref);
+    let counter = children.errors.get(code);
+    if (counter === undefined) {
+      counter = this.errors.labels(ref.model, ref.deployment, code);
+      children.errors.set(code, counter);
+    }
+    counter.inc();
+  }
+
+  ended(ref: DeploymentRef): void {
+    this.of(ref).inFlight.dec();
+  }
+
+  cooledDown(ref: DeploymentRef): void {
+    this.of(ref).cooldowns.inc();
+  }
+
+  private of(ref: DeploymentRef): DeploymentChildren {
+    let children = this.children.get(ref);
+    if (children === undefined) {
+      children = {
+        requests: this.requests.labels(ref.model, ref.deployment),
+        errors: new Map(),
+        inFlight: this.inFlight.labels(ref.model, ref.deployment),
+        timeToFirstToken: this.timeToFirstToken.labels(ref.model, ref.deployment),
+        cooldowns: this.cooldowns.labels(ref.model, ref.deployment),
+      };
+      this.children.set(ref, children);
+    }
+    return children;
   }
 }

@@ -24,6 +24,7 @@ const LEDGER_COLUMNS = [
   'status_code',
   'latency_ms',
   'created_at',
+  'deployment',
 ] as const satisfies ReadonlyArray<keyof LedgerRow>;
 
 const PLACEHOLDER_ROW: LedgerRow = Object.fromEntries(LEDGER_COLUMNS.map((column) => [column, 0])) as unknown as LedgerRow;
@@ -44,6 +45,7 @@ function toRow(entry: LedgerRecord): LedgerRow {
     status_code: entry.statusCode,
     latency_ms: entry.latencyMs,
     created_at: entry.createdAtMs,
+    deployment: entry.deployment ?? null,
   };
 }
 

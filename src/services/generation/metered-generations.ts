@@ -37,6 +37,8 @@ export interface MeteredGeneration {
   admission: Admission;
   /** Request settings the answering backend did not honour. */
   warnings: readonly GenerationWarning[];
+  /** The deployment that answered (provider id, `#n` for a provider's n-th key). */
+  deployment: string;
 }
 
 const TOKEN_LIMIT_CODES = new Set(['tpm_exceeded', 'user_total_daily_limit_exceeded', 'user_total_monthly_limit_exceeded']);
@@ -65,6 +67,7 @@ export class MeteredGenerations {
     const admission = await this.admitWithinBudget(caller, request, promptTokens, model.maxOutputTokens);
     const ledger = ledgerContextOf(caller, model, options.endpoint);
     let warnings: readonly GenerationWarning[] = [];
+    let deployment = '';
     const streamOptions: GenerationStreamOptions = { signal: caller.signal, requestId: caller.requestId };
     if (options.capabilities !== undefined) streamOptions.capabilities = options.capabilities;
     if (options.capabilityParams !== undefined) streamOptions.capabilityParams = options.capabilityParams;
@@ -73,12 +76,14 @@ export class MeteredGenerations {
       async () => {
         const stream = await generation.streamResolved(resolved, request, streamOptions);
         warnings = stream.warnings;
+        deployment = stream.deployment;
+        ledger.deployment = deployment;
         return stream;
       },
       ledger,
       promptTokens,
     );
-    return { parts, model, promptTokens, admission, warnings };
+    return { parts, model, promptTokens, admission, warnings, deployment };
   }
 
   /**

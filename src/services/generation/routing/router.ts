@@ -15,6 +15,8 @@ import { isUpstreamError, UpstreamError } from '../../../core/upstream-error.ts'
 import { systemClock, type Clock } from '../../../limits/clock.ts';
 import { minuteOf, type DeploymentRef, type DeploymentState, type DeploymentStateStore } from '../../../limits/deployment-state.ts';
 import type { Deployment, RoutedModel } from './deployment-table.ts';
+
+export type { DeploymentRef };
 import { STRATEGIES, type RoutingCandidate } from './strategies.ts';
 
 /** Where routing events go: per-deployment metrics (http/metrics.ts implements it with prom-client). */
