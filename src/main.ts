@@ -1,11 +1,12 @@
 /**
- * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys. Configuration
+ * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys, usage, routes. Configuration
  * errors and usage errors print a clear message and exit 1 without a stack trace.
  */
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig } from './config/index.ts';
 import { CliUsageError, parseArguments } from './cli/arguments.ts';
 import { keysCommand } from './cli/keys.ts';
+import { routesCommand } from './cli/routes.ts';
 import { serve } from './cli/serve.ts';
 import { usageCommand } from './cli/usage.ts';
 import { openMigratedDatabase } from './runtime.ts';
@@ -19,6 +20,7 @@ Commands:
   keys list [--org O] [--json]
   keys revoke <key id>
   usage --org O [--since 2026-11-01|30d] [--json]   per-model token totals and cost
+  routes [--model M] [--json]   each model's deployments with their live routing state
 
 Global options:
   --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
@@ -45,6 +47,8 @@ export async function main(argv: readonly string[], print: (text: string) => voi
       return keysCommand(config, { positionals: rest, flags: parsed.flags }, print);
     case 'usage':
       return usageCommand(config, { positionals: rest, flags: parsed.flags }, print);
+    case 'routes':
+      return routesCommand(config, { positionals: rest, flags: parsed.flags }, print);
     default:
       throw new CliUsageError(`Unknown command "${command}".\n\n${HELP}`);
   }
