@@ -10,7 +10,7 @@
  * Redis round trip, no cooldown: there is nothing to route around); only its metrics are counted.
  */
 import type { ModelConfig } from '../../../config/index.ts';
-import { serverError, ServiceError } from '../../../core/service-error.ts';
+import { serverError, type ServiceError } from '../../../core/service-error.ts';
 import { isUpstreamError, UpstreamError } from '../../../core/upstream-error.ts';
 import { systemClock, type Clock } from '../../../limits/clock.ts';
 import { minuteOf, type DeploymentRef, type DeploymentState, type DeploymentStateStore } from '../../../limits/deployment-state.ts';
