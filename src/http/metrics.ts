@@ -43,38 +43,71 @@ export class HttpMetrics {
   }
 }
 
-/** The label children of one deployment, resolved once. */
-interface DeploymentChildren {
-  requests: { inc(): void };
-  errors: Map<string, { inc(): void }>;
-  inFlight: { inc(): void; dec(): void };
-  timeToFirstToken: { observe(value: number): void };
-  cooldowns: { inc(): void };
+/** The figures of one deployment: plain numbers on the hot path, written into the metrics at scrape time. */
+interface DeploymentFigures {
+  readonly labels: { model: string; deployment: string };
+  requests: number;
+  inFlight: number;
+  cooldowns: number;
+  readonly errors: Map<string, number>;
+  readonly timeToFirstToken: { observe(value: number): void };
 }
 
 /**
  * Per-deployment metrics of the router (services/generation/routing): requests sent, failures before
  * the first byte by error code, requests in flight, time to first token, cooldowns. Labels `model`
- * and `deployment` (provider id, `#n` for the n-th key of a provider with several).
+ * and `deployment` (provider id, `#n` for the n-th key of a provider with several). Counts are plain
+ * numbers copied into prom-client when /metrics is scraped: prom-client hashes the labels on every
+ * increment, which on the single-provider path cost more than the routing decision itself.
  */
 export class DeploymentMetrics implements RoutingObserver {
-  private readonly requests: Counter<'model' | 'deployment'>;
-  private readonly errors: Counter<'model' | 'deployment' | 'code'>;
-  private readonly inFlight: Gauge<'model' | 'deployment'>;
   private readonly timeToFirstToken: Histogram<'model' | 'deployment'>;
-  private readonly cooldowns: Counter<'model' | 'deployment'>;
-  private readonly children = new WeakMap<DeploymentRef, DeploymentChildren>();
+  private readonly figures = new WeakMap<DeploymentRef, DeploymentFigures>();
+  /** Every deployment seen, for the scrape (several refs of one deployment share one entry). */
+  private readonly all = new Map<string, DeploymentFigures>();
 
   constructor(registry: Registry) {
     const labelNames = ['model', 'deployment'] as const;
-    this.requests = new Counter({ name: 'switchyard_deployment_requests_total', help: 'Upstream attempts sent to each deployment.', labelNames, registers: [registry] });
-    this.errors = new Counter({
+    const all = this.all;
+    new Counter({
+      name: 'switchyard_deployment_requests_total',
+      help: 'Upstream attempts sent to each deployment.',
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const figures of all.values()) this.inc(figures.labels, figures.requests);
+      },
+    });
+    new Counter({
       name: 'switchyard_deployment_errors_total',
       help: 'Attempts that failed before their first byte, by deployment and error code.',
       labelNames: ['model', 'deployment', 'code'],
       registers: [registry],
+      collect() {
+        this.reset();
+        for (const figures of all.values()) for (const [code, count] of figures.errors) this.inc({ ...figures.labels, code }, count);
+      },
     });
-    this.inFlight = new Gauge({ name: 'switchyard_deployment_in_flight', help: 'Requests in flight on each deployment (this instance).', labelNames, registers: [registry] });
+    new Gauge({
+      name: 'switchyard_deployment_in_flight',
+      help: 'Requests in flight on each deployment (this instance).',
+      labelNames,
+      registers: [registry],
+      collect() {
+        for (const figures of all.values()) this.set(figures.labels, figures.inFlight);
+      },
+    });
+    new Counter({
+      name: 'switchyard_deployment_cooldowns_total',
+      help: 'Times each deployment was put into cooldown.',
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const figures of all.values()) if (figures.cooldowns > 0) this.inc(figures.labels, figures.cooldowns);
+      },
+    });
     this.timeToFirstToken = new Histogram({
       name: 'switchyard_deployment_time_to_first_token_seconds',
       help: 'Time from sending an attempt to its first content part, seconds.',
@@ -82,13 +115,12 @@ export class DeploymentMetrics implements RoutingObserver {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     });
-    this.cooldowns = new Counter({ name: 'switchyard_deployment_cooldowns_total', help: 'Times each deployment was put into cooldown.', labelNames, registers: [registry] });
   }
 
   started(ref: DeploymentRef): void {
-    const children = this.of(ref);
-    children.requests.inc();
-    children.inFlight.inc();
+    const figures = this.of(ref);
+    figures.requests += 1;
+    figures.inFlight += 1;
   }
 
   firstByte(ref: DeploymentRef, seconds: number): void {
@@ -96,35 +128,30 @@ export class DeploymentMetrics implements RoutingObserver {
   }
 
   failed(ref: DeploymentRef, code: string): void {
-    const children = this.of(ref);
-    let counter = children.errors.get(code);
-    if (counter === undefined) {
-      counter = this.errors.labels(ref.model, ref.deployment, code);
-      children.errors.set(code, counter);
-    }
-    counter.inc();
+    const { errors } = this.of(ref);
+    errors.set(code, (errors.get(code) ?? 0) + 1);
   }
 
   ended(ref: DeploymentRef): void {
-    this.of(ref).inFlight.dec();
+    this.of(ref).inFlight -= 1;
   }
 
   cooledDown(ref: DeploymentRef): void {
-    this.of(ref).cooldowns.inc();
+    this.of(ref).cooldowns += 1;
   }
 
-  private of(ref: DeploymentRef): DeploymentChildren {
-    let children = this.children.get(ref);
-    if (children === undefined) {
-      children = {
-        requests: this.requests.labels(ref.model, ref.deployment),
-        errors: new Map(),
-        inFlight: this.inFlight.labels(ref.model, ref.deployment),
-        timeToFirstToken: this.timeToFirstToken.labels(ref.model, ref.deployment),
-        cooldowns: this.cooldowns.labels(ref.model, ref.deployment),
-      };
-      this.children.set(ref, children);
+  private of(ref: DeploymentRef): DeploymentFigures {
+    let figures = this.figures.get(ref);
+    if (figures === undefined) {
+      const key = `${ref.model}\u0000${ref.deployment}`;
+      figures = this.all.get(key);
+      if (figures === undefined) {
+        const labels = { model: ref.model, deployment: ref.deployment };
+        figures = { labels, requests: 0, inFlight: 0, cooldowns: 0, errors: new Map(), timeToFirstToken: this.timeToFirstToken.labels(labels) };
+        this.all.set(key, figures);
+      }
+      this.figures.set(ref, figures);
     }
-    return children;
+    return figures;
   }
 }
