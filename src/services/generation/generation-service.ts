@@ -3,10 +3,13 @@
  * batches): resolve the model, check its capabilities, call its backend with per-attempt timeout,
  * retries and fallbacks, and hand back the canonical stream of parts with normalised usage.
  *
+ * Routing: each attempt goes to one of the model's deployments, chosen by its router (routing/).
+ *
  * The commit point: `stream()` resolves only once the backend produced its first content part (any
- * part but `response-metadata`). Until then nothing can have reached the client, so failures are
- * retried (connection errors, 408, 429, 5xx; jittered exponential backoff, or the upstream's
- * retry-after, capped), then the model's fallbacks are tried in order, and if all fail `stream()`
+ * part but `response-metadata`). Until then nothing can have reached the client, so a failure moves
+ * to another deployment of the model not yet tried (at once), then is retried (connection errors,
+ * 408, 429, 5xx; jittered exponential backoff, or the upstream's retry-after, capped), then the
+ * model's fallbacks are tried in order, and if all fail `stream()`
  * REJECTS with a ServiceError: the HTTP layer answers a normal JSON error. Once it has resolved, a
  * failure comes as a final `error` part and nothing follows it.
  *
