@@ -11,6 +11,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.ts';
 import type { GenerationRequest } from '../../src/core/generation.ts';
 import type { StreamPart } from '../../src/core/stream-parts.ts';
+import { routesCommand } from '../../src/cli/routes.ts';
 import type { Clock } from '../../src/limits/clock.ts';
 import type { DeploymentStateStore } from '../../src/limits/deployment-state.ts';
 import { MemoryDeploymentState } from '../../src/limits/memory/memory-deployment-state.ts';
@@ -309,12 +310,12 @@ if (redisUrl === undefined || redisUrl === '') {
     const upstreamA = new MockOpenAIServer();
     const upstreamB = new MockOpenAIServer();
     const instances: Harness[] = [];
+    // Both instances stand in the same minute, however long the test takes.
+    const clock = new SteppedClock(Date.UTC(2026, 0, 1, 12, 0, 5));
 
     before(async () => {
       await Promise.all([upstreamA.start(), upstreamB.start()]);
       const keyPrefix = `switchyard:routing-test:${randomUUID()}:`;
-      // Both instances stand in the same minute, however long the test takes.
-      const clock = new SteppedClock(Date.UTC(2026, 0, 1, 12, 0, 5));
       for (let index = 0; index < 2; index++) {
         const state = new RedisDeploymentState({ redis: redisUrl, keyPrefix, clock });
         const built = harness(
@@ -351,6 +352,23 @@ if (redisUrl === undefined || redisUrl === '') {
       assert.equal(upstreamA.requests.length, 20);
       assert.equal(results.filter((deployment) => deployment === 'a').length, 20);
       assert.equal(upstreamB.requests.length, 40);
+      // `switchyard routes` reads the same shared figures (ends are reported without waiting: poll until both arrived).
+      type Printed = { deployments: Array<{ deployment: string; live: { requests_this_minute: number; in_flight: number } }> };
+      let printed: Printed | undefined;
+      for (let poll = 0; poll < 40; poll++) {
+        const lines: string[] = [];
+        await routesCommand(instances[1]!.config, { positionals: [], flags: { model: 'limited', json: true } }, (line) => lines.push(line), { state: instances[1]!.state, clock });
+        printed = JSON.parse(lines[0]!) as Printed;
+        if (printed.deployments.every((row) => row.live.in_flight === 0)) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      assert.deepEqual(
+        printed!.deployments.map((row) => [row.deployment, row.live.requests_this_minute, row.live.in_flight]),
+        [
+          ['a', 20, 0],
+          ['b', 40, 0],
+        ],
+      );
     });
 
     test('a cooldown set by one instance is honoured by the other', async () => {

@@ -34,11 +34,6 @@ export class MemoryDeploymentState implements DeploymentStateStore {
   }
 
   async read(refs: readonly DeploymentRef[]): Promise<DeploymentState[]> {
-    return this.readNow(refs);
-  }
-
-  /** `read` without the promise (the router's in-process fast path and the bench). */
-  readNow(refs: readonly DeploymentRef[]): DeploymentState[] {
     const minute = minuteOf(this.clock.now());
     return refs.map((ref) => {
       const entry = this.entry(ref, minute);

@@ -159,7 +159,8 @@ export class Route {
     const { deployment } = lease;
     router.observer.failed(deployment.ref, error.code);
     lease.end();
-    if (this.routed.direct || !isUpstreamError(error) || !error.retryable) return;
+    // With one deployment there is nothing to route around: its retries wait as they always did.
+    if (this.routed.deployments.length === 1 || !isUpstreamError(error) || !error.retryable) return;
     const milliseconds = Math.min(error.retryAfterMs ?? deployment.cooldownMs, MAX_COOLDOWN_MS);
     if (milliseconds <= 0) return;
     router.state.coolDown(deployment.ref, router.clock.now() + milliseconds);
@@ -187,11 +188,6 @@ export class Router {
     const routed = this.models.get(model.id);
     if (routed === undefined) throw serverError('internal_error', `The model '${model.id}' has no deployments.`);
     return new Route(this, routed);
-  }
-
-  /** The deployments of a model (for `switchyard routes`). */
-  routedModel(modelId: string): RoutedModel | undefined {
-    return this.models.get(modelId);
   }
 }
 
