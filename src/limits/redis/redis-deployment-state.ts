@@ -8,7 +8,6 @@
  * one second after their minute, in-flight counters and latency averages after an hour without
  * traffic (a crashed instance's in-flight requests are forgotten then).
  */
-import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { serverError } from '../../core/service-error.ts';
 import { systemClock, type Clock } from '../clock.ts';
@@ -22,6 +21,7 @@ import {
   type DeploymentStateStore,
 } from '../deployment-state.ts';
 import { ACQUIRE_SCRIPT, CORRECT_TOKENS_SCRIPT, COOL_DOWN_SCRIPT, OBSERVE_LATENCY_SCRIPT, RELEASE_SCRIPT } from './deployment-scripts.ts';
+import { evalScript, luaScript, type LuaScript } from './lua-script.ts';
 
 export interface RedisDeploymentStateOptions {
   /** A `redis://` URL (the store then owns and closes the connection) or an ioredis client to share. */
@@ -37,15 +37,6 @@ export interface RedisDeploymentStateOptions {
 const IDLE_TTL_MS = 3_600_000;
 /** Extra life of a minute counter after its minute, ms (a late correction still finds it). */
 const EXPIRY_SLACK_MS = 1_000;
-
-interface LuaScript {
-  source: string;
-  sha1: string;
-}
-
-function luaScript(source: string): LuaScript {
-  return { source, sha1: createHash('sha1').update(source).digest('hex') };
-}
 
 const acquireScript = luaScript(ACQUIRE_SCRIPT);
 const releaseScript = luaScript(RELEASE_SCRIPT);
@@ -154,12 +145,7 @@ export class RedisDeploymentState implements DeploymentStateStore {
 
   private async run(script: LuaScript, keys: string[], args: number[]): Promise<unknown> {
     try {
-      try {
-        return await this.redis.evalsha(script.sha1, keys.length, ...keys, ...args);
-      } catch (error) {
-        if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return await this.redis.eval(script.source, keys.length, ...keys, ...args);
-        throw error;
-      }
+      return await evalScript(this.redis, script, keys, args);
     } catch (error) {
       throw unavailable(error);
     }

@@ -11,7 +11,7 @@
  */
 import type { ModelConfig } from '../../../config/index.ts';
 import { serverError, type ServiceError } from '../../../core/service-error.ts';
-import { isUpstreamError, UpstreamError } from '../../../core/upstream-error.ts';
+import { isUpstreamError, UpstreamError, type UpstreamErrorInit } from '../../../core/upstream-error.ts';
 import { systemClock, type Clock } from '../../../limits/clock.ts';
 import { minuteOf, type DeploymentRef, type DeploymentState, type DeploymentStateStore } from '../../../limits/deployment-state.ts';
 import type { Deployment, RoutedModel } from './deployment-table.ts';
@@ -191,36 +191,32 @@ export class Router {
   }
 }
 
-function retryAfterHeader(milliseconds: number): Record<string, string> {
-  return { 'retry-after': String(Math.max(1, Math.ceil(milliseconds / 1000))) };
-}
-
 /** Every deployment is cooling after failures: like an upstream outage, retryable after the first cooldown ends. */
 function coolingError(modelId: string, retryAfterMs: number): UpstreamError {
-  return new UpstreamError({
+  return unavailableError(retryAfterMs, {
     kind: 'connection',
     status: 500,
     type: 'server_error',
     code: 'service_unavailable',
     message: `Every backend of the model '${modelId}' failed recently and is cooling down. Retry in a few seconds.`,
     upstreamStatus: null,
-    retryable: true,
-    retryAfterMs,
-    headers: retryAfterHeader(retryAfterMs),
   });
 }
 
 /** Every deployment is at its own per-minute limit: an upstream rate limit that Switchyard enforces itself. */
 function capacityError(modelId: string, retryAfterMs: number): UpstreamError {
-  return new UpstreamError({
+  return unavailableError(retryAfterMs, {
     kind: 'status',
     status: 429,
     type: 'rate_limit_exceeded',
     code: 'deployments_at_capacity',
     message: `Every backend of the model '${modelId}' is at its requests or tokens per minute. Retry later.`,
     upstreamStatus: 429,
-    retryable: true,
-    retryAfterMs,
-    headers: retryAfterHeader(retryAfterMs),
   });
+}
+
+/** No deployment can take the request now; one may in `retryAfterMs` (retryable, with a retry-after header). */
+function unavailableError(retryAfterMs: number, init: Omit<UpstreamErrorInit, 'retryable' | 'retryAfterMs' | 'headers'>): UpstreamError {
+  const headers = { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
+  return new UpstreamError({ ...init, retryable: true, retryAfterMs, headers });
 }
