@@ -230,6 +230,22 @@ describe('routing across deployments', () => {
     assert.equal(upstreamA.requests.length + upstreamB.requests.length, 2);
   });
 
+  test('once every deployment failed, a retry waits its backoff and may probe a cooling one', async () => {
+    const { service } = build(
+      [{ id: 'retried', capabilities: ['chat'], deployments: [{ provider: 'a' }, { provider: 'b' }] }],
+      { random: () => 0 },
+      { a: provider(upstreamA.baseUrl, { maxRetries: 1 }), b: provider(upstreamB.baseUrl, { maxRetries: 1 }) },
+    );
+    upstreamA.enqueue({ type: 'error', status: 503 });
+    upstreamB.enqueue({ type: 'error', status: 502 });
+    const stream = await service.stream(request('retried'), { signal: new AbortController().signal });
+    await collect(stream);
+    assert.equal(stream.attempts, 3);
+    assert.equal(stream.deployment, 'a');
+    assert.equal(upstreamA.requests.length, 2);
+    assert.equal(upstreamB.requests.length, 1);
+  });
+
   test('a stream never switches deployment after its first byte', async () => {
     const { service } = build([{ id: 'pinned', capabilities: ['chat', 'streaming'], deployments: [{ provider: 'a' }, { provider: 'b' }] }], { random: () => 0 });
     upstreamA.enqueue({ type: 'reply', reply: { text: 'partial answer that is cut' }, interrupt: { afterEvents: 2, how: 'reset' } });

@@ -170,17 +170,23 @@ export class GenerationService {
     for (const candidate of candidates) {
       const route = this.router.route(candidate.model);
       const maxRetries = candidate.provider.maxRetries;
+      /** The last upstream failure on this model: what its retries are decided on. */
+      let modelError: ServiceError | undefined;
       for (let retryIndex = 0; ; ) {
         if (options.signal.aborted) throw options.signal.reason;
-        const step = await route.next(countPrompt);
-        let error: ServiceError;
-        let deployment: string | undefined;
+        // A retry has waited its backoff (or the upstream's retry-after): it may probe a cooling deployment.
+        const step = await route.next(countPrompt, retryIndex > 0);
         if (step.lease === undefined) {
-          error = step.error;
+          // No deployment can take the request now (all cooling or at their limits). Not tried yet: on to
+          // the fallbacks at once; otherwise the deployments were all tried: decide on a retry below.
+          if (modelError === undefined) {
+            lastError = step.error;
+            this.logger?.warn({ model: candidate.model.id, status: step.error.status, code: step.error.code }, 'no deployment of the model is available');
+            break;
+          }
         } else {
           attempts++;
           const lease = step.lease;
-          deployment = lease.deployment.id;
           let outcome: Awaited<ReturnType<GenerationService['startAttempt']>>;
           try {
             outcome = await this.startAttempt(candidate, lease, request, options);
@@ -199,16 +205,18 @@ export class GenerationService {
               [Symbol.asyncIterator]: () => parts[Symbol.asyncIterator](),
             };
           }
-          error = outcome.error;
+          const error = outcome.error;
           route.failed(lease, error);
+          modelError = error;
+          lastError = error;
+          // Another deployment of the same model first: at once, and not counted as a retry.
+          if (route.hasUntried && isUpstreamError(error) && error.fallbackEligible) {
+            this.logger?.warn({ model: candidate.model.id, deployment: lease.deployment.id, attempts, status: error.status, code: error.code }, 'model deployment failed; trying another deployment');
+            continue;
+          }
         }
-        lastError = error;
-        const details = { model: candidate.model.id, deployment, attempts, status: error.status, code: error.code };
-        // Another deployment of the same model first: immediately, and not counted as a retry.
-        if (step.lease !== undefined && route.hasUntried && isUpstreamError(error) && error.fallbackEligible) {
-          this.logger?.warn(details, 'model deployment failed; trying another deployment');
-          continue;
-        }
+        const error = modelError;
+        const details = { model: candidate.model.id, attempts, status: error.status, code: error.code };
         const retryable = isUpstreamError(error) && error.retryable;
         if (!retryable || retryIndex >= maxRetries) {
           this.logger?.warn(details, 'model backend failed before producing output');

@@ -103,11 +103,12 @@ export class Route {
 
   /**
    * Picks and counts a deployment. `tokens` is called (once) only when a deployment counts tokens per
-   * minute. Resolves with an error (not a rejection) when no deployment can take the request now:
-   * every one cooling (500 `service_unavailable`) or at its own limits (429 `deployments_at_capacity`),
-   * both with the time until one frees as retry-after.
+   * minute. `probeCooling`: cooling deployments are candidates too (a retry that already waited).
+   * Resolves with an error (not a rejection) when no deployment can take the request now: every one
+   * cooling (500 `service_unavailable`) or at its own limits (429 `deployments_at_capacity`), both
+   * with the time until one frees as retry-after.
    */
-  async next(tokens: () => number): Promise<RouteStep> {
+  async next(tokens: () => number, probeCooling = false): Promise<RouteStep> {
     const { routed, router } = this;
     if (routed.direct) {
       const deployment = routed.deployments[0]!;
@@ -125,7 +126,7 @@ export class Route {
       const deployment = deployments[index]!;
       if (this.tried.has(deployment)) continue;
       const state = states[index] as DeploymentState;
-      if (state.coolingUntilMs > nowMs) coolingEndsMs = Math.min(coolingEndsMs, state.coolingUntilMs);
+      if (state.coolingUntilMs > nowMs && !probeCooling) coolingEndsMs = Math.min(coolingEndsMs, state.coolingUntilMs);
       else candidates.push({ deployment, state });
     }
     const strategy = STRATEGIES[routed.strategy];
