@@ -63,6 +63,8 @@ export interface AppDependencies {
   dashboard?: Omit<DashboardApiDependencies, 'config' | 'usage' | 'batches' | 'files'>;
   /** What `/readyz` reports (runtime.ts: database, Redis, blob store, draining); default: a database ping. */
   readiness?: () => Promise<ReadinessReport>;
+  /** The Prometheus registry served at /metrics, when the composition root shares it (routing metrics); default: a new one. */
+  metrics?: HttpMetrics;
 }
 
 export interface BuildAppOptions {
@@ -100,7 +102,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     trustProxy: fastifyTrustProxy(config.server.trustProxy),
   });
   installPublicOrigin(app, config.server);
-  const metrics = new HttpMetrics(options.processMetrics ?? false);
+  const metrics = dependencies.metrics ?? new HttpMetrics(options.processMetrics ?? false);
   installEdge(app, {
     operator: config.operator,
     usage: dependencies.metering,

@@ -1,5 +1,5 @@
 /**
- * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys, usage, owners. Configuration
+ * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys, usage, owners, routes. Configuration
  * errors and usage errors print a clear message and exit 1 without a stack trace.
  */
 import { pathToFileURL } from 'node:url';
@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from './config/index.ts';
 import { CliUsageError, parseArguments } from './cli/arguments.ts';
 import { keysCommand } from './cli/keys.ts';
 import { ownersCommand } from './cli/owners.ts';
+import { routesCommand } from './cli/routes.ts';
 import { serve } from './cli/serve.ts';
 import { usageCommand } from './cli/usage.ts';
 import { openMigratedDatabase } from './runtime.ts';
@@ -22,6 +23,7 @@ Commands:
   usage --org O [--since 2026-11-01|30d] [--json]   per-model token totals and cost
   owners create --org O --email E [--role owner|member] [--tiers A,B] [--password-stdin] [--base-url URL]
                                 dashboard account; prints a one-time set-password link (24 h)
+  routes [--model M] [--json]   each model's deployments with their live routing state
 
 Global options:
   --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
@@ -50,6 +52,8 @@ export async function main(argv: readonly string[], print: (text: string) => voi
       return usageCommand(config, { positionals: rest, flags: parsed.flags }, print);
     case 'owners':
       return ownersCommand(config, { positionals: rest, flags: parsed.flags }, print);
+    case 'routes':
+      return routesCommand(config, { positionals: rest, flags: parsed.flags }, print);
     default:
       throw new CliUsageError(`Unknown command "${command}".\n\n${HELP}`);
   }

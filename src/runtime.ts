@@ -30,7 +30,11 @@ import { createLimitStore } from './limits/create-limit-store.ts';
 import { windowsAt } from './limits/limit-windows.ts';
 import { MemoryLimitStore } from './limits/memory/memory-limit-store.ts';
 import { ProviderRegistry } from './providers/registry.ts';
+import { DeploymentMetrics, HttpMetrics } from './http/metrics.ts';
+import { createDeploymentState } from './limits/create-deployment-state.ts';
 import { GenerationService } from './services/generation/generation-service.ts';
+import { deploymentTable } from './services/generation/routing/deployment-table.ts';
+import { Router } from './services/generation/routing/router.ts';
 import { MeteringService } from './services/metering/metering-service.ts';
 import { InputModeration } from './services/moderation/input-moderation.ts';
 import { StoredResponses } from './services/responses/stored-responses.ts';
@@ -141,7 +145,12 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const metering = new MeteringService(config, limitStore, ledger);
     const registry = ProviderRegistry.fromConfig(config, { logger });
     opened.push(() => registry.close());
-    const generation = new GenerationService({ config, registry, logger });
+    // Deployment state is shared through Redis when limits are (cooldowns, per-deployment minute usage).
+    const deploymentState = createDeploymentState({ backend: config.limitsBackend, redisUrl: config.redisUrl, logger, ...(options.clock === undefined ? {} : { clock: options.clock }) });
+    opened.push(() => deploymentState.close());
+    const metrics = new HttpMetrics(options.processMetrics ?? false);
+    const router = new Router({ models: deploymentTable(config), state: deploymentState, observer: new DeploymentMetrics(metrics.registry) });
+    const generation = new GenerationService({ config, registry, router, logger });
     const clock = options.clock;
     const blobStore = createBlobStore(config.filesStore);
     opened.push(() => blobStore.close());
@@ -194,7 +203,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       }
     }
     const app = await buildApp(
-      { files, batches, config, database, authenticator, metering, generation, generations, generationEndpoints: endpoints, decodeOptions, registry, storedResponses, dashboard, readiness },
+      { files, batches, config, database, authenticator, metering, generation, generations, generationEndpoints: endpoints, decodeOptions, registry, storedResponses, dashboard, readiness, metrics },
       { ...options, logger },
     );
     if (options.batchWorker !== false) {
@@ -238,6 +247,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           // In-flight requests are done: every ledger record is written before storage closes.
           await ledger.close().catch((error: unknown) => logger.error({ err: error }, 'usage ledger could not be flushed'));
           await registry.close();
+          await deploymentState.close();
           await limitStore.close();
           redisProbe?.disconnect();
           await blobStore.close();

@@ -7,5 +7,18 @@ export {
   type LoadConfigOptions,
   type ResolvedProviderConfig,
 } from './load-config.ts';
-export { PERMISSIONS, CAPABILITIES, type Permission, type Capability, type ModelConfig, type ProviderConfig, type TierConfig, type ConfigInput } from './schema.ts';
+export {
+  PERMISSIONS,
+  CAPABILITIES,
+  ROUTING_STRATEGIES,
+  type Permission,
+  type Capability,
+  type ModelConfig,
+  type ProviderConfig,
+  type TierConfig,
+  type ConfigInput,
+  type DeploymentConfig,
+  type DeploymentTarget,
+  type RoutingStrategyName,
+} from './schema.ts';
 export { BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';

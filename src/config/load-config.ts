@@ -18,7 +18,11 @@ export class ConfigError extends Error {
   }
 }
 
-export type ResolvedProviderConfig = ProviderConfig & { id: string; apiKeyValue?: string };
+/**
+ * A provider with its secrets read: `apiKeyValue` is its first key (`apiKey`, else the first of
+ * `apiKeys`); `apiKeyValues` lists every key when there are several (each one a deployment of its own).
+ */
+export type ResolvedProviderConfig = ProviderConfig & { id: string; apiKeyValue?: string; apiKeyValues?: readonly string[] };
 
 /** Where file bytes live (the resolved `filesStore` setting). */
 export type FilesStoreConfig =
@@ -193,7 +197,7 @@ function resolveSecret(secret: string | { env: string } | undefined, env: NodeJS
   if (typeof secret === 'string') return secret;
   const value = env[secret.env];
   if (value === undefined || value === '') {
-    throw new ConfigError(`${where}.apiKey names the environment variable ${secret.env}, which is not set. Export ${secret.env} or remove apiKey.`);
+    throw new ConfigError(`${where}${where.endsWith(']') ? '' : '.apiKey'} names the environment variable ${secret.env}, which is not set. Export ${secret.env} or remove apiKey.`);
   }
   return value;
 }
@@ -207,6 +211,20 @@ function crossCheck(config: z.infer<typeof configSchema>, providers: Record<stri
     if (!(model.provider in providers)) {
       throw new ConfigError(`models[${index}].provider "${model.provider}" is not a configured provider. Add it under providers or use one of: ${Object.keys(providers).join(', ')}.`);
     }
+    const deploymentProviders = new Set<string>();
+    model.deployments?.forEach((deployment, deploymentIndex) => {
+      if (!(deployment.provider in providers)) {
+        throw new ConfigError(
+          `models[${index}].deployments[${deploymentIndex}].provider "${deployment.provider}" is not a configured provider. Add it under providers or use one of: ${Object.keys(providers).join(', ')}.`,
+        );
+      }
+      if (deploymentProviders.has(deployment.provider)) {
+        throw new ConfigError(
+          `models[${index}].deployments[${deploymentIndex}]: provider "${deployment.provider}" is listed twice. Each deployment of a model needs its own provider entry (declare a second provider with the same baseUrl, or list its keys under apiKeys).`,
+        );
+      }
+      deploymentProviders.add(deployment.provider);
+    });
     for (const name of [model.id, ...model.aliases]) {
       const previous = names.get(name);
       if (previous !== undefined) {
@@ -244,10 +262,27 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
   const providers: Record<string, ResolvedProviderConfig> = {};
   for (const [id, provider] of Object.entries(config.providers)) {
-    const apiKeyValue = 'apiKey' in provider ? resolveSecret(provider.apiKey, env, `providers.${id}`) : undefined;
-    providers[id] = apiKeyValue === undefined ? { ...provider, id } : { ...provider, id, apiKeyValue };
+    const keys: string[] = [];
+    if ('apiKey' in provider) {
+      const first = resolveSecret(provider.apiKey, env, `providers.${id}`);
+      if (first !== undefined) keys.push(first);
+    }
+    if ('apiKeys' in provider) {
+      provider.apiKeys?.forEach((secret, index) => keys.push(resolveSecret(secret, env, `providers.${id}.apiKeys[${index}]`)!));
+    }
+    const resolved: ResolvedProviderConfig = { ...provider, id };
+    if (keys.length > 0) resolved.apiKeyValue = keys[0]!;
+    if (keys.length > 1) resolved.apiKeyValues = keys;
+    providers[id] = resolved;
   }
-  const models = config.models.map((model) => (model.created === undefined ? { ...model, created: stableCreatedSeconds(model.id) } : model));
+  const models: ModelConfig[] = config.models.map((model, index) => {
+    if (model.provider !== undefined && model.deployments !== undefined) {
+      throw new ConfigError(`models[${index}] ("${model.id}") has both provider and deployments. Use provider for one backend, or list every backend under deployments.`);
+    }
+    const provider = model.provider ?? model.deployments?.[0]?.provider;
+    if (provider === undefined) throw new ConfigError(`models[${index}] ("${model.id}") names no provider. Add provider: <id>, or deployments: [{ provider: <id> }, ...].`);
+    return { ...model, provider, created: model.created ?? stableCreatedSeconds(model.id) };
+  });
   if (config.builtinModels) {
     providers[BUILTIN_PROVIDER_ID] ??= { ...BUILTIN_PROVIDER, id: BUILTIN_PROVIDER_ID };
     const taken = new Set(models.flatMap((model) => [model.id, ...model.aliases]));

@@ -102,7 +102,18 @@ const providerBase = {
   maxRetries: z.number().int().nonnegative().default(2),
   /** Extra headers sent upstream. */
   headers: z.record(z.string(), z.string()).default({}),
+  /**
+   * How long a deployment on this provider is skipped after it failed before its first byte
+   * (connection error, 5xx, 429) when the upstream named no `retry-after`, milliseconds. Default 5,000.
+   */
+  cooldownMs: z.number().int().nonnegative().optional(),
 };
+
+/**
+ * More upstream keys of the same account kind. Each key is a deployment of its own for every model on
+ * this provider (its own cooldown and per-deployment limits; the deployment's weight is split evenly).
+ */
+const apiKeysSchema = z.array(secretSchema).min(1).optional();
 
 export const providerSchema = z.discriminatedUnion('kind', [
   z.strictObject({
@@ -110,6 +121,7 @@ export const providerSchema = z.discriminatedUnion('kind', [
     /** Base URL including the version prefix, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. */
     baseUrl: z.url(),
     apiKey: secretSchema.optional(),
+    apiKeys: apiKeysSchema,
     /**
      * `openai`: OpenAI's own API (`max_completion_tokens`, no `top_k`); `generic`: compatible servers
      * (vLLM, Ollama, llama.cpp server: `max_tokens`, `top_k` accepted). Default: `openai` when the
@@ -123,6 +135,7 @@ export const providerSchema = z.discriminatedUnion('kind', [
     /** Base URL without `/v1`, e.g. `https://api.anthropic.com`. */
     baseUrl: z.url().default('https://api.anthropic.com'),
     apiKey: secretSchema.optional(),
+    apiKeys: apiKeysSchema,
     anthropicVersion: z.string().default('2023-06-01'),
     ...providerBase,
   }),
@@ -147,11 +160,37 @@ export const providerSchema = z.discriminatedUnion('kind', [
 ]);
 export type ProviderConfig = z.infer<typeof providerSchema>;
 
+/** How a model with several deployments picks one per request (services/generation/routing). */
+export const ROUTING_STRATEGIES = ['weighted', 'least-busy', 'latency', 'usage'] as const;
+export type RoutingStrategyName = (typeof ROUTING_STRATEGIES)[number];
+
+/** One backend serving a model: a provider (and through it, its keys) plus what the upstream allows. */
+export const deploymentSchema = z.strictObject({
+  /** Id of an entry under `providers`. */
+  provider: z.string().min(1),
+  /** Model name sent to this deployment; defaults to the model's `upstreamModel`, then its `id`. */
+  upstreamModel: z.string().min(1).optional(),
+  /** Share of traffic under `routing: weighted` (relative to the other deployments). Default 1. */
+  weight: z.number().positive().default(1),
+  /** Requests per minute this upstream allows (never exceeded, across instances sharing Redis); 0 or absent: unlimited. */
+  requestsPerMinute: nonNegativeInteger.optional(),
+  /** Tokens per minute this upstream allows (prompt counted at the start, corrected by the real usage); 0 or absent: unlimited. */
+  tokensPerMinute: nonNegativeInteger.optional(),
+});
+export type DeploymentConfig = z.infer<typeof deploymentSchema>;
+
 export const modelSchema = z.strictObject({
   /** Public model id (what clients send). */
   id: z.string().min(1),
-  /** Id of an entry under `providers`. */
-  provider: z.string().min(1),
+  /**
+   * Id of an entry under `providers`: the model's one deployment. With `deployments` it may be left
+   * out; it then names the first deployment's provider (embeddings, moderation and images use it).
+   */
+  provider: z.string().min(1).optional(),
+  /** Several backends for this model (instead of `provider` alone); see README "Routing". */
+  deployments: z.array(deploymentSchema).min(1).optional(),
+  /** How a request picks one of `deployments`; default `weighted`. */
+  routing: z.enum(ROUTING_STRATEGIES).optional(),
   /** Model name sent upstream (defaults to `id`); for llama-cpp, the GGUF file path; for builtin, the engine name. */
   upstreamModel: z.string().min(1).optional(),
   aliases: z.array(z.string().min(1)).default([]),
@@ -181,7 +220,8 @@ export const modelSchema = z.strictObject({
   /** Run the moderation pre-check on generation inputs sent to this model, whatever the caller's tier. */
   moderateInputs: z.boolean().optional(),
 });
-export type ModelConfig = z.infer<typeof modelSchema>;
+/** A catalogue model as the rest of the code sees it: `provider` is always set (config loading fills it from `deployments`). */
+export type ModelConfig = Omit<z.infer<typeof modelSchema>, 'provider'> & { provider: string };
 
 export const configSchema = z.strictObject({
   /** Operator name: `_metadata.creator` and the default organization `org-<operator>-ai`. */
@@ -264,3 +304,13 @@ export const configSchema = z.strictObject({
   builtinModels: z.boolean().default(true),
 });
 export type ConfigInput = z.input<typeof configSchema>;
+
+/**
+ * One concrete backend of a model, as the router hands it to the provider registry: a provider, which
+ * of its keys (0: `apiKey` or the first of `apiKeys`), and the model name sent upstream.
+ */
+export interface DeploymentTarget {
+  provider: string;
+  keyIndex: number;
+  upstreamModel: string;
+}

@@ -288,5 +288,11 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
         await db.schema.createIndex('stored_response_items_response').on('stored_response_items').column('response_id').execute();
       },
     },
+    '0050_usage_ledger_deployment': {
+      // Which deployment of a routed model answered (services/generation/routing).
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema.alterTable('usage_ledger').addColumn('deployment', 'text').execute();
+      },
+    },
   };
 }

@@ -12,6 +12,8 @@ export interface OrganizationsTable {
   created_at: number;
   /** JSON array of tier names the organization's owners may give new keys; null: the default tier only. */
   allowed_tiers: string | null;
+  /** The deployment that answered (migration 0050); null for older rows and requests no deployment answered. */
+  deployment: string | null;
 }
 
 export interface ApiKeysTable {
@@ -60,6 +62,8 @@ export interface UsageLedgerTable {
   latency_ms: number;
   /** Milliseconds since epoch. */
   created_at: number;
+  /** The deployment that answered (migration 0050); null for older rows and requests no deployment answered. */
+  deployment: string | null;
 }
 
 /** Stored files (SPEC "File"); the bytes live in the blob store under `id`. */
@@ -178,6 +182,8 @@ export interface StoredResponsesTable {
   input_items: string;
   /** Milliseconds since epoch. */
   created_at: number;
+  /** The deployment that answered (migration 0050); null for older rows and requests no deployment answered. */
+  deployment: string | null;
 }
 
 /** People who sign in to the dashboard: `owner` (manages keys) or `member` (reads only). */

@@ -4,7 +4,7 @@
  * configured provider once, and hands out the model objects that services use. Nothing else may test
  * a provider kind or id.
  */
-import { type Config, type ModelConfig, type ProviderConfig, type ResolvedProviderConfig } from '../config/index.ts';
+import { type Config, type DeploymentTarget, type ModelConfig, type ProviderConfig, type ResolvedProviderConfig } from '../config/index.ts';
 import type { EmbeddingModel, ImageModel, LanguageModel, ModerationModel, ProviderInstance } from '../core/language-model.ts';
 import { invalidParameter } from '../core/service-error.ts';
 import { createAnthropicProvider } from './anthropic/anthropic-provider.ts';
@@ -37,6 +37,11 @@ export function createProvider(config: ResolvedProviderConfig, context: Provider
 
 export class ProviderRegistry {
   private readonly instances = new Map<string, ProviderInstance>();
+  /**
+   * Providers with several upstream keys (`apiKeys`): one instance per key, index 0 being the one in
+   * `instances`. Each key is a deployment of its own (services/generation/routing).
+   */
+  private readonly keyedInstances = new Map<string, ProviderInstance[]>();
 
   /**
    * Instantiates every provider once. Throws ConfigError when a configured kind cannot run here;
@@ -44,7 +49,16 @@ export class ProviderRegistry {
    */
   constructor(providers: Readonly<Record<string, ResolvedProviderConfig>>, context: ProviderContext = {}) {
     try {
-      for (const [id, config] of Object.entries(providers)) this.instances.set(id, createProvider(config, context));
+      for (const [id, config] of Object.entries(providers)) {
+        const instance = createProvider(config, context);
+        this.instances.set(id, instance);
+        const keys = config.apiKeyValues;
+        if (keys !== undefined && keys.length > 1) {
+          const perKey = [instance];
+          this.keyedInstances.set(id, perKey);
+          for (const key of keys.slice(1)) perKey.push(createProvider({ ...config, apiKeyValue: key }, context));
+        }
+      }
     } catch (error) {
       void this.close();
       throw error;
@@ -67,11 +81,27 @@ export class ProviderRegistry {
     return instance;
   }
 
-  /** The chat model behind a catalogue model. 400 `invalid_parameter` (param `model`) when its provider serves no chat. */
-  languageModel(model: ModelConfig): LanguageModel {
-    const instance = this.provider(model.provider);
+  /**
+   * The chat model behind a catalogue model: on `deployment` when given (the router's choice: a
+   * provider, one of its keys and an upstream name), else on the model's own provider. 400
+   * `invalid_parameter` (param `model`) when the provider serves no chat.
+   */
+  languageModel(model: ModelConfig, deployment?: DeploymentTarget): LanguageModel {
+    const instance = deployment === undefined ? this.provider(model.provider) : this.keyInstance(deployment.provider, deployment.keyIndex);
     if (instance.languageModel === undefined) throw cannotServe(model, 'chat');
-    return instance.languageModel(upstreamName(model), { defaultMaxOutputTokens: model.maxOutputTokens });
+    return instance.languageModel(deployment?.upstreamModel ?? upstreamName(model), { defaultMaxOutputTokens: model.maxOutputTokens });
+  }
+
+  /** Upstream keys of a provider: 1 unless it lists several under `apiKeys`. */
+  keyCount(providerId: string): number {
+    return this.keyedInstances.get(providerId)?.length ?? 1;
+  }
+
+  private keyInstance(providerId: string, keyIndex: number): ProviderInstance {
+    if (keyIndex === 0) return this.provider(providerId);
+    const instance = this.keyedInstances.get(providerId)?.[keyIndex];
+    if (instance === undefined) throw new Error(`Provider '${providerId}' has no key number ${keyIndex + 1}.`);
+    return instance;
   }
 
   embeddingModel(model: ModelConfig): EmbeddingModel {
@@ -94,8 +124,9 @@ export class ProviderRegistry {
 
   /** Closes every provider (pools, workers, native handles). Safe to call twice. */
   async close(): Promise<void> {
-    const instances = [...this.instances.values()];
+    const instances = [...this.instances.values(), ...[...this.keyedInstances.values()].flatMap((perKey) => perKey.slice(1))];
     this.instances.clear();
+    this.keyedInstances.clear();
     await Promise.all(instances.map((instance) => instance.close?.()));
   }
 }

@@ -112,6 +112,59 @@ describe('loadConfig', () => {
     });
   }
 
+  test('deployments: YAML shape of the README, provider filled from the first deployment, apiKeys read', () => {
+    const file = writeTemp(
+      'routing.yaml',
+      [
+        'builtinModels: false',
+        'providers:',
+        '  openai-a: { kind: openai-compatible, baseUrl: "https://api.openai.com/v1", apiKey: { env: KEY_A }, apiKeys: [{ env: KEY_A2 }, sk-literal-0123456789] }',
+        '  openai-b: { kind: openai-compatible, baseUrl: "https://api.openai.com/v1", cooldownMs: 1500 }',
+        'models:',
+        '  - id: gpt-4o-mini',
+        '    capabilities: [chat, streaming]',
+        '    routing: least-busy',
+        '    deployments:',
+        '      - { provider: openai-a, weight: 3, requestsPerMinute: 500 }',
+        '      - { provider: openai-b, upstreamModel: gpt-4o-mini-2024-07-18, weight: 1 }',
+        '  - { id: plain, provider: openai-b, capabilities: [chat] }',
+        '',
+      ].join('\n'),
+    );
+    const config = loadConfig({ env: { SWITCHYARD_CONFIG: file, KEY_A: 'sk-a-0123456789', KEY_A2: 'sk-a2-0123456789' } });
+    const routed = config.models.find((model) => model.id === 'gpt-4o-mini')!;
+    assert.equal(routed.provider, 'openai-a');
+    assert.equal(routed.routing, 'least-busy');
+    assert.deepEqual(routed.deployments, [
+      { provider: 'openai-a', weight: 3, requestsPerMinute: 500 },
+      { provider: 'openai-b', upstreamModel: 'gpt-4o-mini-2024-07-18', weight: 1 },
+    ]);
+    assert.equal(config.models.find((model) => model.id === 'plain')!.deployments, undefined);
+    assert.equal(config.providers['openai-a']!.apiKeyValue, 'sk-a-0123456789');
+    assert.deepEqual(config.providers['openai-a']!.apiKeyValues, ['sk-a-0123456789', 'sk-a2-0123456789', 'sk-literal-0123456789']);
+    assert.equal(config.providers['openai-b']!.apiKeyValues, undefined);
+    assert.equal(config.providers['openai-b']!.cooldownMs, 1500);
+  });
+
+  test('deployment mistakes are ConfigErrors naming the field', () => {
+    const providers = {
+      a: { kind: 'openai-compatible' as const, baseUrl: 'http://127.0.0.1:1/v1' },
+      b: { kind: 'openai-compatible' as const, baseUrl: 'http://127.0.0.1:1/v1' },
+    };
+    const attempt = (model: Record<string, unknown>) => () => loadConfig({ env: {}, overrides: { providers, models: [{ id: 'm', capabilities: ['chat'], ...model }] as never } });
+    assert.throws(attempt({}), (error: unknown) => error instanceof ConfigError && /names no provider/.test(error.message));
+    assert.throws(attempt({ provider: 'a', deployments: [{ provider: 'b' }] }), (error: unknown) => error instanceof ConfigError && /both provider and deployments/.test(error.message));
+    assert.throws(attempt({ deployments: [{ provider: 'a' }, { provider: 'nope' }] }), (error: unknown) => error instanceof ConfigError && /deployments\[1\]\.provider "nope"/.test(error.message));
+    assert.throws(attempt({ deployments: [{ provider: 'a' }, { provider: 'a' }] }), (error: unknown) => error instanceof ConfigError && /listed twice/.test(error.message));
+    assert.throws(attempt({ deployments: [] }), (error: unknown) => error instanceof ConfigError && /deployments/.test(error.message));
+    assert.throws(attempt({ deployments: [{ provider: 'a', weight: 0 }] }), (error: unknown) => error instanceof ConfigError && /weight/.test(error.message));
+    assert.throws(attempt({ provider: 'a', routing: 'round-robin' }), (error: unknown) => error instanceof ConfigError && /routing/.test(error.message));
+    assert.throws(
+      () => loadConfig({ env: {}, overrides: { providers: { a: { ...providers.a, apiKeys: [{ env: 'MISSING_KEY' }] } } } }),
+      (error: unknown) => error instanceof ConfigError && /providers\.a\.apiKeys\[0\] names the environment variable MISSING_KEY/.test(error.message),
+    );
+  });
+
   test('an unreadable or invalid config file is a ConfigError naming the file', () => {
     assert.throws(() => loadConfig({ env: { SWITCHYARD_CONFIG: '/nonexistent/c.yaml' } }), /\/nonexistent\/c\.yaml/);
     const broken = writeTemp('broken.json', '{ nope');

@@ -25,6 +25,7 @@ const LEDGER_COLUMNS = [
   'status_code',
   'latency_ms',
   'created_at',
+  'deployment',
 ] as const satisfies ReadonlyArray<keyof LedgerRow>;
 
 const PLACEHOLDER_ROW: LedgerRow = Object.fromEntries(LEDGER_COLUMNS.map((column) => [column, 0])) as unknown as LedgerRow;
@@ -45,6 +46,7 @@ function toRow(entry: LedgerRecord): LedgerRow {
     status_code: entry.statusCode,
     latency_ms: entry.latencyMs,
     created_at: entry.createdAtMs,
+    deployment: entry.deployment ?? null,
   };
 }
 

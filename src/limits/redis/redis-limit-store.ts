@@ -8,7 +8,7 @@
  * moves that instance's minute boundary by s seconds, nothing more). Counter keys expire (PEXPIRE, in
  * Redis' own time) shortly after their window ends; reservation records after `reservationTtlMs`.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { serverError } from '../../core/service-error.ts';
 import { systemClock, type Clock } from '../clock.ts';
@@ -28,6 +28,7 @@ import {
 } from '../limit-store.ts';
 import { windowsAt, type ChargedWindows } from '../limit-windows.ts';
 import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './limit-scripts.ts';
+import { evalScript, luaScript, type LuaScript } from './lua-script.ts';
 
 export interface RedisLimitStoreOptions extends LimitStoreOptions {
   /** A `redis://` URL (the store then owns and closes the connection) or an ioredis client to share. */
@@ -40,15 +41,6 @@ export interface RedisLimitStoreOptions extends LimitStoreOptions {
 
 /** Extra life of a counter after its window ends, ms: lets a settle that races the boundary still find it. */
 const EXPIRY_SLACK_MS = 1_000;
-
-interface LuaScript {
-  source: string;
-  sha1: string;
-}
-
-function luaScript(source: string): LuaScript {
-  return { source, sha1: createHash('sha1').update(source).digest('hex') };
-}
 
 const admitScript = luaScript(ADMIT_SCRIPT);
 const settleScript = luaScript(SETTLE_SCRIPT);
@@ -188,13 +180,7 @@ export class RedisLimitStore implements LimitStore {
 
   private async runScript(script: LuaScript, keys: string[], args: number[]): Promise<unknown> {
     try {
-      try {
-        return await this.redis.evalsha(script.sha1, keys.length, ...keys, ...args);
-      } catch (error) {
-        // Scripts are cached by Redis until it restarts; EVAL sends the source and caches it again.
-        if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return await this.redis.eval(script.source, keys.length, ...keys, ...args);
-        throw error;
-      }
+      return await evalScript(this.redis, script, keys, args);
     } catch (error) {
       throw unavailable(error);
     }

@@ -3,17 +3,20 @@
  * batches): resolve the model, check its capabilities, call its backend with per-attempt timeout,
  * retries and fallbacks, and hand back the canonical stream of parts with normalised usage.
  *
+ * Routing: each attempt goes to one of the model's deployments, chosen by its router (routing/).
+ *
  * The commit point: `stream()` resolves only once the backend produced its first content part (any
- * part but `response-metadata`). Until then nothing can have reached the client, so failures are
- * retried (connection errors, 408, 429, 5xx; jittered exponential backoff, or the upstream's
- * retry-after, capped), then the model's fallbacks are tried in order, and if all fail `stream()`
+ * part but `response-metadata`). Until then nothing can have reached the client, so a failure moves
+ * to another deployment of the model not yet tried (at once), then is retried (connection errors,
+ * 408, 429, 5xx; jittered exponential backoff, or the upstream's retry-after, capped), then the
+ * model's fallbacks are tried in order, and if all fail `stream()`
  * REJECTS with a ServiceError: the HTTP layer answers a normal JSON error. Once it has resolved, a
  * failure comes as a final `error` part and nothing follows it.
  *
  * Timeouts: the provider's `timeoutMs` bounds each wait for the backend, the first part as well as
  * every later one (an idle timeout): a stream that keeps producing is never cut, a silent one is.
  */
-import type { Capability, Config, ModelConfig, ResolvedProviderConfig } from '../../config/index.ts';
+import type { Capability, Config, DeploymentTarget, ModelConfig, ResolvedProviderConfig } from '../../config/index.ts';
 import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
@@ -21,13 +24,17 @@ import { invalidParameter, isServiceError, notFound, serverError, type ServiceEr
 import { BlockSequencer } from '../../core/sequence-blocks.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { isUpstreamError, upstreamTimeoutError } from '../../core/upstream-error.ts';
-import type { Usage } from '../../core/usage.ts';
+import { totalTokens, type Usage } from '../../core/usage.ts';
+import { MemoryDeploymentState } from '../../limits/memory/memory-deployment-state.ts';
 import { requiredCapabilities, type CapabilityNeed } from './required-capabilities.ts';
 import { DEFAULT_RETRY_POLICY, retryDelay, sleep as defaultSleep, type RetryPolicy } from './retry-policy.ts';
+import { deploymentTable } from './routing/deployment-table.ts';
+import { Router, type Lease } from './routing/router.ts';
 
 /** Where the service gets model objects from; `providers/registry.ts` ProviderRegistry is one. */
 export interface LanguageModelSource {
-  languageModel(model: ModelConfig): LanguageModel;
+  /** The chat model of `model` on one of its deployments (the router's choice). */
+  languageModel(model: ModelConfig, deployment?: DeploymentTarget): LanguageModel;
 }
 
 /** The pino logger methods the service uses. */
@@ -40,6 +47,8 @@ export interface GenerationServiceOptions {
   /** The catalogue and provider settings (timeouts, retries) from the loaded config. */
   config: Pick<Config, 'models' | 'providers'>;
   registry: LanguageModelSource;
+  /** Picks a deployment per attempt (routing/router.ts); default: one over in-process state. */
+  router?: Router;
   retryPolicy?: Partial<RetryPolicy>;
   logger?: GenerationLogger;
   /** Waits between retries; tests pass a recorder instead of really waiting. */
@@ -81,12 +90,15 @@ export interface GenerationStream extends AsyncIterable<StreamPart> {
   readonly attempts: number;
   /** Request settings the answering backend did not honour (from its `response-metadata`). */
   readonly warnings: readonly GenerationWarning[];
+  /** The answering deployment: its provider id (`#n` for the n-th key of a provider with several). */
+  readonly deployment: string;
 }
 
 export class GenerationService {
   private readonly modelsByName = new Map<string, ModelConfig>();
   private readonly providers: Readonly<Record<string, ResolvedProviderConfig>>;
   private readonly registry: LanguageModelSource;
+  private readonly router: Router;
   private readonly retryPolicy: RetryPolicy;
   private readonly logger: GenerationLogger | undefined;
   private readonly sleep: (milliseconds: number, signal: AbortSignal) => Promise<void>;
@@ -98,6 +110,7 @@ export class GenerationService {
     }
     this.providers = options.config.providers;
     this.registry = options.registry;
+    this.router = options.router ?? new Router({ models: deploymentTable(options.config), state: new MemoryDeploymentState() });
     this.retryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retryPolicy };
     this.logger = options.logger;
     this.sleep = options.sleep ?? defaultSleep;
@@ -151,38 +164,69 @@ export class GenerationService {
     const candidates: ResolvedModel[] = [requested, ...this.fallbacksOf(requested.model, needs)];
     let lastError: ServiceError | undefined;
     let attempts = 0;
+    let promptTokens: number | undefined;
+    // Counted only when a deployment limits tokens per minute, and once for all candidates.
+    const countPrompt = (): number => (promptTokens ??= countRequestTokens(request));
     for (const candidate of candidates) {
+      const route = this.router.route(candidate.model);
       const maxRetries = candidate.provider.maxRetries;
-      for (let retryIndex = 0; ; retryIndex++) {
+      /** The last upstream failure on this model: what its retries are decided on. */
+      let modelError: ServiceError | undefined;
+      for (let retryIndex = 0; ; ) {
         if (options.signal.aborted) throw options.signal.reason;
-        attempts++;
-        const outcome = await this.startAttempt(candidate, request, options);
-        if (outcome.stream !== undefined) {
-          const parts = outcome.stream;
-          return {
-            model: candidate.model,
-            requestedModel: requested.model,
-            attempts,
-            warnings: outcome.warnings,
-            [Symbol.asyncIterator]: () => parts[Symbol.asyncIterator](),
-          };
+        // A retry has waited its backoff (or the upstream's retry-after): it may probe a cooling deployment.
+        const step = await route.next(countPrompt, retryIndex > 0);
+        if (step.lease === undefined) {
+          // No deployment can take the request now (all cooling or at their limits). Not tried yet: on to
+          // the fallbacks at once; otherwise the deployments were all tried: decide on a retry below.
+          if (modelError === undefined) {
+            lastError = step.error;
+            this.logger?.warn({ model: candidate.model.id, status: step.error.status, code: step.error.code }, 'no deployment of the model is available');
+            break;
+          }
+        } else {
+          attempts++;
+          const lease = step.lease;
+          let outcome: Awaited<ReturnType<GenerationService['startAttempt']>>;
+          try {
+            outcome = await this.startAttempt(candidate, lease, request, options);
+          } catch (thrown) {
+            lease.end();
+            throw thrown;
+          }
+          if (outcome.stream !== undefined) {
+            const parts = outcome.stream;
+            return {
+              model: candidate.model,
+              requestedModel: requested.model,
+              attempts,
+              warnings: outcome.warnings,
+              deployment: lease.deployment.id,
+              [Symbol.asyncIterator]: () => parts[Symbol.asyncIterator](),
+            };
+          }
+          const error = outcome.error;
+          route.failed(lease, error);
+          modelError = error;
+          lastError = error;
+          // Another deployment of the same model first: at once, and not counted as a retry.
+          if (route.hasUntried && isUpstreamError(error) && error.fallbackEligible) {
+            this.logger?.warn({ model: candidate.model.id, deployment: lease.deployment.id, attempts, status: error.status, code: error.code }, 'model deployment failed; trying another deployment');
+            continue;
+          }
         }
-        const error = outcome.error;
-        lastError = error;
+        const error = modelError;
+        const details = { model: candidate.model.id, attempts, status: error.status, code: error.code };
         const retryable = isUpstreamError(error) && error.retryable;
         if (!retryable || retryIndex >= maxRetries) {
-          this.logger?.warn(
-            { model: candidate.model.id, provider: candidate.provider.id, attempts, status: error.status, code: error.code },
-            'model backend failed before producing output',
-          );
+          this.logger?.warn(details, 'model backend failed before producing output');
           break;
         }
         const delay = retryDelay(this.retryPolicy, retryIndex, isUpstreamError(error) ? error.retryAfterMs : null, this.random);
-        this.logger?.warn(
-          { model: candidate.model.id, provider: candidate.provider.id, attempts, status: error.status, code: error.code, delayMs: delay },
-          'model backend failed; retrying',
-        );
+        this.logger?.warn({ ...details, delayMs: delay }, 'model backend failed; retrying');
+        retryIndex++;
         await this.sleep(delay, options.signal);
+        route.resetTried();
       }
       if (!(isUpstreamError(lastError) && lastError.fallbackEligible)) break;
     }
@@ -215,16 +259,17 @@ export class GenerationService {
     return fallbacks;
   }
 
-  /** One upstream attempt, run up to its first content part. */
+  /** One upstream attempt on the leased deployment, run up to its first content part. */
   private async startAttempt(
     candidate: ResolvedModel,
+    lease: Lease,
     request: GenerationRequest,
     options: GenerationStreamOptions,
   ): Promise<{ stream: AsyncIterable<StreamPart>; warnings: GenerationWarning[]; error?: undefined } | { stream?: undefined; error: ServiceError }> {
-    const attempt = new Attempt(candidate.provider.timeoutMs, options.signal);
+    const attempt = new Attempt(lease.deployment.provider.timeoutMs, options.signal);
     let iterator: AsyncIterator<StreamPart>;
     try {
-      const model = this.registry.languageModel(candidate.model);
+      const model = this.registry.languageModel(candidate.model, lease.deployment.target);
       const callOptions: CallOptions = { signal: attempt.signal };
       if (options.requestId !== undefined) callOptions.requestId = options.requestId;
       if (options.preferWholeResponse === true) callOptions.preferWholeResponse = true;
@@ -254,8 +299,9 @@ export class GenerationService {
           return { error: part.error };
         }
         buffered.push(part);
+        lease.firstByte();
         const warnings = buffered.flatMap((buffer) => (buffer.type === 'response-metadata' ? (buffer.warnings ?? []) : []));
-        return { stream: this.continueStream(iterator, buffered, attempt, candidate, request), warnings };
+        return { stream: this.continueStream(iterator, buffered, attempt, lease, candidate, request), warnings };
       }
     } catch (error) {
       attempt.dispose(false);
@@ -273,6 +319,7 @@ export class GenerationService {
     iterator: AsyncIterator<StreamPart>,
     buffered: StreamPart[],
     attempt: Attempt,
+    lease: Lease,
     candidate: ResolvedModel,
     request: GenerationRequest,
   ): AsyncGenerator<StreamPart, void, undefined> {
@@ -284,7 +331,9 @@ export class GenerationService {
       for (const part of buffered) {
         if (part.type === 'finish') {
           backendDone = true;
-          for (const out of sequencer.push({ ...part, usage: normaliseUsage(part.usage, request, output) })) yield out;
+          const usage = normaliseUsage(part.usage, request, output);
+          lease.end(totalTokens(usage));
+          for (const out of sequencer.push({ ...part, usage })) yield out;
           return;
         }
         output.observe(part);
@@ -311,7 +360,9 @@ export class GenerationService {
         const part = result.value;
         if (part.type === 'finish' || part.type === 'error') backendDone = true;
         if (part.type === 'finish') {
-          for (const out of sequencer.push({ ...part, usage: normaliseUsage(part.usage, request, output) })) yield out;
+          const usage = normaliseUsage(part.usage, request, output);
+          lease.end(totalTokens(usage));
+          for (const out of sequencer.push({ ...part, usage })) yield out;
           return;
         }
         if (part.type === 'error') {
@@ -325,6 +376,7 @@ export class GenerationService {
         else for (const sequenced of out) yield sequenced;
       }
     } finally {
+      lease.end();
       attempt.dispose(!backendDone);
       // Finished, failed or abandoned by the consumer: either way release the backend and its connection.
       void closeIterator(iterator);

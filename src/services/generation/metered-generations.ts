@@ -38,6 +38,8 @@ export interface MeteredGeneration {
   admission: Admission;
   /** Request settings the answering backend did not honour. */
   warnings: readonly GenerationWarning[];
+  /** The deployment that answered (provider id, `#n` for a provider's n-th key). */
+  deployment: string;
 }
 
 const TOKEN_LIMIT_CODES = new Set(['tpm_exceeded', 'user_total_daily_limit_exceeded', 'user_total_monthly_limit_exceeded']);
@@ -67,6 +69,7 @@ export class MeteredGenerations {
     const admission = await this.admitWithinBudget(caller, request, promptTokens, model.maxOutputTokens);
     const ledger = ledgerContextOf(caller, model, options.endpoint);
     let warnings: readonly GenerationWarning[] = [];
+    let deployment = '';
     const streamOptions: GenerationStreamOptions = { signal: caller.signal, requestId: caller.requestId };
     if (options.capabilities !== undefined) streamOptions.capabilities = options.capabilities;
     if (options.capabilityParams !== undefined) streamOptions.capabilityParams = options.capabilityParams;
@@ -75,13 +78,15 @@ export class MeteredGenerations {
       async () => {
         const stream = await generation.streamResolved(resolved, request, streamOptions);
         warnings = stream.warnings;
+        deployment = stream.deployment;
+        ledger.deployment = deployment;
         // Switchyard enforces the cap itself: an upstream that ignores it is cut, never charged past it.
         return capOutputTokens(stream, request.maxOutputTokens ?? model.maxOutputTokens, countTextTokens, { inputTokens: promptTokens });
       },
       ledger,
       promptTokens,
     );
-    return { parts, model, promptTokens, admission, warnings };
+    return { parts, model, promptTokens, admission, warnings, deployment };
   }
 
   /**

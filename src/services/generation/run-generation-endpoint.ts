@@ -18,6 +18,9 @@ import type { MeteredGenerations } from './metered-generations.ts';
 /** Response header listing valid request parameters this service did not honour (comma-separated wire names). */
 export const IGNORED_PARAMETERS_HEADER = 'x-switchyard-ignored-parameters';
 
+/** Response header naming the deployment that answered (its provider id; `#n` for a provider's n-th key). */
+export const DEPLOYMENT_HEADER = 'x-switchyard-deployment';
+
 /** A generation endpoint: its path, who may call it, its wire format and the endpoint's own steps. */
 export interface GenerationEndpoint<Context = unknown> {
   /** Request path, e.g. `/v1/messages`; also the ledger's endpoint column. */
@@ -72,6 +75,7 @@ export async function runGenerationEndpoint<Context>(
   const ignored = ignoredParameters(decoded as DecodedGeneration<unknown>, started.warnings, format as GenerationFormat<unknown>);
   const headers = { ...decoded.headers, ...started.admission.headers };
   if (ignored.length > 0) headers[IGNORED_PARAMETERS_HEADER] = ignored.join(', ');
+  if (started.deployment !== '') headers[DEPLOYMENT_HEADER] = started.deployment;
   const onFinal = endpoint.onFinal?.(decoded, caller);
   const common = { headers, ignoredParameters: ignored, admission: started.admission };
   if (decoded.stream) {

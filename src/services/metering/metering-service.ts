@@ -29,6 +29,8 @@ export interface LedgerContext {
   batch: boolean;
   /** process.hrtime.bigint() at request arrival, for the latency column. */
   startedAt: bigint;
+  /** The deployment that answered; set once the generation has started. */
+  deployment?: string;
 }
 
 function snapshotOf(figures: LimitSnapshot): AccountUsageSnapshot {
@@ -97,6 +99,7 @@ export class Admission {
           statusCode,
           latencyMs: Number(process.hrtime.bigint() - ledgerContext.startedAt) / 1e6,
           createdAtMs: Date.now(),
+          deployment: ledgerContext.deployment ?? null,
         }),
       );
     }

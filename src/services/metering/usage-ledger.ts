@@ -46,6 +46,8 @@ export interface LedgerRecord {
   latencyMs: number;
   /** When the request arrived, milliseconds since the epoch. */
   createdAtMs: number;
+  /** The deployment that answered (provider id, `#n` for a provider's n-th key); null or absent when none did. */
+  deployment?: string | null;
 }
 
 /** Where records are written; the database layer implements it (one transaction per call). */
@@ -205,6 +207,8 @@ export interface LedgerRecordInit {
   latencyMs: number;
   /** Arrival time, milliseconds since the epoch. */
   createdAtMs: number;
+  /** The deployment that answered, when one did. */
+  deployment?: string | null;
 }
 
 /** Builds a ledger record from a request's normalised usage, pricing it with the model's prices. */
@@ -224,5 +228,6 @@ export function createLedgerRecord(init: LedgerRecordInit): LedgerRecord {
     statusCode: init.statusCode,
     latencyMs: init.latencyMs,
     createdAtMs: init.createdAtMs,
+    deployment: init.deployment ?? null,
   };
 }
