@@ -126,6 +126,7 @@ export class BatchService {
       resultsWritten: false,
       leaseOwner: null,
       leaseExpiresAt: null,
+      stepAttempts: 0,
     };
     await this.repository.insert(batch);
     if ((await this.repository.activeRank(auth.organizationId, batch)) > limit) {

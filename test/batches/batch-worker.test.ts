@@ -278,7 +278,7 @@ for (const backend of storageBackends()) describe(`BatchWorker on ${backend}`, (
         { custom_id: 'four', body: { tag: 'cancel-4' } },
       ]),
     );
-    const running = worker({ lineConcurrency: 1 });
+    const running = worker({ concurrency: 1 });
     running.start();
     try {
       await waitFor(async () => calls.includes('cancel-2'), 'the second line to start');
@@ -306,9 +306,12 @@ for (const backend of storageBackends()) describe(`BatchWorker on ${backend}`, (
     const { files, batches, worker } = services(clock);
     const created = await createBatch(files, batches, jsonl(['r1', 'r2', 'r3', 'r4'].map((tag) => ({ custom_id: tag, body: { tag } }))));
     // The dead worker validated the file and finished two lines, then vanished holding its lease.
-    await repository.claim('dead-worker', clock.now(), 5_000);
+    await repository.claimStep('dead-worker', clock.now(), 5_000);
     await repository.insertRequests(created.id, ['r1', 'r2', 'r3', 'r4'].map((tag, index) => ({ line: index + 1, customId: tag, body: JSON.stringify({ tag }) })));
     await repository.transition(created.id, 'dead-worker', ['validating'], { status: 'in_progress', in_progress_at: clock.now(), total: 4 });
+    await repository.releaseLease(created.id, 'dead-worker');
+    const chunk = await repository.claimLines('dead-worker', clock.now(), 5_000, 10);
+    assert.deepEqual(chunk?.lines.map((row) => row.line), [1, 2, 3, 4]);
     for (const line of [1, 2]) {
       await repository.recordOutcome(created.id, line, {
         state: 'completed',
@@ -346,8 +349,8 @@ for (const backend of storageBackends()) describe(`BatchWorker on ${backend}`, (
       const lines = Array.from({ length: 6 }, (_, index) => ({ custom_id: `c${index}`, body: { tag: `shared-${batchIndex}-${index}` } }));
       ids.push((await createBatch(files, batches, jsonl(lines))).id);
     }
-    const first = worker({ workerId: 'worker-one', maxActiveBatches: 1 });
-    const second = worker({ workerId: 'worker-two', maxActiveBatches: 1 });
+    const first = worker({ workerId: 'worker-one', maxActiveSteps: 1, concurrency: 2, chunkSize: 2 });
+    const second = worker({ workerId: 'worker-two', maxActiveSteps: 1, concurrency: 2, chunkSize: 2 });
     first.start();
     second.start();
     try {
@@ -378,7 +381,7 @@ for (const backend of storageBackends()) describe(`BatchWorker on ${backend}`, (
         { custom_id: 'later', body: { tag: 'stop-2' } },
       ]),
     );
-    const stopping = worker({ lineConcurrency: 1 });
+    const stopping = worker({ concurrency: 1 });
     stopping.start();
     await waitFor(async () => calls.includes('stop-1'), 'the gated line to start');
     const stopped = stopping.stop();
