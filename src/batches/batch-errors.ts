@@ -40,13 +40,18 @@ export function invalidInputFile(fileId: string, reason: string): ServiceError {
   });
 }
 
-export function concurrentBatchesLimit(limit: number): ServiceError {
+/**
+ * `resetAtMs`: when a slot is free at the latest, the end of the 24-hour window of the oldest active
+ * batch (SPEC: rate-limit `details.reset` is a date-time). A slot may free sooner, so `retry_after`
+ * stays null.
+ */
+export function concurrentBatchesLimit(limit: number, resetAtMs: number): ServiceError {
   return new ServiceError({
     status: 429,
     type: 'rate_limit_exceeded',
     code: 'concurrent_batches_limit',
     message: `Too many active batches: this tier allows ${limit} validating, in progress or finalizing at once. Wait for one to finish or cancel one.`,
-    details: { limit, remaining: 0, reset: null, retry_after: null },
+    details: { limit, remaining: 0, reset: new Date(resetAtMs).toISOString(), retry_after: null },
     headers: { 'x-should-retry': 'false' },
   });
 }

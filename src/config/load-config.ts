@@ -38,6 +38,9 @@ export interface Config {
   readonly defaultTier: string;
   readonly providers: Readonly<Record<string, ResolvedProviderConfig>>;
   readonly models: readonly ModelConfig[];
+  /** This instance's name in batch leases; undefined: kept in `<dataDir>/instance-id`. */
+  readonly instanceId: string | undefined;
+  readonly batches: z.infer<typeof configSchema>['batches'];
 }
 
 export interface LoadConfigOptions {
@@ -84,6 +87,18 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env['LOG_LEVEL']) result['logLevel'] = env['LOG_LEVEL'];
   if (env['LIMITS_BACKEND']) result['limitsBackend'] = env['LIMITS_BACKEND'];
   if (env['SWITCHYARD_OPERATOR']) result['operator'] = env['SWITCHYARD_OPERATOR'];
+  if (env['INSTANCE_ID']) result['instanceId'] = env['INSTANCE_ID'];
+  const batches: Record<string, unknown> = {};
+  for (const [name, field] of [
+    ['BATCH_LEASE_MS', 'leaseMs'],
+    ['BATCH_CONCURRENCY', 'concurrency'],
+    ['BATCH_CHUNK_SIZE', 'chunkSize'],
+    ['BATCH_INTERACTIVE_THRESHOLD', 'interactiveThreshold'],
+  ] as const) {
+    const value = integerFromEnv(env, name);
+    if (value !== undefined) batches[field] = value;
+  }
+  if (Object.keys(batches).length > 0) result['batches'] = batches;
   return result;
 }
 
@@ -201,6 +216,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     defaultTier: config.defaultTier,
     providers,
     models,
+    instanceId: config.instanceId,
+    batches: config.batches,
   });
 }
 

@@ -297,6 +297,13 @@ describe('batches end to end (worker stopped: states held still)', () => {
       assert.equal(error.code, 'concurrent_batches_limit');
       assert.equal(error.type, 'rate_limit_exceeded');
       assert.equal(error.headers.get('x-should-retry'), 'false');
+      // SPEC rate-limit details: reset is a date-time (here: when the oldest active batch's window ends at the latest).
+      const details = (error.error as { details?: { limit: number; remaining: number; reset: string; retry_after: number | null } }).details;
+      assert.equal(details?.limit, 3);
+      assert.equal(details?.remaining, 0);
+      assert.equal(details?.retry_after, null);
+      assert.match(details?.reset ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+      assert.equal(Math.floor(Date.parse(details!.reset) / 1000), active[0]!.expires_at);
       return true;
     });
     await limiter.batches.cancel(active[0]!.id);

@@ -257,6 +257,17 @@ export class BatchesRepository {
     return Number(row.total);
   }
 
+  /** The earliest `expires_at` of the organization's active batches (a slot is free by then), or undefined. */
+  async earliestActiveExpiry(organizationId: string): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('batches')
+      .select((eb) => eb.fn.min<number>('expires_at').as('earliest'))
+      .where('organization_id', '=', organizationId)
+      .where('status', 'in', ACTIVE_BATCH_STATUSES)
+      .executeTakeFirst();
+    return row?.earliest === null || row?.earliest === undefined ? undefined : Number(row.earliest);
+  }
+
   /** validating | in_progress -> canceled. False when the batch was in any other status. */
   async cancel(id: string, now: number): Promise<boolean> {
     const result = await this.db
