@@ -32,8 +32,6 @@ export interface ServiceLineExecutorOptions {
 }
 
 export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineExecutor {
-  // Lines run to the end once started; a stopping worker stops claiming new ones instead.
-  const signal = new AbortController().signal;
   return async ({ keyId, url, body }): Promise<LineResponse> => {
     const requestId = newId.request();
     const ledger: LedgerRecord[] = [];
@@ -52,6 +50,9 @@ export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineEx
     try {
       const handler = options.handlers.get(url);
       if (handler === undefined) throw serverError('internal_error', `No batch handler for ${url}.`);
+      // Lines run to the end once started (a stopping worker stops claiming instead); one signal per line
+      // so listeners never pile up on a shared one.
+      const signal = new AbortController().signal;
       const caller: Caller = { auth, requestId, batch: true, startedAt: process.hrtime.bigint(), signal, ledgerSink: (record) => ledger.push(record) };
       const answer = await handler(caller, JSON.parse(body));
       return { statusCode: 200, headers: { 'x-request-id': requestId }, body: JSON.stringify(answer), ledger };

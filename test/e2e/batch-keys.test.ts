@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
+import type { Permission } from '../../src/config/index.ts';
 import { ManualClock } from '../batches/support/manual-clock.ts';
 import { startBatchTestServer, type BatchTestServer } from '../batches/support/batch-test-server.ts';
 
@@ -23,7 +24,7 @@ async function until<T>(check: () => Promise<T | undefined>, what: string, timeo
   }
 }
 
-const PERMISSIONS = ['chat.completions', 'files', 'batches', 'models'];
+const PERMISSIONS: Permission[] = ['chat.completions', 'files', 'batches', 'models'];
 
 describe('a batch and its own key', () => {
   const clock = new ManualClock();

@@ -290,7 +290,7 @@ describe('batches end to end (worker stopped: states held still)', () => {
   test('429 concurrent_batches_limit (rate_limit_exceeded) past the tier limit; a cancel frees a slot', async () => {
     const limiter = new OpenAI({ apiKey: (await server.createKey({ organization: 'org-limits' })).key, baseURL: server.baseUrl, maxRetries: 0 });
     const ownFile = await upload(limiter, jsonl([chatLine('a', 'x')]));
-    const active = [];
+    const active: OpenAI.Batch[] = [];
     for (let index = 0; index < 3; index++) active.push(await create({ input_file_id: ownFile }, limiter));
     await assert.rejects(create({ input_file_id: ownFile }, limiter), (error: unknown) => {
       assert.ok(error instanceof OpenAI.RateLimitError);
