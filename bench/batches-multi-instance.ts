@@ -10,7 +10,7 @@
  *      (TEST_DATABASE_URL works too; lines default 3000, e.g. 20000 for the issue's figure;
  *       BENCH_BATCH_CONCURRENCY sets each instance's BATCH_CONCURRENCY, default 16)
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
@@ -42,14 +42,7 @@ async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T>
 const upstream = await new LatencyUpstream(LATENCY_MS).start();
 const directory = mkdtempSync(join(tmpdir(), 'switchyard-bench-multi-'));
 const configFile = join(directory, 'config.json');
-writeFileSync(
-  configFile,
-  JSON.stringify({
-    bootstrapKey: false,
-    providers: { up: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 } },
-    models: [{ id: 'slow-model', provider: 'up', capabilities: ['chat'] }],
-  }),
-);
+upstream.writeConfig(configFile);
 const input = Array.from({ length: LINES }, (_, index) =>
   JSON.stringify({ custom_id: `line-${index}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 } }),
 ).join('\n');

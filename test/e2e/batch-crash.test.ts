@@ -5,7 +5,7 @@
 // request ids), because a line's ledger row commits with its outcome. Real server processes, a real
 // upstream with fixed latency, real databases; progress is polled with bounds, never timed.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -103,14 +103,7 @@ describe('batch crash suite (SIGKILL mid-batch)', () => {
     await upstream.start();
     directory = mkdtempSync(join(tmpdir(), 'switchyard-batch-crash-'));
     configFile = join(directory, 'config.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        bootstrapKey: false,
-        providers: { up: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 } },
-        models: [{ id: 'slow-model', provider: 'up', capabilities: ['chat'] }],
-      }),
-    );
+    upstream.writeConfig(configFile);
   });
   after(async () => {
     await upstream.close();

@@ -3,6 +3,7 @@
  * streamed or not), for batch crash tests and the multi-instance batch bench: real HTTP, no script.
  * Counts the requests it answered.
  */
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -62,6 +63,18 @@ export class LatencyUpstream {
     const address = this.server?.address() as AddressInfo | undefined;
     if (address === undefined) throw new Error('not started');
     return `http://127.0.0.1:${address.port}/v1`;
+  }
+
+  /** Writes a Switchyard config file serving this upstream as model `slow-model` (no bootstrap key). */
+  writeConfig(path: string): void {
+    writeFileSync(
+      path,
+      JSON.stringify({
+        bootstrapKey: false,
+        providers: { up: { kind: 'openai-compatible', baseUrl: this.baseUrl, maxRetries: 0 } },
+        models: [{ id: 'slow-model', provider: 'up', capabilities: ['chat'] }],
+      }),
+    );
   }
 
   async close(): Promise<void> {
