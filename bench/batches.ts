@@ -19,7 +19,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-batches-'));
 const config = loadConfig({ env: {}, overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, server: { port: 0, host: '127.0.0.1' } } });
-const runtime = await startRuntime(config, { batchWorker: { lineConcurrency: CONCURRENCY, pollIntervalMs: 50 } });
+const runtime = await startRuntime(config, { batchWorker: { concurrency: CONCURRENCY, pollIntervalMs: 50 } });
 try {
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });
   const address = runtime.app.server.address();

@@ -13,6 +13,7 @@ import { UsageRollupsRepository } from './db/repositories/usage-rollups-reposito
 import { buildApp, type BuildAppOptions } from './app.ts';
 import { BatchService } from './batches/batch-service.ts';
 import { BatchWorker, type BatchWorkerTuning } from './batches/batch-worker.ts';
+import { persistedInstanceId } from './batches/instance-id.ts';
 import { serviceLineExecutor } from './batches/service-line-executor.ts';
 import type { Config } from './config/index.ts';
 import { openDatabase, type Database } from './db/database.ts';
@@ -207,15 +208,28 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       { ...options, logger },
     );
     if (options.batchWorker !== false) {
+      // Interactive requests in flight: batch lines yield to them (the worker claims and runs fewer).
+      let interactiveInFlight = 0;
+      app.server.on('request', (_request, response) => {
+        interactiveInFlight += 1;
+        response.once('close', () => (interactiveInFlight -= 1));
+      });
       batchWorker = new BatchWorker({
         repository: new BatchesRepository(database.db),
         files,
         execute: serviceLineExecutor({
           handlers: batchLineHandlers({ endpoints, generations, decodeOptions, config, models: generation, registry, metering }),
           authenticateKeyId: (keyId) => authenticator.authenticateKeyId(keyId),
+          batchRefusal: (auth) => batches.refusal(auth),
           renderError: (error, requestId) => renderError(error, errorMetadata(config.operator, requestId)),
         }),
         maxLineBytes: config.server.bodyLimitBytes,
+        workerId: config.instanceId ?? persistedInstanceId(config.dataDir),
+        leaseMs: config.batches.leaseMs,
+        concurrency: config.batches.concurrency,
+        chunkSize: config.batches.chunkSize,
+        interactiveThreshold: config.batches.interactiveThreshold,
+        interactiveLoad: () => interactiveInFlight,
         log: logger,
         ...(clock === undefined ? {} : { clock }),
         ...(typeof options.batchWorker === 'object' ? options.batchWorker : {}),

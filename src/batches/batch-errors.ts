@@ -41,8 +41,9 @@ export function invalidInputFile(fileId: string, reason: string): ServiceError {
 }
 
 /**
- * `resetAtMs`: by when a slot is certain to be free (every active batch ends or expires within its
- * completion window), milliseconds since epoch; `details.reset` is a date-time as in every rate-limit 429.
+ * `resetAtMs`: when a slot is free at the latest, the end of the 24-hour window of the oldest active
+ * batch (SPEC: rate-limit `details.reset` is a date-time). A slot may free sooner, so `retry_after`
+ * stays null.
  */
 export function concurrentBatchesLimit(limit: number, resetAtMs: number): ServiceError {
   return new ServiceError({

@@ -4,7 +4,7 @@
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
 import { newId } from '../core/ids.ts';
-import { invalidFormat, invalidParameter, isServiceError, permissionDenied } from '../core/service-error.ts';
+import { invalidFormat, invalidParameter, isServiceError, permissionDenied, type ServiceError } from '../core/service-error.ts';
 import { BATCH_STATUSES, type BatchesRepository, type BatchRecord, type BatchStatus } from '../db/repositories/batches-repository.ts';
 
 export type { BatchStatus };
@@ -82,10 +82,16 @@ export class BatchService {
    * concurrent-batch limit.
    */
   private authorize(auth: AuthContext): number {
-    const limit = this.tiers[auth.tier]?.concurrentBatches ?? 0;
-    if (limit === 0) throw batchApiNotAllowed(auth.tier);
-    if (!auth.permissions.has('batches')) throw permissionDenied('batches');
-    return limit;
+    const refusal = this.refusal(auth);
+    if (refusal !== undefined) throw refusal;
+    return this.tiers[auth.tier]?.concurrentBatches ?? 0;
+  }
+
+  /** Why `auth` may not use batches (also asked before each line of a running batch), or undefined. */
+  refusal(auth: AuthContext): ServiceError | undefined {
+    if ((this.tiers[auth.tier]?.concurrentBatches ?? 0) === 0) return batchApiNotAllowed(auth.tier);
+    if (!auth.permissions.has('batches')) return permissionDenied('batches');
+    return undefined;
   }
 
   /** POST /v1/batches: checks the request, records the batch as `validating` with zero counts. */
@@ -128,11 +134,12 @@ export class BatchService {
       resultsWritten: false,
       leaseOwner: null,
       leaseExpiresAt: null,
+      stepAttempts: 0,
     };
     await this.repository.insert(batch);
     if ((await this.repository.activeRank(auth.organizationId, batch)) > limit) {
       await this.repository.delete(batch.id);
-      throw concurrentBatchesLimit(limit, now + COMPLETION_WINDOW_MS);
+      throw concurrentBatchesLimit(limit, (await this.repository.earliestActiveExpiry(auth.organizationId)) ?? batch.expiresAt);
     }
     this.onWork();
     return batch;

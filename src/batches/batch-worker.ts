@@ -1,23 +1,34 @@
 /**
- * The batch engine: one worker per server process claims batches through a lease in the database
- * (so several instances share the work, and a crashed instance's batches are resumed by another once
- * its lease lapses), then moves each one through the SPEC states:
+ * The batch engine: one worker per server process. Work is claimed through leases in the database
+ * (see batches-repository.ts), so any number of instances share it and never fight over it:
  *
- *   validating  -> read the input file, check every line, store one row per request
- *   in_progress -> run the lines (bounded concurrency) through the app's own routes, recording each
- *                  outcome as it completes; 429 answers are retried later (retry-after honoured)
- *   finalizing  -> write the output file (successes) and the error file (failures)
- *   completed
+ * - batch-level steps (validate, move to finalizing, expire, write the result files) are claimed one
+ *   batch at a time under a batch lease, by whichever instance is free;
+ * - lines of running batches are claimed in chunks (line leases) by every instance with free
+ *   capacity, so one large batch runs on all instances at once; a line's outcome, its counter and its
+ *   usage-ledger rows are recorded in one transaction (done and billed, or neither);
+ * - leases are renewed every third of `leaseMs` while work goes on and released on stop; a dead
+ *   instance's leases lapse after `leaseMs` and another instance takes the work over; a restarted
+ *   instance (same worker id) frees its old leases at start and resumes at once.
  *
- * and the side exits: failed (invalid input), canceled (results of the lines already done are still
- * written), expired (24 hours passed; lines not run go to the error file as `batch_expired`).
+ * The SPEC states: validating -> in_progress -> finalizing -> completed, and the side exits failed
+ * (invalid or unreadable input, or the batch's key can no longer run it), canceled (results of the
+ * lines already done are still written) and expired (24 hours passed; lines not run go to the error
+ * file as `batch_expired`).
+ *
+ * Nothing loops hot: the worker looks for work when woken (a line finished, a batch was created or
+ * canceled here) or every `pollIntervalMs`; a claim that fails (database away) backs off
+ * exponentially, and a batch-level step that fails for a reason that may heal backs off across all
+ * instances (`retry_at`), until `maxStepAttempts` failures fail the batch. Each failure is logged once.
  */
+import { performance } from 'node:perf_hooks';
 import { randomAlphanumeric, newId } from '../core/ids.ts';
 import { isServiceError } from '../core/service-error.ts';
 import type { FileRecord } from '../db/repositories/files-repository.ts';
 import type { BatchesRepository, BatchOutcome, BatchRecord, BatchRequestRow, BatchStatus } from '../db/repositories/batches-repository.ts';
 import { systemClock, type Clock } from '../limits/clock.ts';
 import { BATCH_FILE_LIFETIME_MS, type FileService } from '../services/files/file-service.ts';
+import type { LedgerRecord } from '../services/metering/usage-ledger.ts';
 import { toErrorLine, toOutputLine } from './batch-result-lines.ts';
 import { validateBatchInput } from './validate-batch-input.ts';
 
@@ -34,13 +45,18 @@ export interface LineResponse {
   headers: Record<string, string | string[] | number | undefined>;
   /** Response body text. */
   body: string;
+  /** The line's usage-ledger records, written with its outcome (none when nothing was metered). */
+  ledger?: readonly LedgerRecord[];
+  /** Set when no line of this batch can succeed any more (its key was revoked): the batch fails. */
+  fatal?: { code: string; message: string };
 }
 
-/** Executes one line; production runs it through the app in-process (inject-line-executor.ts). */
+/** Executes one line; production runs it through the services in-process (service-line-executor.ts). */
 export type LineExecutor = (request: LineRequest) => Promise<LineResponse>;
 
 export interface WorkerLog {
   error(details: object, message: string): void;
+  info?(details: object, message: string): void;
 }
 
 export interface BatchWorkerOptions {
@@ -50,29 +66,50 @@ export interface BatchWorkerOptions {
   /** Largest input line, bytes (the JSON request body limit). */
   maxLineBytes: number;
   clock?: Clock;
-  /** Name of this worker in leases; random by default. */
+  /** Name of this worker in leases; random by default. Keep it across restarts to resume at once. */
   workerId?: string;
-  /** Lines of one batch running at once. Default 4. */
-  lineConcurrency?: number;
-  /** Batches this process works on at once. Default 2. */
-  maxActiveBatches?: number;
-  /** How long a claim lasts without renewal, milliseconds (renewed every third of it). Default 30,000. */
+  /** Batch lines this process runs at once, over all batches. Default 16. */
+  concurrency?: number;
+  /** Lines claimed at once (one chunk, one lease). Default 50. */
+  chunkSize?: number;
+  /** Batch-level steps (validate, finalize) this process works on at once. Default 2. */
+  maxActiveSteps?: number;
+  /** How long a claim lasts without renewal, milliseconds (renewed every third of it). Default 9,000. */
   leaseMs?: number;
-  /** How often to look for work (and re-read a running batch's status), milliseconds. Default 1,000. */
+  /** How often to look for work when nothing wakes the worker, milliseconds. Default 1,000. */
   pollIntervalMs?: number;
   /** Most requests per batch (SPEC: above 50,000 needs a custom plan). Default 50,000. */
   maxRequestsPerBatch?: number;
-  /** Longest wait before retrying a rate-limited line that got no retry-after, milliseconds. Default 60,000. */
+  /** Longest wait before retrying a rate-limited line (no retry-after) or a failing claim, milliseconds. Default 60,000. */
   maxBackoffMs?: number;
+  /** First backoff of a failed batch-level step, doubled after each further failure, milliseconds. Default 1,000. */
+  stepRetryBaseMs?: number;
+  /** Failures in a row of a batch-level step before the batch fails. Default 5. */
+  maxStepAttempts?: number;
   /** How often expired files' bytes are removed, milliseconds. Default 600,000. */
   purgeIntervalMs?: number;
+  /** In-flight interactive HTTP requests of this process; above `interactiveThreshold`, batch lines yield. */
+  interactiveLoad?: () => number;
+  /** Interactive requests in flight above which this process runs (and claims) a quarter of `concurrency`. Default 32. */
+  interactiveThreshold?: number;
   log?: WorkerLog;
 }
 
 /** The knobs a deployment or a test may turn (everything but the collaborators). */
 export type BatchWorkerTuning = Pick<
   BatchWorkerOptions,
-  'workerId' | 'lineConcurrency' | 'maxActiveBatches' | 'leaseMs' | 'pollIntervalMs' | 'maxRequestsPerBatch' | 'maxBackoffMs' | 'purgeIntervalMs'
+  | 'workerId'
+  | 'concurrency'
+  | 'chunkSize'
+  | 'maxActiveSteps'
+  | 'leaseMs'
+  | 'pollIntervalMs'
+  | 'maxRequestsPerBatch'
+  | 'maxBackoffMs'
+  | 'stepRetryBaseMs'
+  | 'maxStepAttempts'
+  | 'purgeIntervalMs'
+  | 'interactiveThreshold'
 >;
 
 const EXPIRED_MESSAGE = 'This request was not executed before the batch expired (24-hour completion window).';
@@ -101,6 +138,16 @@ class Doorbell {
       this.waiters.add(done);
     });
   }
+
+  /** Waits the whole `milliseconds` (a backoff), however often it rings, unless `cut()` turns true. */
+  async sleep(milliseconds: number, cut: () => boolean): Promise<void> {
+    const until = performance.now() + milliseconds;
+    while (!cut()) {
+      const left = until - performance.now();
+      if (left <= 0) return;
+      await this.wait(left);
+    }
+  }
 }
 
 function headerValue(headers: LineResponse['headers'], name: string): string | undefined {
@@ -123,10 +170,20 @@ export function retryDelayMs(headers: LineResponse['headers'], attempts: number,
   return Math.min(maxBackoffMs, 1000 * 2 ** Math.min(attempts, 20));
 }
 
-interface Lease {
-  readonly lost: boolean;
-  stop(): void;
+/** A claimed line waiting for (or in) execution. */
+interface HeldLine {
+  batch: BatchRecord;
+  row: BatchRequestRow;
 }
+
+/** What a batch-level step failed on, for the log and, at the last attempt, the batch's `errors`. */
+const STEP_NAMES: Partial<Record<BatchStatus, string>> = {
+  validating: 'validate',
+  in_progress: 'finish',
+  finalizing: 'finalize',
+  canceled: 'write results',
+  failed: 'write results',
+};
 
 export class BatchWorker {
   readonly workerId: string;
@@ -135,20 +192,35 @@ export class BatchWorker {
   private readonly execute: LineExecutor;
   private readonly clock: Clock;
   private readonly maxLineBytes: number;
-  private readonly lineConcurrency: number;
-  private readonly maxActiveBatches: number;
+  private readonly concurrency: number;
+  private readonly chunkSize: number;
+  private readonly maxActiveSteps: number;
   private readonly leaseMs: number;
   private readonly pollIntervalMs: number;
   private readonly maxRequestsPerBatch: number;
   private readonly maxBackoffMs: number;
+  private readonly stepRetryBaseMs: number;
+  private readonly maxStepAttempts: number;
   private readonly purgeIntervalMs: number;
+  private readonly interactiveLoad: () => number;
+  private readonly interactiveThreshold: number;
   private readonly log: WorkerLog | undefined;
-  private readonly active = new Map<string, Promise<void>>();
-  private readonly doorbells = new Set<Doorbell>();
-  private timer: NodeJS.Timeout | undefined;
+
+  /** Claimed lines not started yet, in claim order. */
+  private queue: HeldLine[] = [];
+  /** Lines executing now. */
+  private readonly running = new Set<Promise<void>>();
+  /** Lines held (queued or running) per batch id: the last one out moves the batch to finalizing. */
+  private readonly heldPerBatch = new Map<string, number>();
+  /** Batch-level steps running, by batch id (this worker holds their batch lease). */
+  private readonly steps = new Map<string, Promise<void>>();
+  /** Status reads in flight, by batch id (shared by lines starting together). */
+  private readonly statuses = new Map<string, Promise<BatchStatus | undefined>>();
+  private readonly doorbell = new Doorbell();
+  private loop: Promise<void> | undefined;
+  private renewal: NodeJS.Timeout | undefined;
+  private renewalFailing = false;
   private stopping = false;
-  private ticking: Promise<void> | undefined;
-  private tickAgain = false;
   private lastPurgeAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: BatchWorkerOptions) {
@@ -158,78 +230,149 @@ export class BatchWorker {
     this.clock = options.clock ?? systemClock;
     this.maxLineBytes = options.maxLineBytes;
     this.workerId = options.workerId ?? `worker-${randomAlphanumeric(12)}`;
-    this.lineConcurrency = options.lineConcurrency ?? 4;
-    this.maxActiveBatches = options.maxActiveBatches ?? 2;
-    this.leaseMs = options.leaseMs ?? 30_000;
+    this.concurrency = Math.max(1, options.concurrency ?? 16);
+    this.chunkSize = Math.max(1, options.chunkSize ?? 50);
+    this.maxActiveSteps = Math.max(1, options.maxActiveSteps ?? 2);
+    this.leaseMs = options.leaseMs ?? 9_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.maxRequestsPerBatch = options.maxRequestsPerBatch ?? 50_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 60_000;
+    this.stepRetryBaseMs = options.stepRetryBaseMs ?? 1_000;
+    this.maxStepAttempts = Math.max(1, options.maxStepAttempts ?? 5);
     this.purgeIntervalMs = options.purgeIntervalMs ?? 600_000;
+    this.interactiveLoad = options.interactiveLoad ?? (() => 0);
+    this.interactiveThreshold = options.interactiveThreshold ?? 32;
     this.log = options.log;
   }
 
-  /** Starts polling for work. */
+  /**
+   * Frees the leases this worker id held in an earlier life (a restart after a crash), then looks for
+   * work when woken and every `pollIntervalMs`.
+   */
   start(): void {
     this.stopping = false;
-    this.timer = setInterval(() => this.wake(), this.pollIntervalMs);
-    this.timer.unref();
-    this.wake();
+    this.startRenewal();
+    this.loop = this.runLoop();
   }
 
   /** Looks for work now (a batch was created or canceled in this process). */
   wake(): void {
-    if (this.stopping) return;
-    if (this.ticking !== undefined) {
-      this.tickAgain = true;
-      return;
-    }
-    this.ticking = this.tick().finally(() => {
-      this.ticking = undefined;
-    });
+    this.doorbell.ring();
   }
 
-  /** Stops claiming, lets running lines finish (their outcomes are recorded), releases every lease. */
+  /** Stops claiming, lets running lines and steps finish (outcomes recorded), gives back every lease. */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
-    for (const doorbell of this.doorbells) doorbell.ring();
-    await this.ticking;
-    await Promise.allSettled([...this.active.values()]);
+    this.doorbell.ring();
+    await this.loop;
+    await this.releaseQueued(() => true);
+    await Promise.allSettled([...this.running, ...this.steps.values()]);
+    if (this.renewal !== undefined) clearInterval(this.renewal);
+    this.renewal = undefined;
   }
 
-  /** Claims and works until no batch has work left that can be done now (tests and tools). */
+  /** Claims and works until no batch has work that can be done now or within 5 s (tests and tools). */
   async runUntilIdle(): Promise<void> {
-    for (;;) {
-      this.wake();
-      await this.ticking;
-      if (this.active.size === 0) return;
-      await Promise.allSettled([...this.active.values()]);
+    this.startRenewal();
+    try {
+      for (;;) {
+        const claimed = await this.cycle();
+        while (this.running.size > 0 || this.steps.size > 0 || this.queue.length > 0) {
+          await Promise.allSettled([...this.running, ...this.steps.values()]);
+          this.startQueuedLines();
+        }
+        if (claimed) continue;
+        // Lines waiting for a retry time (rate limited) soon: wait for them instead of returning (lines
+        // another worker holds are its work, not this one's).
+        const now = this.clock.now();
+        const nextAt = await this.repository.nextRunningPendingAt(now);
+        if (nextAt === undefined || nextAt - now > 5_000) return;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(1, nextAt - now)));
+      }
+    } finally {
+      if (this.loop === undefined && this.renewal !== undefined) {
+        clearInterval(this.renewal);
+        this.renewal = undefined;
+      }
     }
   }
 
-  private async tick(): Promise<void> {
+  private startRenewal(): void {
+    if (this.renewal !== undefined) return;
+    this.renewal = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.leaseMs / 3)));
+    this.renewal.unref();
+  }
+
+  /** Extends every lease held (one statement for all lines, one per step); a failure is logged once until renewal works again. */
+  private async renew(): Promise<void> {
     try {
-      do {
-        this.tickAgain = false;
-        while (!this.stopping && this.active.size < this.maxActiveBatches) {
-          const batch = await this.repository.claim(this.workerId, this.clock.now(), this.leaseMs);
-          if (batch === undefined) break;
-          if (this.active.has(batch.id)) continue;
-          const run = this.process(batch)
-            .catch((error: unknown) => this.log?.error({ err: error, batch_id: batch.id }, 'batch processing failed'))
-            .finally(() => {
-              this.active.delete(batch.id);
-              this.wake();
-            });
-          this.active.set(batch.id, run);
-        }
-        await this.purgeExpiredFiles();
-      } while (this.tickAgain && !this.stopping);
+      const now = this.clock.now();
+      if (this.heldPerBatch.size > 0) await this.repository.renewLines(this.workerId, now, this.leaseMs);
+      for (const batchId of this.steps.keys()) await this.repository.renewLease(batchId, this.workerId, now, this.leaseMs);
+      if (this.renewalFailing) this.log?.info?.({ worker_id: this.workerId }, 'batch lease renewal works again');
+      this.renewalFailing = false;
     } catch (error) {
-      // The database being briefly away must not stop the worker; the next poll tries again.
-      this.log?.error({ err: error }, 'batch worker poll failed');
+      if (!this.renewalFailing) this.log?.error({ err: error, worker_id: this.workerId }, 'batch lease renewal failed; retrying every third of the lease');
+      this.renewalFailing = true;
     }
+  }
+
+  private async runLoop(): Promise<void> {
+    let released = false;
+    let failures = 0;
+    while (!this.stopping) {
+      let delayMs = this.pollIntervalMs;
+      try {
+        if (!released) {
+          // Leases under this worker id are from a previous life of this instance: nothing runs them now.
+          const freed = await this.repository.releaseAllHeldBy(this.workerId);
+          if (freed > 0) this.log?.info?.({ worker_id: this.workerId, leases: freed }, 'freed the batch leases of this instance before its restart');
+          released = true;
+        }
+        await this.cycle();
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        delayMs = Math.min(this.maxBackoffMs, this.pollIntervalMs * 2 ** failures);
+        this.log?.error({ err: error, worker_id: this.workerId, failures, retry_in_ms: delayMs }, 'batch worker could not claim work; backing off');
+        await this.doorbell.sleep(delayMs, () => this.stopping);
+        continue;
+      }
+      await this.doorbell.wait(delayMs);
+    }
+  }
+
+  /** Lines this process runs at once now: a quarter of `concurrency` while interactive traffic is high. */
+  private capacity(): number {
+    return this.interactiveLoad() > this.interactiveThreshold ? Math.max(1, Math.floor(this.concurrency / 4)) : this.concurrency;
+  }
+
+  /** One round: claim batch-level steps and line chunks up to capacity and start them. True when anything was claimed. */
+  private async cycle(): Promise<boolean> {
+    let claimed = false;
+    while (!this.stopping && this.steps.size < this.maxActiveSteps) {
+      const batch = await this.repository.claimStep(this.workerId, this.clock.now(), this.leaseMs);
+      if (batch === undefined) break;
+      claimed = true;
+      this.startStep(batch);
+    }
+    for (;;) {
+      if (this.stopping) break;
+      const capacity = this.capacity();
+      const held = this.queue.length + this.running.size;
+      // Keep about one round queued: enough to stay busy, little enough that other instances get lines.
+      const chunk = Math.min(capacity < this.concurrency ? capacity : this.chunkSize, capacity + this.chunkSize - held);
+      if (this.queue.length >= capacity || chunk <= 0) break;
+      const lines = await this.repository.claimLines(this.workerId, this.clock.now(), this.leaseMs, chunk);
+      if (lines === undefined) break;
+      claimed = true;
+      for (const row of lines.lines) this.queue.push({ batch: lines.batch, row });
+      this.heldPerBatch.set(lines.batch.id, (this.heldPerBatch.get(lines.batch.id) ?? 0) + lines.lines.length);
+      this.startQueuedLines();
+    }
+    this.startQueuedLines();
+    await this.purgeExpiredFiles();
+    return claimed;
   }
 
   private async purgeExpiredFiles(): Promise<void> {
@@ -239,23 +382,200 @@ export class BatchWorker {
     await this.files.purgeExpired();
   }
 
-  private holdLease(batchId: string): Lease {
-    let lost = false;
-    const timer = setInterval(() => {
-      this.repository.renewLease(batchId, this.workerId, this.clock.now(), this.leaseMs).then(
-        (held) => {
-          if (!held) lost = true;
-        },
-        (error: unknown) => this.log?.error({ err: error, batch_id: batchId }, 'lease renewal failed'),
-      );
-    }, Math.max(10, Math.floor(this.leaseMs / 3)));
-    timer.unref();
-    return {
-      get lost() {
-        return lost;
-      },
-      stop: () => clearInterval(timer),
+  private startQueuedLines(): void {
+    while (!this.stopping && this.running.size < this.capacity() && this.queue.length > 0) {
+      const held = this.queue.shift()!;
+      const run: Promise<void> = this.runLine(held)
+        .catch((error: unknown) => this.log?.error({ err: error, batch_id: held.batch.id, line: held.row.line }, 'batch line failed to record; its lease lapses and it runs again'))
+        .then(() => this.lineDone(held.batch.id, 1))
+        .finally(() => {
+          this.running.delete(run);
+          this.startQueuedLines();
+          this.doorbell.ring();
+        });
+      this.running.add(run);
+    }
+  }
+
+  /** Counts lines of a batch no longer held; the last one out moves the batch to finalizing when nothing is pending. */
+  private async lineDone(batchId: string, count: number): Promise<void> {
+    const left = (this.heldPerBatch.get(batchId) ?? count) - count;
+    if (left > 0) {
+      this.heldPerBatch.set(batchId, left);
+      return;
+    }
+    this.heldPerBatch.delete(batchId);
+    try {
+      if (await this.repository.finishIfDone(batchId, this.clock.now())) this.doorbell.ring();
+    } catch (error) {
+      // Not lost: the step claim also finds running batches with no pending line.
+      this.log?.error({ err: error, batch_id: batchId }, 'could not move the batch to finalizing; another claim will');
+    }
+  }
+
+  /** Gives back queued (unstarted) lines matching `which`, grouped per batch. */
+  private async releaseQueued(which: (held: HeldLine) => boolean): Promise<void> {
+    const released = this.queue.filter(which);
+    if (released.length === 0) return;
+    this.queue = this.queue.filter((held) => !which(held));
+    const perBatch = new Map<string, number[]>();
+    for (const held of released) perBatch.set(held.batch.id, [...(perBatch.get(held.batch.id) ?? []), held.row.line]);
+    for (const [batchId, lines] of perBatch) {
+      try {
+        await this.repository.releaseLines(batchId, this.workerId, lines);
+      } catch (error) {
+        this.log?.error({ err: error, batch_id: batchId, lines: lines.length }, 'could not give back claimed lines; their lease lapses instead');
+      }
+      await this.lineDone(batchId, lines.length);
+    }
+  }
+
+  /**
+   * The batch's status, read before each line starts (a cancel made on any instance stops new lines at
+   * once); lines starting together share one read.
+   */
+  private batchStatus(batchId: string): Promise<BatchStatus | undefined> {
+    const reading = this.statuses.get(batchId);
+    if (reading !== undefined) return reading;
+    const status = this.repository.findById(batchId).then((batch) => batch?.status);
+    this.statuses.set(batchId, status);
+    const forget = (): void => {
+      if (this.statuses.get(batchId) === status) this.statuses.delete(batchId);
     };
+    status.then(forget, forget);
+    return status;
+  }
+
+  private async runLine({ batch, row }: HeldLine): Promise<void> {
+    const status = await this.batchStatus(batch.id);
+    if (this.stopping || status !== 'in_progress' || this.clock.now() >= batch.expiresAt) {
+      // Canceled, failed or expired meanwhile (or stopping): give the line and its queued siblings back unrun.
+      await this.repository.releaseLines(batch.id, this.workerId, [row.line]);
+      await this.releaseQueued((held) => held.batch.id === batch.id);
+      return;
+    }
+    let response: LineResponse;
+    try {
+      response = await this.execute({ keyId: batch.keyId, url: batch.endpoint, body: row.body });
+    } catch (error) {
+      this.log?.error({ err: error, batch_id: batch.id, line: row.line }, 'batch line could not be executed');
+      await this.repository.recordOutcome(batch.id, row.line, {
+        state: 'failed',
+        resultId: newId.batchRequest(),
+        statusCode: null,
+        requestId: null,
+        responseBody: null,
+        errorCode: 'server_error',
+        errorMessage: 'The server could not execute this request.',
+        finishedAt: this.clock.now(),
+      });
+      return;
+    }
+    const now = this.clock.now();
+    if (response.fatal !== undefined) {
+      // The batch's key can no longer run it: the batch fails (every pending line with it), results are written.
+      const error = { code: response.fatal.code, message: response.fatal.message, line: null, param: null };
+      if (await this.repository.failRunning(batch.id, error, 'batch_failed', now)) {
+        this.log?.info?.({ batch_id: batch.id, code: error.code }, 'batch failed: its key can no longer run it');
+      }
+      await this.releaseQueued((held) => held.batch.id === batch.id);
+      return;
+    }
+    if (response.statusCode === 429) {
+      // Rate limited (quota, or the upstream): try again later, within the 24-hour window.
+      await this.repository.deferRequest(batch.id, row.line, now + retryDelayMs(response.headers, row.attempts, this.maxBackoffMs, now), response.ledger);
+      return;
+    }
+    const succeeded = response.statusCode >= 200 && response.statusCode < 300;
+    const outcome: BatchOutcome = {
+      state: succeeded ? 'completed' : 'failed',
+      resultId: newId.batchRequest(),
+      statusCode: response.statusCode,
+      requestId: headerValue(response.headers, 'x-request-id') ?? null,
+      responseBody: response.body,
+      errorCode: succeeded ? null : response.statusCode >= 500 ? 'server_error' : 'invalid_request',
+      errorMessage: succeeded ? null : errorMessageOf(response),
+      finishedAt: now,
+    };
+    await this.repository.recordOutcome(batch.id, row.line, outcome, response.ledger);
+  }
+
+  private startStep(claimed: BatchRecord): void {
+    const run = this.step(claimed)
+      .catch((error: unknown) => this.stepFailed(claimed, error))
+      .catch((error: unknown) => this.log?.error({ err: error, batch_id: claimed.id }, 'batch step failure could not be recorded; its lease lapses instead'))
+      .finally(async () => {
+        this.steps.delete(claimed.id);
+        await this.repository.releaseLease(claimed.id, this.workerId).catch(() => undefined);
+        this.doorbell.ring();
+      });
+    this.steps.set(claimed.id, run);
+  }
+
+  /** Moves a claimed batch through its batch-level steps until it needs lines run, finishes, or work must stop. */
+  private async step(claimed: BatchRecord): Promise<void> {
+    let batch: BatchRecord | undefined = claimed;
+    while (batch !== undefined && !this.stopping) {
+      switch (batch.status) {
+        case 'validating':
+          batch = this.clock.now() >= batch.expiresAt ? await this.expire(batch) : await this.validate(batch);
+          break;
+        case 'in_progress':
+          if (this.clock.now() >= batch.expiresAt) {
+            batch = await this.expire(batch);
+          } else {
+            await this.repository.finishIfDone(batch.id, this.clock.now());
+            batch = await this.reload(batch.id);
+            // Still running (lines pending): the lines are claimed separately, by any instance.
+            if (batch?.status === 'in_progress') return;
+          }
+          break;
+        case 'finalizing':
+          batch = await this.finalize(batch, 'completed');
+          break;
+        case 'canceled':
+        case 'failed':
+          if (!batch.resultsWritten) await this.finalize(batch, batch.status);
+          return;
+        default:
+          return;
+      }
+    }
+  }
+
+  /**
+   * A batch-level step threw. A ServiceError from reading the input (the file or its bytes are gone)
+   * fails the batch at once; anything else may heal (database or storage briefly away): the batch backs
+   * off on every instance, twice as long each time, and fails after `maxStepAttempts`.
+   */
+  private async stepFailed(claimed: BatchRecord, error: unknown): Promise<void> {
+    const attempts = claimed.stepAttempts + 1;
+    const step = STEP_NAMES[claimed.status] ?? claimed.status;
+    const message = error instanceof Error ? error.message : String(error);
+    if (attempts >= this.maxStepAttempts) {
+      this.log?.error({ err: error, batch_id: claimed.id, step, attempts }, 'batch step keeps failing; the batch fails');
+      await this.giveUp(claimed, `The batch could not ${step} after ${attempts} attempts: ${message}`);
+      return;
+    }
+    const backoffMs = Math.min(this.maxBackoffMs, this.stepRetryBaseMs * 2 ** (attempts - 1));
+    this.log?.error({ err: error, batch_id: claimed.id, step, attempts, retry_in_ms: backoffMs }, 'batch step failed; backing off');
+    await this.repository.stepFailed(claimed.id, this.workerId, this.clock.now(), backoffMs);
+  }
+
+  /** The batch fails for good with `message` in its `errors` (results of lines already done are still written). */
+  private async giveUp(batch: BatchRecord, message: string): Promise<void> {
+    const now = this.clock.now();
+    const error = { code: batch.status === 'validating' ? 'invalid_input_file' : 'server_error', message, line: null, param: batch.status === 'validating' ? 'input_file_id' : null };
+    if (batch.status === 'validating') {
+      await this.repository.deleteRequests(batch.id);
+      await this.repository.transition(batch.id, this.workerId, ['validating'], { status: 'failed', failed_at: now, results_written: 1, errors: JSON.stringify([error]) });
+    } else if (batch.status === 'in_progress') {
+      await this.repository.failRunning(batch.id, error, 'batch_failed', now);
+    } else {
+      // The result files cannot be written: stop trying, say why.
+      const changes = batch.status === 'finalizing' ? { status: 'failed', failed_at: now } : {};
+      await this.repository.transition(batch.id, this.workerId, [batch.status], { ...changes, results_written: 1, errors: JSON.stringify([error]) });
+    }
   }
 
   /** The batch as stored, or undefined when this worker no longer holds its lease. */
@@ -264,40 +584,13 @@ export class BatchWorker {
     return batch?.leaseOwner === this.workerId ? batch : undefined;
   }
 
-  private async process(claimed: BatchRecord): Promise<void> {
-    const lease = this.holdLease(claimed.id);
-    try {
-      let batch: BatchRecord | undefined = claimed;
-      while (batch !== undefined && !lease.lost && !this.stopping) {
-        switch (batch.status) {
-          case 'validating':
-            batch = this.clock.now() >= batch.expiresAt ? await this.expire(batch) : await this.validate(batch);
-            break;
-          case 'in_progress':
-            batch = await this.run(batch, lease);
-            break;
-          case 'finalizing':
-            batch = await this.finalize(batch, 'completed');
-            break;
-          case 'canceled':
-            if (!batch.resultsWritten) await this.finalize(batch, 'canceled');
-            return;
-          default:
-            return;
-        }
-      }
-    } finally {
-      lease.stop();
-      await this.repository.releaseLease(claimed.id, this.workerId);
-    }
-  }
-
   private async validate(batch: BatchRecord): Promise<BatchRecord | undefined> {
     let content;
     try {
       content = (await this.files.openContent(batch.organizationId, batch.inputFileId)).content;
     } catch (error) {
-      if (!isServiceError(error) || error.status >= 500) throw error;
+      // The file is gone, expired, or its bytes are missing from storage: no retry brings them back.
+      if (!isServiceError(error)) throw error;
       await this.repository.transition(batch.id, this.workerId, ['validating'], {
         status: 'failed',
         failed_at: this.clock.now(),
@@ -323,104 +616,9 @@ export class BatchWorker {
       });
     } else {
       await this.repository.transition(batch.id, this.workerId, ['validating'], { status: 'in_progress', in_progress_at: this.clock.now(), total: summary.total });
+      this.doorbell.ring();
     }
     return this.reload(batch.id);
-  }
-
-  /** Runs the pending lines until none is left, the batch leaves in_progress, expires, or work must stop. */
-  private async run(batch: BatchRecord, lease: Lease): Promise<BatchRecord | undefined> {
-    const doorbell = new Doorbell();
-    this.doorbells.add(doorbell);
-    const inFlight = new Map<number, Promise<void>>();
-    let stopReason: 'expired' | 'changed' | 'halt' | undefined;
-    try {
-      for (;;) {
-        if (lease.lost || this.stopping) {
-          stopReason = 'halt';
-          break;
-        }
-        const now = this.clock.now();
-        if (now >= batch.expiresAt) {
-          stopReason = 'expired';
-          break;
-        }
-        // Read before every round of new lines (one primary-key read, next to a model call): a cancel
-        // made on any instance stops new lines at once.
-        const fresh = await this.reload(batch.id);
-        if (fresh?.status !== 'in_progress') {
-          stopReason = 'changed';
-          break;
-        }
-        const free = this.lineConcurrency - inFlight.size;
-        if (free > 0) {
-          for (const row of await this.repository.duePendingRequests(batch.id, now, free, [...inFlight.keys()])) {
-            const running = this.runLine(batch, row)
-              .catch((error: unknown) => this.log?.error({ err: error, batch_id: batch.id, line: row.line }, 'batch line failed to record'))
-              .finally(() => {
-                inFlight.delete(row.line);
-                doorbell.ring();
-              });
-            inFlight.set(row.line, running);
-          }
-        }
-        if (inFlight.size > 0) {
-          await doorbell.wait(this.pollIntervalMs);
-          continue;
-        }
-        const nextAt = await this.repository.nextPendingAt(batch.id);
-        if (nextAt === undefined) {
-          await this.repository.transition(batch.id, this.workerId, ['in_progress'], { status: 'finalizing', finalizing_at: this.clock.now() });
-          return await this.reload(batch.id);
-        }
-        // Every pending line waits for a retry time (rate limited): sleep until the first is due.
-        await doorbell.wait(Math.min(nextAt - now, this.pollIntervalMs, batch.expiresAt - now));
-      }
-      await Promise.allSettled([...inFlight.values()]);
-      if (stopReason === 'expired') return await this.expire(batch);
-      if (stopReason === 'changed') return await this.reload(batch.id);
-      return undefined;
-    } finally {
-      await Promise.allSettled([...inFlight.values()]);
-      this.doorbells.delete(doorbell);
-    }
-  }
-
-  private async runLine(batch: BatchRecord, row: BatchRequestRow): Promise<void> {
-    let response: LineResponse;
-    try {
-      response = await this.execute({ keyId: batch.keyId, url: batch.endpoint, body: row.body });
-    } catch (error) {
-      this.log?.error({ err: error, batch_id: batch.id, line: row.line }, 'batch line could not be executed');
-      await this.repository.recordOutcome(batch.id, row.line, {
-        state: 'failed',
-        resultId: newId.batchRequest(),
-        statusCode: null,
-        requestId: null,
-        responseBody: null,
-        errorCode: 'server_error',
-        errorMessage: 'The server could not execute this request.',
-        finishedAt: this.clock.now(),
-      });
-      return;
-    }
-    const now = this.clock.now();
-    if (response.statusCode === 429) {
-      // Rate limited under the key's normal limits: try again later, within the 24-hour window.
-      await this.repository.deferRequest(batch.id, row.line, now + retryDelayMs(response.headers, row.attempts, this.maxBackoffMs, now));
-      return;
-    }
-    const succeeded = response.statusCode >= 200 && response.statusCode < 300;
-    const outcome: BatchOutcome = {
-      state: succeeded ? 'completed' : 'failed',
-      resultId: newId.batchRequest(),
-      statusCode: response.statusCode,
-      requestId: headerValue(response.headers, 'x-request-id') ?? null,
-      responseBody: response.body,
-      errorCode: succeeded ? null : response.statusCode >= 500 ? 'server_error' : 'invalid_request',
-      errorMessage: succeeded ? null : errorMessageOf(response),
-      finishedAt: now,
-    };
-    await this.repository.recordOutcome(batch.id, row.line, outcome);
   }
 
   /** The window ran out: lines not run fail as `batch_expired`, results are written, status expired. */
@@ -431,7 +629,7 @@ export class BatchWorker {
   }
 
   /** Writes the output and error files and records them with the final status, in one transaction. */
-  private async finalize(batch: BatchRecord, outcome: 'completed' | 'expired' | 'canceled'): Promise<BatchRecord | undefined> {
+  private async finalize(batch: BatchRecord, outcome: 'completed' | 'expired' | 'canceled' | 'failed'): Promise<BatchRecord | undefined> {
     const written: FileRecord[] = [];
     try {
       const output = await this.writeResultFile(batch, 'completed');
@@ -440,7 +638,7 @@ export class BatchWorker {
       if (errors !== undefined) written.push(errors);
       const now = this.clock.now();
       const files = { output_file_id: output?.id ?? null, error_file_id: errors?.id ?? null, results_written: 1 };
-      const from: BatchStatus[] = outcome === 'completed' ? ['finalizing'] : outcome === 'expired' ? ['validating', 'in_progress'] : ['canceled'];
+      const from: BatchStatus[] = outcome === 'completed' ? ['finalizing'] : outcome === 'expired' ? ['validating', 'in_progress'] : [outcome];
       const changes =
         outcome === 'completed' ? { ...files, status: 'completed', completed_at: now } : outcome === 'expired' ? { ...files, status: 'expired', expired_at: now } : files;
       if (await this.repository.finish(batch.id, this.workerId, from, written, changes)) {

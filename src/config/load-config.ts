@@ -61,6 +61,9 @@ export interface Config {
   readonly defaultTier: string;
   readonly providers: Readonly<Record<string, ResolvedProviderConfig>>;
   readonly models: readonly ModelConfig[];
+  /** This instance's name in batch leases; undefined: kept in `<dataDir>/instance-id`. */
+  readonly instanceId: string | undefined;
+  readonly batches: z.infer<typeof configSchema>['batches'];
 }
 
 export interface LoadConfigOptions {
@@ -126,6 +129,18 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env['REQUEST_VALIDATION']) result['requestValidation'] = env['REQUEST_VALIDATION'];
   if (env['SWITCHYARD_OPERATOR']) result['operator'] = env['SWITCHYARD_OPERATOR'];
   if (env['FILES_STORE']) result['filesStore'] = env['FILES_STORE'];
+  if (env['INSTANCE_ID']) result['instanceId'] = env['INSTANCE_ID'];
+  const batches: Record<string, unknown> = {};
+  for (const [name, field] of [
+    ['BATCH_LEASE_MS', 'leaseMs'],
+    ['BATCH_CONCURRENCY', 'concurrency'],
+    ['BATCH_CHUNK_SIZE', 'chunkSize'],
+    ['BATCH_INTERACTIVE_THRESHOLD', 'interactiveThreshold'],
+  ] as const) {
+    const value = integerFromEnv(env, name);
+    if (value !== undefined) batches[field] = value;
+  }
+  if (Object.keys(batches).length > 0) result['batches'] = batches;
   return result;
 }
 
@@ -318,6 +333,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     defaultTier: config.defaultTier,
     providers,
     models,
+    instanceId: config.instanceId,
+    batches: config.batches,
   });
 }
 

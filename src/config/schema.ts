@@ -302,6 +302,24 @@ export const configSchema = z.strictObject({
   models: z.array(modelSchema).default([]),
   /** Add the built-in engines (`builtin` provider and its models) to the catalogue. */
   builtinModels: z.boolean().default(true),
+  /**
+   * This instance's name in batch leases; keep it across restarts so a restarted instance frees what it
+   * held and resumes at once. Unique per running instance. Default: kept in `<dataDir>/instance-id`.
+   */
+  instanceId: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'use letters, digits, ".", "_" and "-" (at most 64)').optional(),
+  /** The batch worker of this instance. */
+  batches: z
+    .strictObject({
+      /** How long a claim (batch step or line chunk) lasts without renewal, ms; renewed every third. A dead instance's work resumes elsewhere after this. */
+      leaseMs: z.number().int().min(300).default(9_000),
+      /** Batch lines this instance runs at once. */
+      concurrency: z.number().int().positive().default(16),
+      /** Lines claimed at once (one chunk). */
+      chunkSize: z.number().int().positive().default(50),
+      /** In-flight HTTP requests above which this instance runs (and claims) a quarter of `concurrency`. */
+      interactiveThreshold: z.number().int().nonnegative().default(32),
+    })
+    .prefault({}),
 });
 export type ConfigInput = z.input<typeof configSchema>;
 

@@ -134,6 +134,10 @@ export interface BatchesTable {
   lease_owner: string | null;
   /** Milliseconds since epoch when the lease lapses, or null. */
   lease_expires_at: number | null;
+  /** Failures in a row of the current batch-level step (validate, finalize) for a reason that may heal. */
+  step_attempts: Generated<number>;
+  /** Milliseconds since epoch before which no instance claims the batch again (backoff), or null. */
+  retry_at: number | null;
 }
 
 /** One row per input line of a batch: the request, then its outcome. */
@@ -162,6 +166,10 @@ export interface BatchRequestsTable {
   error_message: string | null;
   /** Milliseconds since epoch. */
   finished_at: number | null;
+  /** Worker id that claimed the line (with its chunk), or null. */
+  lease_owner: string | null;
+  /** Milliseconds since epoch when the line's claim lapses, or null. */
+  lease_expires_at: number | null;
 }
 
 /** One stored response-style response (`store: true`), with this turn's input items. */

@@ -73,7 +73,7 @@ export function createEmbeddingsHandler(dependencies: EmbeddingRouteDependencies
     const { model } = resolveEmbeddingModel(dependencies, decoded.model);
     const tokens = checkEmbeddingInputTokens(decoded, model.contextWindow);
     const promptTokens = tokens.reduce((sum, count) => sum + count, 0);
-    const admission = await dependencies.metering.admit(caller.auth, promptTokens, { batch: caller.batch });
+    const admission = await dependencies.metering.admit(caller.auth, promptTokens, { batch: caller.batch, ledgerSink: caller.ledgerSink });
     const ledger = ledgerContextOf(caller, model, '/v1/embeddings');
     let result: EmbeddingResult;
     try {

@@ -5,6 +5,7 @@
 import type { AuthContext } from '../accounts/authenticator.ts';
 import type { ModelConfig } from '../config/index.ts';
 import type { LedgerContext } from './metering/metering-service.ts';
+import type { LedgerRecord } from './metering/usage-ledger.ts';
 
 export interface Caller {
   auth: AuthContext;
@@ -15,7 +16,15 @@ export interface Caller {
   startedAt: bigint;
   /** Aborted when the caller goes away. */
   signal: AbortSignal;
+  /**
+   * Where this request's ledger record goes instead of the batched usage ledger: the batch worker
+   * collects a line's record and writes it in the transaction that records the line's outcome.
+   */
+  ledgerSink?: LedgerSink;
 }
+
+/** Takes a request's ledger record (see `Caller.ledgerSink`). */
+export type LedgerSink = (record: LedgerRecord) => void;
 
 /** What the usage ledger records about a request besides its usage. */
 export function ledgerContextOf(caller: Caller, model: ModelConfig, endpoint: string): LedgerContext {

@@ -278,7 +278,7 @@ for (const backend of storageBackends()) describe(`BatchWorker on ${backend}`, (
         { custom_id: 'four', body: { tag: 'cancel-4' } },
       ]),
     );
-    const running = worker({ lineConcurrency: 1 });
+    const running = worker({ concurrency: 1 });
     running.start();
     try {
       await waitFor(async () => calls.includes('cancel-2'), 'the second line to start');
@@ -306,9 +306,12 @@ for (const backend of storageBackends()) describe(`BatchWorker on ${backend}`, (
     const { files, batches, worker } = services(clock);
     const created = await createBatch(files, batches, jsonl(['r1', 'r2', 'r3', 'r4'].map((tag) => ({ custom_id: tag, body: { tag } }))));
     // The dead worker validated the file and finished two lines, then vanished holding its lease.
-    await repository.claim('dead-worker', clock.now(), 5_000);
+    await repository.claimStep('dead-worker', clock.now(), 5_000);
     await repository.insertRequests(created.id, ['r1', 'r2', 'r3', 'r4'].map((tag, index) => ({ line: index + 1, customId: tag, body: JSON.stringify({ tag }) })));
     await repository.transition(created.id, 'dead-worker', ['validating'], { status: 'in_progress', in_progress_at: clock.now(), total: 4 });
+    await repository.releaseLease(created.id, 'dead-worker');
+    const chunk = await repository.claimLines('dead-worker', clock.now(), 5_000, 10);
+    assert.deepEqual(chunk?.lines.map((row) => row.line), [1, 2, 3, 4]);
     for (const line of [1, 2]) {
       await repository.recordOutcome(created.id, line, {
         state: 'completed',
@@ -346,8 +349,8 @@ for (const backend of storageBackends()) describe(`BatchWorker on ${backend}`, (
       const lines = Array.from({ length: 6 }, (_, index) => ({ custom_id: `c${index}`, body: { tag: `shared-${batchIndex}-${index}` } }));
       ids.push((await createBatch(files, batches, jsonl(lines))).id);
     }
-    const first = worker({ workerId: 'worker-one', maxActiveBatches: 1 });
-    const second = worker({ workerId: 'worker-two', maxActiveBatches: 1 });
+    const first = worker({ workerId: 'worker-one', maxActiveSteps: 1, concurrency: 2, chunkSize: 2 });
+    const second = worker({ workerId: 'worker-two', maxActiveSteps: 1, concurrency: 2, chunkSize: 2 });
     first.start();
     second.start();
     try {
@@ -378,7 +381,7 @@ for (const backend of storageBackends()) describe(`BatchWorker on ${backend}`, (
         { custom_id: 'later', body: { tag: 'stop-2' } },
       ]),
     );
-    const stopping = worker({ lineConcurrency: 1 });
+    const stopping = worker({ concurrency: 1 });
     stopping.start();
     await waitFor(async () => calls.includes('stop-1'), 'the gated line to start');
     const stopped = stopping.stop();
@@ -390,5 +393,71 @@ for (const backend of storageBackends()) describe(`BatchWorker on ${backend}`, (
     await worker().runUntilIdle();
     const done = (await repository.findById(created.id))!;
     assert.deepEqual([done.status, done.completed], ['completed', 2]);
+  });
+
+  test('no thrash: a claim that keeps failing backs off exponentially, one log line per attempt', async () => {
+    const clock = new ManualClock();
+    const { files } = services(clock);
+    let claims = 0;
+    const failing = Object.create(repository) as BatchesRepository;
+    failing.claimStep = async () => {
+      claims += 1;
+      throw new Error('database away');
+    };
+    const logged: Array<{ retry_in_ms?: number }> = [];
+    const log = { error: (details: object) => logged.push(details as { retry_in_ms?: number }) };
+    const stuck = new BatchWorker({ repository: failing, files, execute, clock, maxLineBytes: 100_000, pollIntervalMs: 5, maxBackoffMs: 80, log });
+    stuck.start();
+    await waitFor(async () => logged.length >= 6, 'six failed claims');
+    await stuck.stop();
+    assert.equal(logged.length, claims, 'each failed claim is logged once');
+    const delays = logged.map((entry) => entry.retry_in_ms);
+    assert.deepEqual(delays.slice(0, 5), [10, 20, 40, 80, 80], 'the wait doubles (up to maxBackoffMs) after each failure');
+  });
+
+  test('an input file whose bytes cannot be read: the step backs off on every instance, then the batch fails saying why', async () => {
+    const clock = new ManualClock();
+    const { files, batches } = services(clock);
+    const created = await createBatch(files, batches, jsonl([{ custom_id: 'a', body: { tag: 'never-run' } }]));
+    const broken = Object.create(files) as FileService;
+    broken.openContent = async () => {
+      throw new Error('EIO: storage unreadable');
+    };
+    const logged: object[] = [];
+    const worker = new BatchWorker({ repository, files: broken, execute, clock, maxLineBytes: 100_000, pollIntervalMs: 5, stepRetryBaseMs: 1_000, maxStepAttempts: 3, log: { error: (details) => logged.push(details) } });
+    await worker.runUntilIdle();
+    let batch = (await repository.findById(created.id))!;
+    assert.deepEqual([batch.status, batch.stepAttempts], ['validating', 1]);
+    await worker.runUntilIdle();
+    assert.equal(logged.length, 1, 'backing off: no instance claims it again before retry_at');
+    clock.advance(1_000);
+    await worker.runUntilIdle();
+    batch = (await repository.findById(created.id))!;
+    assert.deepEqual([batch.status, batch.stepAttempts], ['validating', 2]);
+    clock.advance(2_000);
+    await worker.runUntilIdle();
+    batch = (await repository.findById(created.id))!;
+    assert.equal(batch.status, 'failed');
+    assert.equal(batch.errors?.[0]?.code, 'invalid_input_file');
+    assert.match(batch.errors?.[0]?.message ?? '', /could not validate after 3 attempts: EIO: storage unreadable/);
+    assert.equal(logged.length, 3, 'one log line per attempt');
+  });
+
+  test('a line whose key can no longer run the batch fails the batch; lines not run go to the error file', async () => {
+    const clock = new ManualClock();
+    const { files, batches } = services(clock);
+    const created = await createBatch(files, batches, jsonl(['k1', 'k2', 'k3'].map((tag) => ({ custom_id: tag, body: { tag } }))));
+    const revoked: LineExecutor = async () => ({ statusCode: 401, headers: {}, body: '{"error":{"message":"Invalid API key."}}', fatal: { code: 'invalid_api_key', message: 'The key was revoked.' } });
+    await new BatchWorker({ repository, files, execute: revoked, clock, maxLineBytes: 100_000, pollIntervalMs: 5, concurrency: 1 }).runUntilIdle();
+    const failed = (await repository.findById(created.id))!;
+    assert.equal(failed.status, 'failed');
+    assert.deepEqual(failed.errors, [{ code: 'invalid_api_key', message: 'The key was revoked.', line: null, param: null }]);
+    assert.deepEqual([failed.total, failed.completed, failed.failed, failed.resultsWritten], [3, 0, 3, true]);
+    const errors = await resultLines(files, failed.errorFileId);
+    assert.deepEqual(errors.map((line) => [line['custom_id'], line['error'].code]), [
+      ['k1', 'batch_failed'],
+      ['k2', 'batch_failed'],
+      ['k3', 'batch_failed'],
+    ]);
   });
 });

@@ -35,6 +35,7 @@ function batch(id: string, overrides: Partial<BatchRecord> = {}): BatchRecord {
     resultsWritten: false,
     leaseOwner: null,
     leaseExpiresAt: null,
+    stepAttempts: 0,
     ...overrides,
   };
 }
@@ -133,15 +134,15 @@ for (const backend of storageBackends()) {
       test('one claimant wins a batch; the lease lapses and another takes over; renew and release', async () => {
         await leases.insert(batch('batch-lease', { createdAt: 1 }));
         await leases.insert(batch('batch-done', { createdAt: 0, status: 'completed', resultsWritten: true }));
-        const claims = await Promise.all(['worker-a', 'worker-b', 'worker-c'].map((worker) => leases.claim(worker, 10_000, 1_000)));
+        const claims = await Promise.all(['worker-a', 'worker-b', 'worker-c'].map((worker) => leases.claimStep(worker, 10_000, 1_000)));
         const winners = claims.filter((claimed) => claimed !== undefined);
         assert.equal(winners.length, 1);
         assert.equal(winners[0]!.id, 'batch-lease');
         const owner = winners[0]!.leaseOwner!;
-        assert.equal(await leases.claim('worker-d', 10_500, 1_000), undefined);
+        assert.equal(await leases.claimStep('worker-d', 10_500, 1_000), undefined);
         assert.equal(await leases.renewLease('batch-lease', owner, 10_900, 1_000), true);
-        assert.equal(await leases.claim('worker-d', 11_500, 1_000), undefined);
-        const taken = await leases.claim('worker-d', 12_000, 1_000);
+        assert.equal(await leases.claimStep('worker-d', 11_500, 1_000), undefined);
+        const taken = await leases.claimStep('worker-d', 12_000, 1_000);
         assert.equal(taken?.leaseOwner, 'worker-d');
         assert.equal(await leases.renewLease('batch-lease', owner, 12_001, 1_000), false);
         await leases.releaseLease('batch-lease', owner);
@@ -153,16 +154,16 @@ for (const backend of storageBackends()) {
       test('canceled batches with unwritten results are work; finished ones are not', async () => {
         await leases.transition('batch-lease', 'nobody', ['validating'], { status: 'failed' });
         assert.equal((await leases.findById('batch-lease'))?.status, 'validating', 'a transition without the lease changes nothing');
-        const claimed = await leases.claim('worker-e', 20_000, 1_000);
+        const claimed = await leases.claimStep('worker-e', 20_000, 1_000);
         assert.equal(claimed?.id, 'batch-lease');
         assert.equal(await leases.transition('batch-lease', 'worker-e', ['in_progress'], { status: 'failed' }), false);
         assert.equal(await leases.cancel('batch-lease', 20_001), true);
         await leases.releaseLease('batch-lease', 'worker-e');
-        const again = await leases.claim('worker-f', 20_002, 1_000);
+        const again = await leases.claimStep('worker-f', 20_002, 1_000);
         assert.equal(again?.status, 'canceled');
         assert.equal(await leases.transition('batch-lease', 'worker-f', ['canceled'], { results_written: 1 }), true);
         await leases.releaseLease('batch-lease', 'worker-f');
-        assert.equal(await leases.claim('worker-g', 20_003, 1_000), undefined);
+        assert.equal(await leases.claimStep('worker-g', 20_003, 1_000), undefined);
       });
     });
 

@@ -290,16 +290,20 @@ describe('batches end to end (worker stopped: states held still)', () => {
   test('429 concurrent_batches_limit (rate_limit_exceeded) past the tier limit; a cancel frees a slot', async () => {
     const limiter = new OpenAI({ apiKey: (await server.createKey({ organization: 'org-limits' })).key, baseURL: server.baseUrl, maxRetries: 0 });
     const ownFile = await upload(limiter, jsonl([chatLine('a', 'x')]));
-    const active = [];
+    const active: OpenAI.Batch[] = [];
     for (let index = 0; index < 3; index++) active.push(await create({ input_file_id: ownFile }, limiter));
     await assert.rejects(create({ input_file_id: ownFile }, limiter), (error: unknown) => {
       assert.ok(error instanceof OpenAI.RateLimitError);
       assert.equal(error.code, 'concurrent_batches_limit');
       assert.equal(error.type, 'rate_limit_exceeded');
       assert.equal(error.headers.get('x-should-retry'), 'false');
-      // SPEC rate-limit details: reset is a date-time (by then every active batch has ended or expired).
-      const reset = (error.error as { details?: { reset?: unknown } }).details?.reset;
-      assert.ok(typeof reset === 'string' && Date.parse(reset) > Date.now(), `details.reset ${String(reset)}`);
+      // SPEC rate-limit details: reset is a date-time (here: when the oldest active batch's window ends at the latest).
+      const details = (error.error as { details?: { limit: number; remaining: number; reset: string; retry_after: number | null } }).details;
+      assert.equal(details?.limit, 3);
+      assert.equal(details?.remaining, 0);
+      assert.equal(details?.retry_after, null);
+      assert.match(details?.reset ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+      assert.equal(Math.floor(Date.parse(details!.reset) / 1000), active[0]!.expires_at);
       return true;
     });
     await limiter.batches.cancel(active[0]!.id);

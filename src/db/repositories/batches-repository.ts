@@ -1,13 +1,23 @@
 /**
- * Batches and their per-line requests. Work is coordinated through the database alone: a worker
- * takes a lease on a batch with a conditional update (so exactly one instance works on it), renews
- * it while working, and every state change it makes is conditional on still holding the lease. Each
- * line's outcome is recorded as it completes, with the counters in the same transaction, so a worker
- * that resumes after a crash redoes nothing that finished.
+ * Batches and their per-line requests. Work is coordinated through the database alone, with two
+ * kinds of lease, each taken by one statement that only picks work whose lease is free or lapsed
+ * (`FOR UPDATE SKIP LOCKED` on Postgres, so concurrent claimants never wait on or fight over a row;
+ * on SQLite the statement is itself the single-writer transaction):
+ *
+ * - a batch lease for the batch-level steps (validate, move to finalizing, expire, write the result
+ *   files), so exactly one instance does each; every state change is conditional on holding it;
+ * - line leases, taken a chunk at a time by any instance with free capacity, so one large batch runs
+ *   on every instance at once.
+ *
+ * A line's outcome is recorded with its counter AND its usage-ledger rows in one transaction, so a
+ * line is either done and billed, or neither; an instance that resumes after a crash redoes only
+ * lines that were never recorded.
  */
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import { PostgresAdapter, type Kysely, type Selectable, type Updateable } from 'kysely';
+import type { LedgerRecord } from '../../services/metering/usage-ledger.ts';
 import type { BatchesTable, BatchRequestsTable, DatabaseSchema } from '../schema.ts';
 import { FilesRepository, type FileRecord } from './files-repository.ts';
+import { UsageLedgerRepository } from './usage-ledger-repository.ts';
 
 export const BATCH_STATUSES = ['validating', 'in_progress', 'finalizing', 'completed', 'failed', 'canceled', 'expired'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
@@ -56,10 +66,18 @@ export interface BatchRecord {
   leaseOwner: string | null;
   /** Milliseconds since epoch. */
   leaseExpiresAt: number | null;
+  /** Failures in a row of the current batch-level step (each backs off longer); 0 when none. */
+  stepAttempts: number;
 }
 
 /** A column change a worker makes on its leased batch (snake_case, as stored). */
-export type BatchChanges = Omit<Updateable<BatchesTable>, 'id' | 'organization_id' | 'key_id' | 'lease_owner' | 'lease_expires_at'>;
+export type BatchChanges = Omit<Updateable<BatchesTable>, 'id' | 'organization_id' | 'key_id' | 'lease_owner' | 'lease_expires_at' | 'step_attempts' | 'retry_at'>;
+
+/** A chunk of lines claimed by one worker, with the batch they belong to. */
+export interface ClaimedLines {
+  batch: BatchRecord;
+  lines: BatchRequestRow[];
+}
 
 export type BatchRequestState = 'pending' | 'completed' | 'failed';
 
@@ -135,6 +153,7 @@ function toRecord(row: Selectable<BatchesTable>): BatchRecord {
     resultsWritten: Number(row.results_written) === 1,
     leaseOwner: row.lease_owner,
     leaseExpiresAt: nullableNumber(row.lease_expires_at),
+    stepAttempts: Number(row.step_attempts),
   };
 }
 
@@ -158,7 +177,12 @@ function toRequestRow(row: Selectable<BatchRequestsTable>): BatchRequestRow {
 class LeaseLost extends Error {}
 
 export class BatchesRepository {
-  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+  /** Postgres takes row locks with SKIP LOCKED; SQLite runs one writer at a time anyway. */
+  private readonly postgres: boolean;
+
+  constructor(private readonly db: Kysely<DatabaseSchema>) {
+    this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  }
 
   async insert(batch: BatchRecord): Promise<void> {
     await this.db
@@ -233,6 +257,17 @@ export class BatchesRepository {
     return Number(row.total);
   }
 
+  /** The earliest `expires_at` of the organization's active batches (a slot is free by then), or undefined. */
+  async earliestActiveExpiry(organizationId: string): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('batches')
+      .select((eb) => eb.fn.min<number>('expires_at').as('earliest'))
+      .where('organization_id', '=', organizationId)
+      .where('status', 'in', ACTIVE_BATCH_STATUSES)
+      .executeTakeFirst();
+    return row?.earliest === null || row?.earliest === undefined ? undefined : Number(row.earliest);
+  }
+
   /** validating | in_progress -> canceled. False when the batch was in any other status. */
   async cancel(id: string, now: number): Promise<boolean> {
     const result = await this.db
@@ -245,31 +280,126 @@ export class BatchesRepository {
   }
 
   /**
-   * Takes the lease of one batch that has work (not finished, or canceled with results unwritten)
-   * and whose lease is free or lapsed. Oldest first; undefined when there is none.
+   * Takes the batch lease of one batch with a batch-level step to do, oldest first, if its lease is
+   * free or lapsed and it is not backing off (`retry_at`). Steps: validating; in_progress whose lines
+   * are all finished (move to finalizing) or whose window ran out (expire) once no line is held;
+   * finalizing; canceled or failed with results unwritten once no line is held (lines running
+   * elsewhere finish first and reach the result files). Undefined when there is none.
    */
-  async claim(workerId: string, now: number, leaseMs: number): Promise<BatchRecord | undefined> {
-    const candidates = await this.db
-      .selectFrom('batches')
-      .select('id')
-      .where((eb) => eb.or([eb('status', 'in', ACTIVE_BATCH_STATUSES), eb.and([eb('status', '=', 'canceled'), eb('results_written', '=', 0)])]))
+  async claimStep(workerId: string, now: number, leaseMs: number): Promise<BatchRecord | undefined> {
+    let candidate = this.db
+      .selectFrom('batches as b')
+      .select('b.id')
+      .where((eb) => {
+        const linesHeld = eb.exists(
+          eb
+            .selectFrom('batch_requests as r')
+            .select('r.line')
+            .whereRef('r.batch_id', '=', 'b.id')
+            .where('r.state', '=', 'pending')
+            .where('r.lease_expires_at', '>=', now),
+        );
+        const linesPending = eb.exists(eb.selectFrom('batch_requests as r').select('r.line').whereRef('r.batch_id', '=', 'b.id').where('r.state', '=', 'pending'));
+        return eb.or([
+          eb('b.status', 'in', ['validating', 'finalizing']),
+          eb.and([eb('b.status', '=', 'in_progress'), eb.or([eb.not(linesPending), eb('b.expires_at', '<=', now)]), eb.not(linesHeld)]),
+          eb.and([eb('b.status', 'in', ['canceled', 'failed']), eb('b.results_written', '=', 0), eb.not(linesHeld)]),
+        ]);
+      })
+      .where((eb) => eb.or([eb('b.lease_expires_at', 'is', null), eb('b.lease_expires_at', '<', now)]))
+      .where((eb) => eb.or([eb('b.retry_at', 'is', null), eb('b.retry_at', '<=', now)]))
+      .orderBy('b.created_at')
+      .limit(1);
+    if (this.postgres) candidate = candidate.forUpdate('b').skipLocked();
+    const row = await this.db
+      .updateTable('batches')
+      .set({ lease_owner: workerId, lease_expires_at: now + leaseMs })
+      .where('id', '=', candidate)
       .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
+      .returningAll()
+      .executeTakeFirst();
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  /**
+   * Claims up to `limit` due lines of one running batch (oldest batch first, then line order) whose
+   * line lease is free or lapsed: one statement per batch tried, leasing the chunk until `now + leaseMs`.
+   * Undefined when no running batch has a line to claim now.
+   */
+  async claimLines(workerId: string, now: number, leaseMs: number, limit: number): Promise<ClaimedLines | undefined> {
+    const running = await this.db
+      .selectFrom('batches')
+      .selectAll()
+      .where('status', '=', 'in_progress')
+      .where('expires_at', '>', now)
       .orderBy('created_at')
-      .limit(10)
+      .limit(20)
       .execute();
-    for (const candidate of candidates) {
-      const result = await this.db
-        .updateTable('batches')
-        .set({ lease_owner: workerId, lease_expires_at: now + leaseMs })
-        .where('id', '=', candidate.id)
+    for (const row of running) {
+      let due = this.db
+        .selectFrom('batch_requests')
+        .select('line')
+        .where('batch_id', '=', row.id)
+        .where('state', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
         .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
-        .executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 1) return this.findById(candidate.id);
+        .orderBy('line')
+        .limit(limit);
+      if (this.postgres) due = due.forUpdate().skipLocked();
+      const lines = await this.db
+        .updateTable('batch_requests')
+        .set({ lease_owner: workerId, lease_expires_at: now + leaseMs })
+        .where('batch_id', '=', row.id)
+        .where('line', 'in', due)
+        .where('state', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
+        .returningAll()
+        .execute();
+      if (lines.length > 0) return { batch: toRecord(row), lines: lines.map(toRequestRow).sort((a, b) => a.line - b.line) };
     }
     return undefined;
   }
 
-  /** Extends the lease; false when this worker no longer holds it. */
+  /** Extends every line lease this worker holds; returns how many lines it still holds. */
+  async renewLines(workerId: string, now: number, leaseMs: number): Promise<number> {
+    const result = await this.db
+      .updateTable('batch_requests')
+      .set({ lease_expires_at: now + leaseMs })
+      .where('lease_owner', '=', workerId)
+      .where('state', '=', 'pending')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** Gives claimed lines back unrun (stopping, or their batch was canceled), for any worker to take. */
+  async releaseLines(batchId: string, workerId: string, lines: readonly number[]): Promise<void> {
+    for (let start = 0; start < lines.length; start += 500) {
+      await this.db
+        .updateTable('batch_requests')
+        .set({ lease_owner: null, lease_expires_at: null })
+        .where('batch_id', '=', batchId)
+        .where('line', 'in', lines.slice(start, start + 500))
+        .where('lease_owner', '=', workerId)
+        .execute();
+    }
+  }
+
+  /**
+   * Frees every batch and line lease held under `workerId`: a restarted instance (same worker id)
+   * calls it before claiming, so what it held when it died is resumed at once instead of after the
+   * lease lapses. Returns how many leases were freed.
+   */
+  async releaseAllHeldBy(workerId: string): Promise<number> {
+    const batches = await this.db.updateTable('batches').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', '=', workerId).executeTakeFirst();
+    const lines = await this.db
+      .updateTable('batch_requests')
+      .set({ lease_owner: null, lease_expires_at: null })
+      .where('lease_owner', '=', workerId)
+      .executeTakeFirst();
+    return Number(batches.numUpdatedRows) + Number(lines.numUpdatedRows);
+  }
+
+  /** Extends the batch lease; false when this worker no longer holds it. */
   async renewLease(id: string, workerId: string, now: number, leaseMs: number): Promise<boolean> {
     const result = await this.db.updateTable('batches').set({ lease_expires_at: now + leaseMs }).where('id', '=', id).where('lease_owner', '=', workerId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
@@ -279,9 +409,76 @@ export class BatchesRepository {
     await this.db.updateTable('batches').set({ lease_owner: null, lease_expires_at: null }).where('id', '=', id).where('lease_owner', '=', workerId).execute();
   }
 
+  /**
+   * A batch-level step failed for a reason that may heal: count it, release the lease and keep every
+   * instance off the batch until `now + backoffMs`. Returns the failures in a row so far (0 when the
+   * lease was no longer held).
+   */
+  async stepFailed(id: string, workerId: string, now: number, backoffMs: number): Promise<number> {
+    const row = await this.db
+      .updateTable('batches')
+      .set((eb) => ({ step_attempts: eb('step_attempts', '+', 1), retry_at: now + backoffMs, lease_owner: null, lease_expires_at: null }))
+      .where('id', '=', id)
+      .where('lease_owner', '=', workerId)
+      .returning('step_attempts')
+      .executeTakeFirst();
+    return row === undefined ? 0 : Number(row.step_attempts);
+  }
+
+  /** in_progress -> finalizing once no line is pending (any instance may call it; one succeeds). */
+  async finishIfDone(id: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('batches')
+      .set({ status: 'finalizing', finalizing_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'in_progress')
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('batch_requests').select('line').where('batch_id', '=', id).where('state', '=', 'pending'))))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /**
+   * in_progress -> failed for a cause that concerns the whole batch (its key was revoked, expired or
+   * lost the batch permission): `errors` names it and every line still pending fails with `lineCode`,
+   * in one transaction. The result files are written afterwards (results_written stays 0). False
+   * when the batch was no longer in progress.
+   */
+  async failRunning(id: string, error: BatchError, lineCode: string, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (transaction) => {
+      const changed = await transaction
+        .updateTable('batches')
+        .set({ status: 'failed', failed_at: now, errors: JSON.stringify([error]) })
+        .where('id', '=', id)
+        .where('status', '=', 'in_progress')
+        .executeTakeFirst();
+      if (Number(changed.numUpdatedRows) !== 1) return false;
+      const lines = await transaction
+        .updateTable('batch_requests')
+        .set({ state: 'failed', error_code: lineCode, error_message: error.message, finished_at: now, lease_owner: null, lease_expires_at: null })
+        .where('batch_id', '=', id)
+        .where('state', '=', 'pending')
+        .executeTakeFirst();
+      const count = Number(lines.numUpdatedRows);
+      if (count > 0) {
+        await transaction
+          .updateTable('batches')
+          .set((eb) => ({ failed: eb('failed', '+', count) }))
+          .where('id', '=', id)
+          .execute();
+      }
+      return true;
+    });
+  }
+
   /** Applies `changes` if the batch is in one of `from` and this worker holds its lease. */
   async transition(id: string, workerId: string, from: readonly BatchStatus[], changes: BatchChanges): Promise<boolean> {
-    const result = await this.db.updateTable('batches').set(changes).where('id', '=', id).where('lease_owner', '=', workerId).where('status', 'in', from).executeTakeFirst();
+    const result = await this.db
+      .updateTable('batches')
+      .set({ ...changes, step_attempts: 0, retry_at: null })
+      .where('id', '=', id)
+      .where('lease_owner', '=', workerId)
+      .where('status', 'in', from)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
@@ -294,7 +491,10 @@ export class BatchesRepository {
       await this.db.transaction().execute(async (transaction) => {
         const fileRows = new FilesRepository(transaction);
         for (const file of files) await fileRows.insert(file);
-        const result = await transaction.updateTable('batches').set(changes).where('id', '=', id).where('lease_owner', '=', workerId).where('status', 'in', from).executeTakeFirst();
+        const result = await transaction
+          .updateTable('batches')
+          .set({ ...changes, step_attempts: 0, retry_at: null })
+          .where('id', '=', id).where('lease_owner', '=', workerId).where('status', 'in', from).executeTakeFirst();
         if (Number(result.numUpdatedRows) !== 1) throw new LeaseLost();
       });
       return true;
@@ -359,22 +559,45 @@ export class BatchesRepository {
     return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
   }
 
-  /** Postpones a pending line (it was rate limited) and counts the attempt. */
-  async deferRequest(batchId: string, line: number, nextAttemptAt: number): Promise<void> {
-    await this.db
-      .updateTable('batch_requests')
-      .set((eb) => ({ next_attempt_at: nextAttemptAt, attempts: eb('attempts', '+', 1) }))
-      .where('batch_id', '=', batchId)
-      .where('line', '=', line)
-      .where('state', '=', 'pending')
-      .execute();
+  /**
+   * The earliest retry time of a pending line of any running batch that no worker holds at `now`
+   * (milliseconds since epoch), or undefined.
+   */
+  async nextRunningPendingAt(now: number): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('batch_requests as r')
+      .innerJoin('batches as b', 'b.id', 'r.batch_id')
+      .select((eb) => eb.fn.min<number>('r.next_attempt_at').as('next'))
+      .where('b.status', '=', 'in_progress')
+      .where('r.state', '=', 'pending')
+      .where((eb) => eb.or([eb('r.lease_expires_at', 'is', null), eb('r.lease_expires_at', '<', now)]))
+      .executeTakeFirst();
+    return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
   }
 
   /**
-   * Records a line's outcome and counts it, once: a line already finished (by a worker that lost its
-   * lease meanwhile) is left as it is. False when it was already finished.
+   * Postpones a pending line (it was rate limited), counts the attempt and frees its lease; the
+   * attempt's ledger rows (an upstream 429 after admission is recorded) go in the same transaction.
    */
-  async recordOutcome(batchId: string, line: number, outcome: BatchOutcome): Promise<boolean> {
+  async deferRequest(batchId: string, line: number, nextAttemptAt: number, ledger: readonly LedgerRecord[] = []): Promise<void> {
+    await this.db.transaction().execute(async (transaction) => {
+      const result = await transaction
+        .updateTable('batch_requests')
+        .set((eb) => ({ next_attempt_at: nextAttemptAt, attempts: eb('attempts', '+', 1), lease_owner: null, lease_expires_at: null }))
+        .where('batch_id', '=', batchId)
+        .where('line', '=', line)
+        .where('state', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 1) await new UsageLedgerRepository(transaction).insertMany(ledger);
+    });
+  }
+
+  /**
+   * Records a line's outcome, counts it and writes its usage-ledger rows, all in one transaction and
+   * once: a line already finished (by a worker whose lease lapsed meanwhile) is left as it is and its
+   * rows are not written. False when it was already finished.
+   */
+  async recordOutcome(batchId: string, line: number, outcome: BatchOutcome, ledger: readonly LedgerRecord[] = []): Promise<boolean> {
     return this.db.transaction().execute(async (transaction) => {
       const result = await transaction
         .updateTable('batch_requests')
@@ -388,6 +611,8 @@ export class BatchesRepository {
           error_code: outcome.errorCode,
           error_message: outcome.errorMessage,
           finished_at: outcome.finishedAt,
+          lease_owner: null,
+          lease_expires_at: null,
         }))
         .where('batch_id', '=', batchId)
         .where('line', '=', line)
@@ -399,6 +624,7 @@ export class BatchesRepository {
         .set((eb) => (outcome.state === 'completed' ? { completed: eb('completed', '+', 1) } : { failed: eb('failed', '+', 1) }))
         .where('id', '=', batchId)
         .execute();
+      await new UsageLedgerRepository(transaction).insertMany(ledger);
       return true;
     });
   }

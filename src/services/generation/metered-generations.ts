@@ -99,7 +99,7 @@ export class MeteredGenerations {
   private async admitWithinBudget(caller: Caller, request: GenerationRequest, promptTokens: number, defaultMaxOutputTokens: number): Promise<Admission> {
     const { metering } = this.dependencies;
     const named = request.maxOutputTokens;
-    const admitOptions = { batch: caller.batch };
+    const admitOptions = { batch: caller.batch, ledgerSink: caller.ledgerSink };
     try {
       return await metering.admit(caller.auth, promptTokens + (named ?? defaultMaxOutputTokens), admitOptions);
     } catch (error) {

@@ -14,7 +14,7 @@ import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitSt
 import type { AccountUsageReader, AccountUsageSnapshot, UsageInfo, UsageSubject } from '../account-usage.ts';
 import type { ModelPricing } from './price-usage.ts';
 import { rateLimitError, rateLimitHeaders } from './rate-limit-headers.ts';
-import { createLedgerRecord, type UsageLedger } from './usage-ledger.ts';
+import { createLedgerRecord, type LedgerRecord, type UsageLedger } from './usage-ledger.ts';
 import { keyUsageInfo, userTotalUsage } from './usage-info.ts';
 
 /** What the ledger needs to know about a metered request besides its usage. */
@@ -52,6 +52,8 @@ export class Admission {
     figures: LimitSnapshot,
     headers: Record<string, string>,
     private readonly auth: AuthContext,
+    /** Takes the ledger record instead of `ledger` (a batch line's record is written with its outcome). */
+    private readonly ledgerSink?: (record: LedgerRecord) => void,
   ) {
     this.headers = headers;
     this.figures = figures;
@@ -86,7 +88,8 @@ export class Admission {
       this.snapshot = undefined;
     }
     if (ledgerContext !== undefined) {
-      this.ledger.record(
+      const record = this.ledgerSink ?? ((entry: LedgerRecord) => this.ledger.record(entry));
+      record(
         createLedgerRecord({
           requestId: ledgerContext.requestId,
           organizationId: this.auth.organizationId,
@@ -160,6 +163,13 @@ export class Admission {
   }
 }
 
+export interface AdmitOptions {
+  /** A batch line: outside the key's per-minute limits. */
+  batch?: boolean;
+  /** Where the ledger record goes instead of the batched usage ledger (see `Caller.ledgerSink`). */
+  ledgerSink?: ((record: LedgerRecord) => void) | undefined;
+}
+
 /** Appended to the key id of batch lines' per-minute counters (see `admit`). */
 const BATCH_SUBJECT_SUFFIX = ':batch';
 
@@ -184,7 +194,7 @@ export class MeteringService implements AccountUsageReader {
    * count toward the daily and monthly token quotas but not the key's per-minute limits: a running
    * batch must never make its owner's interactive calls 429 (the batch worker paces itself).
    */
-  async admit(auth: AuthContext, estimatedTokens: number, options: { batch?: boolean } = {}): Promise<Admission> {
+  async admit(auth: AuthContext, estimatedTokens: number, options: AdmitOptions = {}): Promise<Admission> {
     const policy = this.policyFor(auth);
     // Per-minute figures belong to the key, day and month ones to the organization: batch lines are
     // counted under a key subject of their own with no per-minute limit, so they share the quotas only.
@@ -195,7 +205,7 @@ export class MeteringService implements AccountUsageReader {
       estimatedTokens,
     });
     if (!result.admitted) throw rateLimitError(result);
-    return new Admission(this.store, this.ledger, result.reservation, result.figures, rateLimitHeaders(result), auth);
+    return new Admission(this.store, this.ledger, result.reservation, result.figures, rateLimitHeaders(result), auth, options.ledgerSink);
   }
 
   async read(auth: UsageSubject): Promise<AccountUsageSnapshot> {
