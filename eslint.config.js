@@ -7,7 +7,21 @@ import tseslint from 'typescript-eslint';
 
 /** `folder may not import these folders`, mirroring the "May import" line of each folder's README. */
 const LAYERS = {
-  config: ['accounts', 'batches', 'cli', 'core', 'dashboard', 'db', 'files', 'formats', 'http', 'limits', 'providers', 'routes', 'services'],
+  config: [
+    'accounts',
+    'batches',
+    'cli',
+    'core',
+    'dashboard',
+    'db',
+    'files',
+    'formats',
+    'http',
+    'limits',
+    'providers',
+    'routes',
+    'services',
+  ],
   core: ['accounts', 'batches', 'cli', 'dashboard', 'db', 'files', 'formats', 'http', 'limits', 'providers', 'routes', 'services'],
   formats: ['accounts', 'batches', 'cli', 'dashboard', 'db', 'files', 'http', 'limits', 'providers', 'routes', 'services'],
   providers: ['accounts', 'batches', 'cli', 'dashboard', 'db', 'files', 'formats', 'http', 'limits', 'routes', 'services'],
@@ -70,8 +84,18 @@ export default tseslint.config(
     files: ['src/dashboard/pages/**/*.js'],
     languageOptions: {
       globals: {
-        window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', navigator: 'readonly', fetch: 'readonly',
-        FormData: 'readonly', URLSearchParams: 'readonly', CustomEvent: 'readonly', Event: 'readonly', setInterval: 'readonly', clearInterval: 'readonly',
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        navigator: 'readonly',
+        fetch: 'readonly',
+        FormData: 'readonly',
+        URLSearchParams: 'readonly',
+        CustomEvent: 'readonly',
+        Event: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
       },
     },
   },

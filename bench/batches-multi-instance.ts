@@ -44,7 +44,12 @@ const directory = mkdtempSync(join(tmpdir(), 'switchyard-bench-multi-'));
 const configFile = join(directory, 'config.json');
 upstream.writeConfig(configFile);
 const input = Array.from({ length: LINES }, (_, index) =>
-  JSON.stringify({ custom_id: `line-${index}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 } }),
+  JSON.stringify({
+    custom_id: `line-${index}`,
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 },
+  }),
 ).join('\n');
 
 /** Runs the batch on `instances` fresh server processes over a fresh database; returns the wall time in seconds. */
@@ -54,7 +59,13 @@ async function run(instances: number): Promise<number> {
   const url = new URL(serverUrl!);
   url.pathname = `/${name}`;
   const dataDir = join(directory, name);
-  const env = { DATA_DIR: dataDir, SWITCHYARD_CONFIG: configFile, DATABASE_URL: url.toString(), BATCH_CONCURRENCY: CONCURRENCY, LOG_LEVEL: 'error' };
+  const env = {
+    DATA_DIR: dataDir,
+    SWITCHYARD_CONFIG: configFile,
+    DATABASE_URL: url.toString(),
+    BATCH_CONCURRENCY: CONCURRENCY,
+    LOG_LEVEL: 'error',
+  };
   const servers: ServerProcess[] = [];
   try {
     const migrated = await runCli(['migrate'], env);
@@ -73,7 +84,8 @@ async function run(instances: number): Promise<number> {
         if (current.request_counts?.completed !== LINES) console.warn(`  warning: ${current.request_counts?.failed} lines failed`);
         break;
       }
-      if (current.status !== 'validating' && current.status !== 'in_progress' && current.status !== 'finalizing') throw new Error(`batch ended ${current.status}`);
+      if (current.status !== 'validating' && current.status !== 'in_progress' && current.status !== 'finalizing')
+        throw new Error(`batch ended ${current.status}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     return (performance.now() - started) / 1000;

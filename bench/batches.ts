@@ -18,7 +18,10 @@ const LINES = Number(process.env.BENCH_LINES ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-batches-'));
-const config = loadConfig({ env: {}, overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, server: { port: 0, host: '127.0.0.1' } } });
+const config = loadConfig({
+  env: {},
+  overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, server: { port: 0, host: '127.0.0.1' } },
+});
 const runtime = await startRuntime(config, { batchWorker: { concurrency: CONCURRENCY, pollIntervalMs: 50 } });
 try {
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });
@@ -32,7 +35,11 @@ try {
       custom_id: `request-${index}`,
       method: 'POST',
       url: '/v1/chat/completions',
-      body: { model: 'switchyard-echo', messages: [{ role: 'user', content: `Question number ${index}: what is the weather like today?` }], max_tokens: 64 },
+      body: {
+        model: 'switchyard-echo',
+        messages: [{ role: 'user', content: `Question number ${index}: what is the weather like today?` }],
+        max_tokens: 64,
+      },
     }),
   );
   const input = await client.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'bench.jsonl'), purpose: 'batch' });
@@ -44,15 +51,25 @@ try {
     status = (await client.batches.retrieve(created.id)).status;
   }
   const wallSeconds = (performance.now() - started) / 1000;
-  const record = (await runtime.database.db.selectFrom('batches').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow()) as Record<string, number | string>;
+  const record = (await runtime.database.db
+    .selectFrom('batches')
+    .selectAll()
+    .where('id', '=', created.id)
+    .executeTakeFirstOrThrow()) as Record<string, number | string>;
   const at = (field: string): number => Number(record[field]);
   const output = await (await client.files.content(String(record['output_file_id']))).text();
   const outputLines = output.split('\n').filter((line) => line !== '').length;
   const executionSeconds = (at('finalizing_at') - at('in_progress_at')) / 1000;
-  console.log(`batch engine benchmark: ${LINES} chat lines (switchyard-echo), ${CONCURRENCY} lines in flight, SQLite, node ${process.version}`);
-  console.log(`status ${status}, ${record['completed']} completed, ${record['failed']} failed, ${outputLines} output lines (${(output.length / 1024).toFixed(0)} KiB)`);
+  console.log(
+    `batch engine benchmark: ${LINES} chat lines (switchyard-echo), ${CONCURRENCY} lines in flight, SQLite, node ${process.version}`,
+  );
+  console.log(
+    `status ${status}, ${record['completed']} completed, ${record['failed']} failed, ${outputLines} output lines (${(output.length / 1024).toFixed(0)} KiB)`,
+  );
   console.log(`validation   ${(at('in_progress_at') - at('created_at')).toString().padStart(6)} ms`);
-  console.log(`execution    ${(at('finalizing_at') - at('in_progress_at')).toString().padStart(6)} ms  (${Math.round(LINES / executionSeconds).toLocaleString('en-US')} lines/s)`);
+  console.log(
+    `execution    ${(at('finalizing_at') - at('in_progress_at')).toString().padStart(6)} ms  (${Math.round(LINES / executionSeconds).toLocaleString('en-US')} lines/s)`,
+  );
   console.log(`finalizing   ${(at('completed_at') - at('finalizing_at')).toString().padStart(6)} ms`);
   console.log(`create -> completed seen by polling: ${wallSeconds.toFixed(2)} s`);
 } finally {

@@ -54,10 +54,19 @@ function storeFor(backend: Backend, directory: string): BlobStore | undefined {
   if (backend === 'local') return new LocalDiskBlobStore(join(directory, 'files'));
   if (backend === 'postgres') {
     const chunkKb = process.env['BENCH_PG_CHUNK_KB'];
-    return new PostgresBlobStore({ connectionString: process.env['BENCH_PG_URL']!, ...(chunkKb === undefined ? {} : { chunkBytes: Number(chunkKb) * 1024 }) });
+    return new PostgresBlobStore({
+      connectionString: process.env['BENCH_PG_URL']!,
+      ...(chunkKb === undefined ? {} : { chunkBytes: Number(chunkKb) * 1024 }),
+    });
   }
   if (backend === 's3') {
-    return new S3BlobStore({ bucket: 'bench', prefix: 'blobs', endpoint: process.env['BENCH_S3_ENDPOINT']!, region: 'us-east-1', credentials: S3_TEST_CREDENTIALS });
+    return new S3BlobStore({
+      bucket: 'bench',
+      prefix: 'blobs',
+      endpoint: process.env['BENCH_S3_ENDPOINT']!,
+      region: 'us-east-1',
+      credentials: S3_TEST_CREDENTIALS,
+    });
   }
   return undefined;
 }

@@ -44,7 +44,13 @@ const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-dashboard-'));
 const databaseUrl = process.env['BENCH_DATABASE_URL'];
 const config = loadConfig({
   env: {},
-  overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, server: { port: 0, host: '127.0.0.1' }, ...(databaseUrl === undefined ? {} : { databaseUrl }) },
+  overrides: {
+    dataDir,
+    logLevel: 'silent',
+    bootstrapKey: false,
+    server: { port: 0, host: '127.0.0.1' },
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+  },
 });
 const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), batchWorker: false });
 try {
@@ -64,15 +70,24 @@ try {
   await sql`delete from usage_daily where organization_id = ${ORGANIZATION}`.execute(db);
   await sql`insert into usage_daily (organization_id, day_start, model, key_id, requests, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd)
     select organization_id, (created_at / 86400000) * 86400000, model, key_id, count(*), sum(input_tokens), sum(output_tokens), sum(cached_tokens), sum(reasoning_tokens), sum(cost_usd)
-    from usage_ledger where organization_id = ${ORGANIZATION} group by organization_id, (created_at / 86400000) * 86400000, model, key_id`.execute(db);
+    from usage_ledger where organization_id = ${ORGANIZATION} group by organization_id, (created_at / 86400000) * 86400000, model, key_id`.execute(
+    db,
+  );
   if (dialect === 'postgres') await sql`analyze`.execute(db);
   const loadSeconds = (performance.now() - loadStarted) / 1000;
-  const rollupRows = Number((await sql<{ count: number }>`select count(*) as count from usage_daily where organization_id = ${ORGANIZATION}`.execute(db)).rows[0]!.count);
+  const rollupRows = Number(
+    (await sql<{ count: number }>`select count(*) as count from usage_daily where organization_id = ${ORGANIZATION}`.execute(db)).rows[0]!
+      .count,
+  );
 
   await runtime.accounts.createOwner({ organization: ORGANIZATION, email: 'bench@example.com', password: 'bench password 1' });
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });
   const origin = `http://127.0.0.1:${(runtime.app.server.address() as { port: number }).port}`;
-  const signIn = await fetch(`${origin}/dashboard/api/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 1' }) });
+  const signIn = await fetch(`${origin}/dashboard/api/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.com', password: 'bench password 1' }),
+  });
   const cookie = /switchyard_session=[^;]+/.exec(signIn.headers.get('set-cookie') ?? '')![0];
 
   let lastBody: { data: unknown[]; totals: { requests: number } } | undefined;
@@ -85,16 +100,24 @@ try {
   const rawSamples = Math.max(5, Math.floor(SAMPLES / 10));
   let rawRequests = 0;
   const raw = await time(rawSamples, async () => {
-    const result = await sql<{ requests: number }>`select (created_at / 86400000) * 86400000 as day_start, model, count(*) as requests, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens, sum(cost_usd) as cost_usd
+    const result = await sql<{
+      requests: number;
+    }>`select (created_at / 86400000) * 86400000 as day_start, model, count(*) as requests, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens, sum(cost_usd) as cost_usd
       from usage_ledger where organization_id = ${ORGANIZATION} and created_at >= ${fromDay}
       group by (created_at / 86400000) * 86400000, model order by 1, 2`.execute(db);
     rawRequests = result.rows.reduce((sum, row) => sum + Number(row.requests), 0);
   });
 
-  console.log(`dashboard usage, ${dialect}: ${ROWS.toLocaleString('en-US')} ledger rows for one organization (loaded with rollups in ${loadSeconds.toFixed(1)} s; ${rollupRows} rollup rows)`);
+  console.log(
+    `dashboard usage, ${dialect}: ${ROWS.toLocaleString('en-US')} ledger rows for one organization (loaded with rollups in ${loadSeconds.toFixed(1)} s; ${rollupRows} rollup rows)`,
+  );
   console.log('query                                             p50 ms    p95 ms');
-  console.log(`GET /dashboard/api/usage?days=90 (rollups, HTTP) ${api.p50.toFixed(1).padStart(8)} ${api.p95.toFixed(1).padStart(9)}   (${SAMPLES} samples; target p95 < 200 ms)`);
-  console.log(`baseline: same figures from raw ledger rows (SQL) ${raw.p50.toFixed(1).padStart(7)} ${raw.p95.toFixed(1).padStart(9)}   (${rawSamples} samples)`);
+  console.log(
+    `GET /dashboard/api/usage?days=90 (rollups, HTTP) ${api.p50.toFixed(1).padStart(8)} ${api.p95.toFixed(1).padStart(9)}   (${SAMPLES} samples; target p95 < 200 ms)`,
+  );
+  console.log(
+    `baseline: same figures from raw ledger rows (SQL) ${raw.p50.toFixed(1).padStart(7)} ${raw.p95.toFixed(1).padStart(9)}   (${rawSamples} samples)`,
+  );
   console.log(`check: requests in the 90-day range, rollups ${lastBody!.totals.requests} vs raw ledger ${rawRequests}`);
 } finally {
   await runtime.close();

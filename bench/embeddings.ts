@@ -35,7 +35,10 @@ async function measure(model: EmbeddingModel, batch: number, callers: number): P
   await Promise.all(
     Array.from({ length: callers }, async () => {
       while (performance.now() - started < RUN_MS) {
-        await model.embed(Array.from({ length: batch }, (_, index) => textAt(texts + index)), { signal: new AbortController().signal });
+        await model.embed(
+          Array.from({ length: batch }, (_, index) => textAt(texts + index)),
+          { signal: new AbortController().signal },
+        );
         texts += batch;
       }
     }),

@@ -108,7 +108,16 @@ async function runServer(): Promise<void> {
       logLevel: 'silent',
       bootstrapKey: false,
       server: { host: '127.0.0.1', port: 0, bodyLimitBytes: 8 * 1024 * 1024 },
-      models: [{ id: 'echo-wide', provider: 'builtin', upstreamModel: 'echo', capabilities: ['chat', 'streaming'], contextWindow: 4_000_000, maxOutputTokens: 64 }],
+      models: [
+        {
+          id: 'echo-wide',
+          provider: 'builtin',
+          upstreamModel: 'echo',
+          capabilities: ['chat', 'streaming'],
+          contextWindow: 4_000_000,
+          maxOutputTokens: 64,
+        },
+      ],
     },
   });
   const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), batchWorker: false });
@@ -125,7 +134,10 @@ async function runServer(): Promise<void> {
     };
     // The worker loads this same file through tsx (a worker's execArgv cannot carry `--import`).
     const self = JSON.stringify(import.meta.url);
-    const worker = new Worker(`import('tsx/esm/api').then(({ tsImport }) => tsImport(${self}, ${self}))`, { eval: true, workerData: setup });
+    const worker = new Worker(`import('tsx/esm/api').then(({ tsImport }) => tsImport(${self}, ${self}))`, {
+      eval: true,
+      workerData: setup,
+    });
     let histogram: IntervalHistogram | undefined;
     await new Promise<void>((resolve, reject) => {
       worker.on('error', reject);

@@ -19,7 +19,10 @@ import { measureFirstByte, printFirstByteTable, type FirstByteResult } from './s
 
 // The load generator shares core 1 with the mock upstream: re-run this script pinned there.
 if (canPin && process.env['BENCH_PINNED'] !== '1') {
-  const pinned = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
+  const pinned = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_PINNED: '1' },
+  });
   process.exit(pinned.status ?? 1);
 }
 
@@ -37,7 +40,9 @@ writeFileSync(
   JSON.stringify({
     defaultTier: 'Enterprise',
     providers: { mock: { kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${UPSTREAM_PORT}/v1`, maxRetries: 0 } },
-    models: [{ id: 'bench-model', provider: 'mock', capabilities: ['chat', 'streaming'], pricing: { inputPerMillion: 1, outputPerMillion: 2 } }],
+    models: [
+      { id: 'bench-model', provider: 'mock', capabilities: ['chat', 'streaming'], pricing: { inputPerMillion: 1, outputPerMillion: 2 } },
+    ],
   }),
 );
 
@@ -48,8 +53,16 @@ interface Case {
   body: (stream: boolean) => string;
 }
 const CASES: Case[] = [
-  { format: 'chat completions', path: '/v1/chat/completions', body: (stream) => JSON.stringify({ model: 'bench-model', max_tokens: 64, stream, messages: [{ role: 'user', content: prompt }] }) },
-  { format: 'messages', path: '/v1/messages', body: (stream) => JSON.stringify({ model: 'bench-model', max_tokens: 64, stream, messages: [{ role: 'user', content: prompt }] }) },
+  {
+    format: 'chat completions',
+    path: '/v1/chat/completions',
+    body: (stream) => JSON.stringify({ model: 'bench-model', max_tokens: 64, stream, messages: [{ role: 'user', content: prompt }] }),
+  },
+  {
+    format: 'messages',
+    path: '/v1/messages',
+    body: (stream) => JSON.stringify({ model: 'bench-model', max_tokens: 64, stream, messages: [{ role: 'user', content: prompt }] }),
+  },
   {
     format: 'responses',
     path: '/v1/responses',
@@ -77,7 +90,13 @@ async function load(label: string, url: string, body: string, headers: Record<st
 const upstream = await startProcess('bench/support/mock-openai-upstream.ts', [String(UPSTREAM_PORT), '20'], {}, /listening/, LOAD_CORE);
 try {
   const proxyResults = new Map<boolean, LoadResult>();
-  const proxy = await startProcess('bench/support/passthrough-proxy.ts', [String(PROXY_PORT), `http://127.0.0.1:${UPSTREAM_PORT}`], {}, /listening/, GATEWAY_CORE);
+  const proxy = await startProcess(
+    'bench/support/passthrough-proxy.ts',
+    [String(PROXY_PORT), `http://127.0.0.1:${UPSTREAM_PORT}`],
+    {},
+    /listening/,
+    GATEWAY_CORE,
+  );
   try {
     const url = `http://127.0.0.1:${PROXY_PORT}/v1/chat/completions`;
     const headers = { 'content-type': 'application/json' };
@@ -91,7 +110,9 @@ try {
   } finally {
     await proxy.stop();
   }
-  firstByte.push(await measureFirstByte('upstream directly (no proxy)', `http://127.0.0.1:${UPSTREAM_PORT}/v1/chat/completions`, proxyBody(true), {}));
+  firstByte.push(
+    await measureFirstByte('upstream directly (no proxy)', `http://127.0.0.1:${UPSTREAM_PORT}/v1/chat/completions`, proxyBody(true), {}),
+  );
 
   const gateway = await startSwitchyard({ SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory' }, 18_411, GATEWAY_CORE);
   try {
@@ -99,12 +120,22 @@ try {
     for (const testCase of CASES) {
       for (const stream of [false, true]) {
         const label = `${testCase.format}, ${stream ? 'stream' : 'JSON'}`;
-        const result = await load(`switchyard ${label}`, `${gateway.origin}${testCase.path}`, testCase.body(stream), headers, gateway.child.pid!);
+        const result = await load(
+          `switchyard ${label}`,
+          `${gateway.origin}${testCase.path}`,
+          testCase.body(stream),
+          headers,
+          gateway.child.pid!,
+        );
         throughput.push(result);
         ratios.push({ label, proxy: proxyResults.get(stream)!, gateway: result });
       }
     }
-    firstByte.push(await measureFirstByte('switchyard (chat completions)', `${gateway.origin}/v1/chat/completions`, CASES[0]!.body(true), { authorization: headers.authorization }));
+    firstByte.push(
+      await measureFirstByte('switchyard (chat completions)', `${gateway.origin}/v1/chat/completions`, CASES[0]!.body(true), {
+        authorization: headers.authorization,
+      }),
+    );
     rss.push({ label: 'switchyard, after all runs', megabytes: residentMegabytes(gateway.child.pid!) });
   } finally {
     await gateway.stop();
@@ -118,7 +149,15 @@ try {
       const gatewayRun = await startSwitchyard({ SWITCHYARD_CONFIG: configFile, ...env }, 18_411, GATEWAY_CORE);
       try {
         const headers = { authorization: `Bearer ${gatewayRun.key}`, 'content-type': 'application/json' };
-        throughput.push(await load(`switchyard chat JSON, ${label}`, `${gatewayRun.origin}/v1/chat/completions`, CASES[0]!.body(false), headers, gatewayRun.child.pid!));
+        throughput.push(
+          await load(
+            `switchyard chat JSON, ${label}`,
+            `${gatewayRun.origin}/v1/chat/completions`,
+            CASES[0]!.body(false),
+            headers,
+            gatewayRun.child.pid!,
+          ),
+        );
       } finally {
         await gatewayRun.stop();
       }
@@ -128,14 +167,18 @@ try {
   await upstream.stop();
 }
 
-console.log(`\nPinned: ${canPin ? `gateway and proxy on core ${GATEWAY_CORE}, upstream and load on core ${LOAD_CORE}` : 'no (taskset not available)'}`);
+console.log(
+  `\nPinned: ${canPin ? `gateway and proxy on core ${GATEWAY_CORE}, upstream and load on core ${LOAD_CORE}` : 'no (taskset not available)'}`,
+);
 printTable(`Every run, 50 connections, ${durationSeconds} s each`, throughput);
 console.log('\nSwitchyard beside the proxy, same run (target: ratio >= 0.70)');
 console.log('| format | proxy req/s | switchyard req/s | ratio | proxy CPU µs/req | switchyard CPU µs/req |');
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const row of ratios) {
   const ratio = (row.gateway.requestsPerSecond / row.proxy.requestsPerSecond).toFixed(2);
-  console.log(`| ${row.label} | ${row.proxy.requestsPerSecond} | ${row.gateway.requestsPerSecond} | ${ratio} | ${row.proxy.serverMicrosecondsPerRequest ?? '-'} | ${row.gateway.serverMicrosecondsPerRequest ?? '-'} |`);
+  console.log(
+    `| ${row.label} | ${row.proxy.requestsPerSecond} | ${row.gateway.requestsPerSecond} | ${ratio} | ${row.proxy.serverMicrosecondsPerRequest ?? '-'} | ${row.gateway.serverMicrosecondsPerRequest ?? '-'} |`,
+  );
 }
 printFirstByteTable('Streaming chat: time to first byte, 200 sequential requests on one connection', firstByte);
 console.log('\nResident memory after the load (target: switchyard < 150 MB)');

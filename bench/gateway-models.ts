@@ -25,12 +25,21 @@ try {
   const baseline = await startProcess('bench/support/constant-server.ts', ['18410', bodyFile], {}, /listening/);
   try {
     await runLoad('warm-up', { url: 'http://127.0.0.1:18410/', durationSeconds: 1 });
-    rows.push(await runLoad('raw node:http, constant body', { url: 'http://127.0.0.1:18410/', durationSeconds, serverPid: baseline.child.pid! }));
+    rows.push(
+      await runLoad('raw node:http, constant body', { url: 'http://127.0.0.1:18410/', durationSeconds, serverPid: baseline.child.pid! }),
+    );
   } finally {
     await baseline.stop();
   }
   await runLoad('warm-up', { url: `${switchyard.origin}/v1/models`, headers, durationSeconds: 1 });
-  rows.push(await runLoad('switchyard GET /v1/models (auth, limits, _metadata)', { url: `${switchyard.origin}/v1/models`, headers, durationSeconds, serverPid: switchyard.child.pid! }));
+  rows.push(
+    await runLoad('switchyard GET /v1/models (auth, limits, _metadata)', {
+      url: `${switchyard.origin}/v1/models`,
+      headers,
+      durationSeconds,
+      serverPid: switchyard.child.pid!,
+    }),
+  );
 } finally {
   await switchyard.stop();
 }

@@ -8,14 +8,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { AdmitCheck, AdmitResult, LimitPolicy, LimitSnapshot, LimitStore, LimitSubject, Reservation, SettleResult } from '../src/limits/limit-store.ts';
+import type {
+  AdmitCheck,
+  AdmitResult,
+  LimitPolicy,
+  LimitSnapshot,
+  LimitStore,
+  LimitSubject,
+  Reservation,
+  SettleResult,
+} from '../src/limits/limit-store.ts';
 import { MemoryLimitStore } from '../src/limits/memory/memory-limit-store.ts';
 import { RedisLimitStore } from '../src/limits/redis/redis-limit-store.ts';
 
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 1500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const POLICY: LimitPolicy = { requestsPerMinute: 1_000_000_000, tokensPerMinute: 1_000_000_000_000, tokensPerDay: 0, tokensPerMonth: 0 };
-const SUBJECTS: LimitSubject[] = Array.from({ length: 100 }, (_, index) => ({ organizationId: `bench-org-${index % 10}`, keyId: `bench-key-${index}` }));
+const SUBJECTS: LimitSubject[] = Array.from({ length: 100 }, (_, index) => ({
+  organizationId: `bench-org-${index % 10}`,
+  keyId: `bench-key-${index}`,
+}));
 
 /** Does nothing and admits everything: the cost of the benchmark loop itself. */
 class NoopLimitStore implements LimitStore {
@@ -24,7 +36,13 @@ class NoopLimitStore implements LimitStore {
     return { requestsPerMinute: this.window, tokensPerMinute: this.window, daily: this.window, monthly: this.window, atMs: 0 };
   }
   async admit(check: AdmitCheck): Promise<AdmitResult> {
-    const reservation: Reservation = { id: randomUUID(), subject: check.subject, policy: check.policy, estimatedTokens: check.estimatedTokens, admittedAtMs: 0 };
+    const reservation: Reservation = {
+      id: randomUUID(),
+      subject: check.subject,
+      policy: check.policy,
+      estimatedTokens: check.estimatedTokens,
+      admittedAtMs: 0,
+    };
     return { admitted: true, reservation, figures: this.snapshot() };
   }
   async settle(): Promise<SettleResult> {
@@ -52,7 +70,9 @@ async function measure(name: string, store: LimitStore): Promise<number> {
   }
   await Promise.all(Array.from({ length: CONCURRENCY }, () => worker()));
   const perSecond = completed / ((performance.now() - started) / 1000);
-  console.log(`${name.padEnd(34)} ${Math.round(perSecond).toLocaleString('en-US').padStart(10)} admit+settle/s  (${completed} in ${DURATION_MS} ms)`);
+  console.log(
+    `${name.padEnd(34)} ${Math.round(perSecond).toLocaleString('en-US').padStart(10)} admit+settle/s  (${completed} in ${DURATION_MS} ms)`,
+  );
   return perSecond;
 }
 
@@ -82,4 +102,6 @@ if (redisUrl !== undefined && redisUrl !== '') {
 }
 
 const microseconds = (perSecond: number): string => `${(1_000_000 / perSecond).toFixed(1)} µs`;
-console.log(`per admit+settle: baseline ${microseconds(baseline)}, memory ${microseconds(memory)}${redis === undefined ? '' : `, redis ${microseconds(redis)}`}`);
+console.log(
+  `per admit+settle: baseline ${microseconds(baseline)}, memory ${microseconds(memory)}${redis === undefined ? '' : `, redis ${microseconds(redis)}`}`,
+);

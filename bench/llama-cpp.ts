@@ -51,13 +51,29 @@ const requested = Number(process.argv[2]);
 const threadCounts = Number.isInteger(requested) && requested > 0 ? [requested] : [...new Set([1, availableParallelism()])];
 const path = buildTinyLlamaGguf();
 for (const threads of threadCounts) {
-  const provider = createLlamaCppProvider({ kind: 'llama-cpp', id: 'bench', threads, sequencesPerModel: 4, maxContextTokens: 1024, timeoutMs: 60_000, maxRetries: 0, headers: {} }, {});
+  const provider = createLlamaCppProvider(
+    {
+      kind: 'llama-cpp',
+      id: 'bench',
+      threads,
+      sequencesPerModel: 4,
+      maxContextTokens: 1024,
+      timeoutMs: 60_000,
+      maxRetries: 0,
+      headers: {},
+    },
+    {},
+  );
   const model = provider.languageModel!(path);
   // Warm-up: loads llama.cpp and the model.
-  for await (const part of model.stream({ model: 'tiny', messages: [], maxOutputTokens: 1 }, { signal: new AbortController().signal })) void part;
+  for await (const part of model.stream({ model: 'tiny', messages: [], maxOutputTokens: 1 }, { signal: new AbortController().signal }))
+    void part;
   for (const streams of [1, 4]) {
     const perSecond = await measure(model, streams);
-    console.log(`tiny GGUF, ${threads} thread(s), ${streams} concurrent stream(s)`.padEnd(52), `${perSecond.toFixed(0).padStart(7)} tokens/s`);
+    console.log(
+      `tiny GGUF, ${threads} thread(s), ${streams} concurrent stream(s)`.padEnd(52),
+      `${perSecond.toFixed(0).padStart(7)} tokens/s`,
+    );
   }
   await provider.close?.();
 }

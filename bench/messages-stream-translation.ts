@@ -60,7 +60,12 @@ async function runStreams(label: string, url: string, body: string, headers: Rec
   const worker = async (): Promise<void> => {
     while (process.hrtime.bigint() < deadline) {
       try {
-        const response = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, dispatcher });
+        const response = await request(url, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json', ...headers },
+          dispatcher,
+        });
         if (response.statusCode !== 200) {
           errors++;
           await response.body.text();
@@ -97,13 +102,28 @@ writeFileSync(
     models: [{ id: 'bench-model', provider: 'mock', capabilities: ['chat', 'streaming'], maxOutputTokens: 8192 }],
   }),
 );
-const chatBody = JSON.stringify({ model: 'bench-model', stream: true, max_tokens: 4096, messages: [{ role: 'user', content: 'Write a long text.' }] });
-const messagesBody = JSON.stringify({ model: 'bench-model', stream: true, max_tokens: 4096, messages: [{ role: 'user', content: 'Write a long text.' }] });
+const chatBody = JSON.stringify({
+  model: 'bench-model',
+  stream: true,
+  max_tokens: 4096,
+  messages: [{ role: 'user', content: 'Write a long text.' }],
+});
+const messagesBody = JSON.stringify({
+  model: 'bench-model',
+  stream: true,
+  max_tokens: 4096,
+  messages: [{ role: 'user', content: 'Write a long text.' }],
+});
 
 const rows: StreamRunResult[] = [];
 const upstream = await startProcess('bench/support/mock-openai-upstream.ts', [String(UPSTREAM_PORT), String(chunkCount)], {}, /listening/);
 try {
-  const proxy = await startProcess('bench/support/passthrough-proxy.ts', [String(PROXY_PORT), `http://127.0.0.1:${UPSTREAM_PORT}`], {}, /listening/);
+  const proxy = await startProcess(
+    'bench/support/passthrough-proxy.ts',
+    [String(PROXY_PORT), `http://127.0.0.1:${UPSTREAM_PORT}`],
+    {},
+    /listening/,
+  );
   try {
     const url = `http://127.0.0.1:${PROXY_PORT}/v1/chat/completions`;
     await runStreams('warm-up', url, chatBody, {});
@@ -131,5 +151,7 @@ console.log(`\nStreams of ${chunkCount} upstream text chunks, ${concurrency} at 
 console.log('| path | streams | SSE events/s | upstream chunks/s | events per stream | errors |');
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const row of rows) {
-  console.log(`| ${row.label} | ${row.streams} | ${row.eventsPerSecond} | ${row.upstreamChunksPerSecond} | ${row.eventsPerStream} | ${row.errors} |`);
+  console.log(
+    `| ${row.label} | ${row.streams} | ${row.eventsPerSecond} | ${row.upstreamChunksPerSecond} | ${row.eventsPerStream} | ${row.errors} |`,
+  );
 }

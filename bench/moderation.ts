@@ -43,7 +43,9 @@ const evaluationSet: LabelledText[] = readFileSync(new URL('./moderation-eval-se
   .map((line) => JSON.parse(line) as LabelledText);
 
 function count(labels: ExampleLabel[], scores: CategoryScores[], thresholds: Record<ModerationCategory, number>): Map<string, Counts> {
-  const counts = new Map<string, Counts>([...MODERATION_CATEGORIES, 'overall'].map((key) => [key, { truePositives: 0, falsePositives: 0, falseNegatives: 0 }]));
+  const counts = new Map<string, Counts>(
+    [...MODERATION_CATEGORIES, 'overall'].map((key) => [key, { truePositives: 0, falsePositives: 0, falseNegatives: 0 }]),
+  );
   const tally = (key: string, actual: boolean, predicted: boolean): void => {
     const entry = counts.get(key)!;
     if (actual && predicted) entry.truePositives++;
@@ -60,7 +62,8 @@ function count(labels: ExampleLabel[], scores: CategoryScores[], thresholds: Rec
 
 const precision = (entry: Counts): number => entry.truePositives / Math.max(1, entry.truePositives + entry.falsePositives);
 const recall = (entry: Counts): number => entry.truePositives / Math.max(1, entry.truePositives + entry.falseNegatives);
-const f1 = (entry: Counts): number => (2 * entry.truePositives) / Math.max(1, 2 * entry.truePositives + entry.falsePositives + entry.falseNegatives);
+const f1 = (entry: Counts): number =>
+  (2 * entry.truePositives) / Math.max(1, 2 * entry.truePositives + entry.falsePositives + entry.falseNegatives);
 
 const encoder = createSentenceEncoder();
 const classifier = new ModerationClassifier(encoder);
@@ -92,11 +95,17 @@ if (process.argv.includes('--tune')) {
 
 const scores = await classifier.score(evaluationSet.map((row) => row.text));
 const elapsed = performance.now() - started;
-const counts = count(evaluationSet.map((row) => row.label), scores, DEFAULT_MODERATION_SETTINGS.thresholds);
+const counts = count(
+  evaluationSet.map((row) => row.label),
+  scores,
+  DEFAULT_MODERATION_SETTINGS.thresholds,
+);
 
 const perLabel = new Map<string, number>();
 for (const row of evaluationSet) perLabel.set(row.label, (perLabel.get(row.label) ?? 0) + 1);
-console.log(`built-in moderation on ${evaluationSet.length} labelled texts (${[...perLabel].map(([label, n]) => `${label} ${n}`).join(', ')})`);
+console.log(
+  `built-in moderation on ${evaluationSet.length} labelled texts (${[...perLabel].map(([label, n]) => `${label} ${n}`).join(', ')})`,
+);
 console.log('thresholds:', DEFAULT_MODERATION_SETTINGS.thresholds);
 console.log('category    precision  recall   F1      (TP/FP/FN)');
 for (const [key, entry] of counts) {
@@ -104,7 +113,9 @@ for (const [key, entry] of counts) {
     `${key.padEnd(11)} ${precision(entry).toFixed(3).padStart(9)}  ${recall(entry).toFixed(3).padStart(6)}   ${f1(entry).toFixed(3)}   (${entry.truePositives}/${entry.falsePositives}/${entry.falseNegatives})`,
   );
 }
-const benign = evaluationSet.flatMap((row, index) => (row.label === 'benign' ? [{ row, verdict: verdictFromScores(scores[index]!, DEFAULT_MODERATION_SETTINGS.thresholds) }] : []));
+const benign = evaluationSet.flatMap((row, index) =>
+  row.label === 'benign' ? [{ row, verdict: verdictFromScores(scores[index]!, DEFAULT_MODERATION_SETTINGS.thresholds) }] : [],
+);
 const hard = benign.filter(({ row }) => row.note === 'hard');
 console.log(
   `benign flagged: ${benign.filter(({ verdict }) => verdict.flagged).length}/${benign.length} ` +

@@ -80,7 +80,9 @@ const rows: Array<[string, number]> = [];
 for (const name of names) rows.push([name, await measure(modelById.get(name)!, ITERATIONS)]);
 const single = rows[0]![1];
 
-console.log(`routing decision cost: ${ITERATIONS.toLocaleString('en-US')} requests per row, node ${process.version}, in-process state, metrics on`);
+console.log(
+  `routing decision cost: ${ITERATIONS.toLocaleString('en-US')} requests per row, node ${process.version}, in-process state, metrics on`,
+);
 console.log('| path | deployments | CPU µs / request | vs single-provider | target < 5 µs |');
 console.log('|---|---|---|---|---|');
 console.log(`| loop alone (baseline) | - | ${loop.toFixed(3)} | - | - |`);

@@ -17,12 +17,20 @@ const output = join(process.cwd(), 'docs', 'images');
 mkdirSync(output, { recursive: true });
 const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-screenshots-'));
 const profile = mkdtempSync(join(tmpdir(), 'switchyard-screenshots-chromium-'));
-const config = loadConfig({ env: {}, overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, server: { port: 0, host: '127.0.0.1' } } });
+const config = loadConfig({
+  env: {},
+  overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, server: { port: 0, host: '127.0.0.1' } },
+});
 async function seedThenRestart(): Promise<Runtime> {
   const seeding = await startRuntime(config, { logger: pino({ level: 'silent' }), batchWorker: false });
   try {
     const organization = 'org-acme';
-    await seeding.accounts.createOwner({ organization, email: 'ada@acme.example', password: 'screenshot password', allowedTiers: ['Developer', 'Production'] });
+    await seeding.accounts.createOwner({
+      organization,
+      email: 'ada@acme.example',
+      password: 'screenshot password',
+      allowedTiers: ['Developer', 'Production'],
+    });
     const production = await seeding.keys.create({ organization, name: 'production backend', tier: 'Production' });
     const staging = await seeding.keys.create({ organization, name: 'staging', tier: 'Developer', expiresInMs: 30 * DAY });
     const old = await seeding.keys.create({ organization, name: 'old laptop', tier: 'Developer' });
@@ -31,7 +39,11 @@ async function seedThenRestart(): Promise<Runtime> {
     const now = Date.now();
     const records = [];
     for (let day = 29; day >= 0; day--) {
-      for (const [model, scale, price] of [['gpt-4o-mini', 1, 0.6], ['claude-sonnet', 0.4, 15], ['switchyard-echo', 0.2, 0]] as const) {
+      for (const [model, scale, price] of [
+        ['gpt-4o-mini', 1, 0.6],
+        ['claude-sonnet', 0.4, 15],
+        ['switchyard-echo', 0.2, 0],
+      ] as const) {
         const requests = Math.round((20 + 12 * Math.sin(day / 3) + (29 - day)) * scale) + 1;
         for (let request = 0; request < requests; request++) {
           const inputTokens = 400 + ((day * 37 + request * 11) % 300);
@@ -73,7 +85,16 @@ try {
     executablePath: '/usr/bin/chromium',
     headless: true,
     viewport: { width: 1200, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     const page = await context.newPage();

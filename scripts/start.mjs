@@ -23,7 +23,9 @@ if (sources > built) {
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 // A larger young generation means fewer scavenges per request; 16 MB keeps the resident size modest.
-const service = spawn(process.execPath, ['--max-semi-space-size=16', BUILD_OUTPUT, 'serve', ...process.argv.slice(2)], { stdio: 'inherit' });
+const service = spawn(process.execPath, ['--max-semi-space-size=16', BUILD_OUTPUT, 'serve', ...process.argv.slice(2)], {
+  stdio: 'inherit',
+});
 // The service drains on SIGTERM/SIGINT: pass them on and leave with its exit code.
 for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => service.kill(signal));
 service.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 0)));

@@ -113,7 +113,11 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     streamStallTimeoutMs: config.server.streamStallTimeoutMs,
     decodeOptions: dependencies.decodeOptions,
   });
-  installSlowClientGuards(app, { operator: config.operator, usage: dependencies.metering, bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs });
+  installSlowClientGuards(app, {
+    operator: config.operator,
+    usage: dependencies.metering,
+    bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs,
+  });
   registerOpenApiRoute(app, config.operator);
   const readiness =
     dependencies.readiness ??
@@ -126,15 +130,28 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   registerAuthKeyRoutes(app, dependencies.metering);
   registerFileRoutes(app, dependencies.files, { uploadLimitBytes: config.server.uploadLimitBytes });
   registerBatchRoutes(app, dependencies.batches);
-  for (const endpoint of dependencies.generationEndpoints) registerGenerationRoute(app, endpoint, dependencies.generations, dependencies.decodeOptions);
+  for (const endpoint of dependencies.generationEndpoints)
+    registerGenerationRoute(app, endpoint, dependencies.generations, dependencies.decodeOptions);
   registerMessagesRoutes(app, dependencies.generation);
   registerResponsesRoutes(app, dependencies.storedResponses);
-  const modelRouteDependencies = { config, models: dependencies.generation, registry: dependencies.registry, metering: dependencies.metering, decodeOptions: dependencies.decodeOptions };
+  const modelRouteDependencies = {
+    config,
+    models: dependencies.generation,
+    registry: dependencies.registry,
+    metering: dependencies.metering,
+    decodeOptions: dependencies.decodeOptions,
+  };
   registerEmbeddingRoutes(app, modelRouteDependencies);
   registerModerationRoutes(app, modelRouteDependencies);
   registerImageRoutes(app, { ...modelRouteDependencies, files: dependencies.files });
   if (dependencies.dashboard !== undefined) {
-    await registerDashboard(app, { ...dependencies.dashboard, config, usage: dependencies.metering, batches: dependencies.batches, files: dependencies.files });
+    await registerDashboard(app, {
+      ...dependencies.dashboard,
+      config,
+      usage: dependencies.metering,
+      batches: dependencies.batches,
+      files: dependencies.files,
+    });
   }
   await app.ready();
   return app;

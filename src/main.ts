@@ -29,7 +29,10 @@ Global options:
   --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
 Environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, LOG_LEVEL, SWITCHYARD_CONFIG`;
 
-export async function main(argv: readonly string[], print: (text: string) => void = (text) => process.stdout.write(`${text}\n`)): Promise<void> {
+export async function main(
+  argv: readonly string[],
+  print: (text: string) => void = (text) => process.stdout.write(`${text}\n`),
+): Promise<void> {
   const parsed = parseArguments(argv);
   const [command = 'serve', ...rest] = parsed.positionals;
   if (parsed.flags['help'] === true || command === 'help') {

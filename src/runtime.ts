@@ -83,7 +83,7 @@ export interface StartRuntimeOptions extends BuildAppOptions {
 export async function openMigratedDatabase(config: Config): Promise<Database> {
   const database = openDatabase(config.databaseUrl);
   try {
-      await database.migrate();
+    await database.migrate();
   } catch (error) {
     await database.close();
     throw error;
@@ -147,10 +147,19 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const registry = ProviderRegistry.fromConfig(config, { logger });
     opened.push(() => registry.close());
     // Deployment state is shared through Redis when limits are (cooldowns, per-deployment minute usage).
-    const deploymentState = createDeploymentState({ backend: config.limitsBackend, redisUrl: config.redisUrl, logger, ...(options.clock === undefined ? {} : { clock: options.clock }) });
+    const deploymentState = createDeploymentState({
+      backend: config.limitsBackend,
+      redisUrl: config.redisUrl,
+      logger,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    });
     opened.push(() => deploymentState.close());
     const metrics = new HttpMetrics(options.processMetrics ?? false);
-    const router = new Router({ models: deploymentTable(config), state: deploymentState, observer: new DeploymentMetrics(metrics.registry) });
+    const router = new Router({
+      models: deploymentTable(config),
+      state: deploymentState,
+      observer: new DeploymentMetrics(metrics.registry),
+    });
     const generation = new GenerationService({ config, registry, router, logger });
     const clock = options.clock;
     const blobStore = createBlobStore(config.filesStore);
@@ -180,9 +189,12 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     let draining = false;
     const readiness = async (): Promise<ReadinessReport> => {
       const checks: Array<[string, Promise<ReadinessReport['checks'][string]>]> = [
-        ['database', runCheck(async () => {
-          if (!(await database.ping())) throw new Error('the database did not answer');
-        })],
+        [
+          'database',
+          runCheck(async () => {
+            if (!(await database.ping())) throw new Error('the database did not answer');
+          }),
+        ],
         ['files', runCheck(() => blobStore.check())],
       ];
       if (redisProbe !== undefined) {
@@ -195,7 +207,12 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const endpoints = generationEndpoints(storedResponses);
     const decodeOptions: DecodeOptions = Object.freeze({ validation: config.requestValidation });
     const accounts = new OwnerAccounts(new OwnersRepository(database.db), options.dashboardAccounts);
-    const dashboard = { accounts, keys, rollups: new UsageRollupsRepository(database.db), sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000) };
+    const dashboard = {
+      accounts,
+      keys,
+      rollups: new UsageRollupsRepository(database.db),
+      sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000),
+    };
     if (bootstrapKey !== undefined) {
       // First start of an empty database: the default organization's owner gets a set-password link too.
       const email = `owner@${config.defaultOrganization}.local`;
@@ -204,7 +221,23 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       }
     }
     const app = await buildApp(
-      { files, batches, config, database, authenticator, metering, generation, generations, generationEndpoints: endpoints, decodeOptions, registry, storedResponses, dashboard, readiness, metrics },
+      {
+        files,
+        batches,
+        config,
+        database,
+        authenticator,
+        metering,
+        generation,
+        generations,
+        generationEndpoints: endpoints,
+        decodeOptions,
+        registry,
+        storedResponses,
+        dashboard,
+        readiness,
+        metrics,
+      },
       { ...options, logger },
     );
     if (options.batchWorker !== false) {

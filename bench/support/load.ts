@@ -51,7 +51,9 @@ export async function runLoad(label: string, options: LoadOptions & { serverPid?
   });
   const cpuAfter = options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid);
   const perRequest =
-    cpuBefore === undefined || cpuAfter === undefined || result.requests.total === 0 ? undefined : Math.round(((cpuAfter - cpuBefore) * 1e6) / result.requests.total);
+    cpuBefore === undefined || cpuAfter === undefined || result.requests.total === 0
+      ? undefined
+      : Math.round(((cpuAfter - cpuBefore) * 1e6) / result.requests.total);
   return {
     label,
     ...(perRequest === undefined ? {} : { serverMicrosecondsPerRequest: perRequest }),
@@ -68,6 +70,8 @@ export function printTable(title: string, rows: LoadResult[]): void {
   console.log('| run | req/s | p50 ms | p99 ms | server CPU µs/req | non-2xx | errors |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
-    console.log(`| ${row.label} | ${row.requestsPerSecond} | ${row.p50} | ${row.p99} | ${row.serverMicrosecondsPerRequest ?? '-'} | ${row.non2xx} | ${row.errors} |`);
+    console.log(
+      `| ${row.label} | ${row.requestsPerSecond} | ${row.p50} | ${row.p99} | ${row.serverMicrosecondsPerRequest ?? '-'} | ${row.non2xx} | ${row.errors} |`,
+    );
   }
 }

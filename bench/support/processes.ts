@@ -73,14 +73,22 @@ export async function startSwitchyard(env: NodeJS.ProcessEnv = {}, port = 18_411
     built = true;
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
-  const running = await startProcess('dist/src/main.js', ['serve'], { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...env }, /(sk-sy-[A-Za-z0-9]{43})[\s\S]*listening|(sk-sy-[A-Za-z0-9]{43})\n[\s\S]*try: curl/, cpu);
+  const running = await startProcess(
+    'dist/src/main.js',
+    ['serve'],
+    { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    /(sk-sy-[A-Za-z0-9]{43})[\s\S]*listening|(sk-sy-[A-Za-z0-9]{43})\n[\s\S]*try: curl/,
+    cpu,
+  );
   return { ...running, origin: `http://127.0.0.1:${port}`, key: running.match[1] ?? running.match[2]! };
 }
 
 /** Resident set size of a process, MB (Linux /proc), or undefined. */
 export function residentMegabytes(pid: number): number | undefined {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((entry) => entry.startsWith('VmRSS:'));
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((entry) => entry.startsWith('VmRSS:'));
     return line === undefined ? undefined : Math.round(Number(line.split(/\s+/)[1]) / 1024);
   } catch {
     return undefined;

@@ -18,14 +18,25 @@ function percentile(sorted: number[], fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]!;
 }
 
-export async function measureFirstByte(label: string, url: string, body: string, headers: Record<string, string>, requests = 200): Promise<FirstByteResult> {
+export async function measureFirstByte(
+  label: string,
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  requests = 200,
+): Promise<FirstByteResult> {
   const dispatcher = new Agent({ connections: 1 });
   const firstBytes: number[] = [];
   let total = 0;
   try {
     for (let index = 0; index < requests + 20; index++) {
       const started = process.hrtime.bigint();
-      const response = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, dispatcher });
+      const response = await request(url, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...headers },
+        dispatcher,
+      });
       let first: bigint | undefined;
       for await (const _chunk of response.body) first ??= process.hrtime.bigint();
       const ended = process.hrtime.bigint();
@@ -40,7 +51,12 @@ export async function measureFirstByte(label: string, url: string, body: string,
   }
   firstBytes.sort((a, b) => a - b);
   const round = (value: number): number => Math.round(value * 1000) / 1000;
-  return { label, p50: round(percentile(firstBytes, 0.5)), p99: round(percentile(firstBytes, 0.99)), meanTotal: round(total / firstBytes.length) };
+  return {
+    label,
+    p50: round(percentile(firstBytes, 0.5)),
+    p99: round(percentile(firstBytes, 0.99)),
+    meanTotal: round(total / firstBytes.length),
+  };
 }
 
 export function printFirstByteTable(title: string, rows: FirstByteResult[]): void {

@@ -86,7 +86,13 @@ export class OwnerAccounts {
    * token valid for `linkLifetimeMs` is returned. `allowedTiers` sets the tiers the organization's
    * owners may give keys.
    */
-  async createOwner(request: { organization: string; email: string; role?: OwnerRole; password?: string; allowedTiers?: string[] }): Promise<{ owner: OwnerRecord; linkToken: string | undefined }> {
+  async createOwner(request: {
+    organization: string;
+    email: string;
+    role?: OwnerRole;
+    password?: string;
+    allowedTiers?: string[];
+  }): Promise<{ owner: OwnerRecord; linkToken: string | undefined }> {
     if (!ORGANIZATION_PATTERN.test(request.organization)) {
       throw invalidParameter('organization', 'Organization ids use letters, digits, dot, dash and underscore (at most 100 characters).');
     }
@@ -96,7 +102,8 @@ export class OwnerAccounts {
       const problem = passwordProblem(request.password);
       if (problem !== undefined) throw invalidParameter('password', problem);
     }
-    if ((await this.repository.findOwnerByEmail(email)) !== undefined) throw invalidParameter('email', `An account for ${email} already exists.`);
+    if ((await this.repository.findOwnerByEmail(email)) !== undefined)
+      throw invalidParameter('email', `An account for ${email} already exists.`);
     const owner = await this.repository.createOwner(
       {
         id: `own_${randomAlphanumeric(16)}`,
@@ -129,7 +136,8 @@ export class OwnerAccounts {
     const problem = passwordProblem(password);
     if (problem !== undefined) throw invalidParameter('password', problem);
     const ownerId = await this.repository.consumeLink(sha256(token), this.now());
-    if (ownerId === undefined) throw authError('invalid_token', 'This sign-in link is unknown, already used or expired. Ask the operator for a new one.');
+    if (ownerId === undefined)
+      throw authError('invalid_token', 'This sign-in link is unknown, already used or expired. Ask the operator for a new one.');
     const owner = await this.repository.findOwnerById(ownerId);
     if (owner === undefined) throw authError('invalid_token', 'This sign-in link belongs to no account.');
     await this.repository.setPasswordHash(owner.id, await hashPassword(password));
@@ -165,13 +173,18 @@ export class OwnerAccounts {
     if (owner === undefined || owner.passwordHash === null || !passwordOk) {
       failure = authError('invalid_credentials', 'Unknown email or wrong password.');
     } else if (owner.totpSecret !== null) {
-      if (request.totp === undefined || request.totp === '') failure = authError('totp_required', 'Enter the six-digit code from your authenticator app.');
-      else if (!this.totpMatches(owner.totpSecret, request.totp)) failure = authError('invalid_credentials', 'The authenticator code is wrong.');
+      if (request.totp === undefined || request.totp === '')
+        failure = authError('totp_required', 'Enter the six-digit code from your authenticator app.');
+      else if (!this.totpMatches(owner.totpSecret, request.totp))
+        failure = authError('invalid_credentials', 'The authenticator code is wrong.');
     }
     if (failure !== undefined) {
       // A missing second factor is not a guess: it is not counted against the account.
       if (failure.code !== 'totp_required') {
-        await Promise.all([this.repository.recordAttempt(accountSubject, false, now), this.repository.recordAttempt(addressSubject, false, now)]);
+        await Promise.all([
+          this.repository.recordAttempt(accountSubject, false, now),
+          this.repository.recordAttempt(addressSubject, false, now),
+        ]);
         if (owner !== undefined) await this.audit(owner, 'sign_in.failed', null, request.address);
       }
       throw failure;
@@ -206,11 +219,14 @@ export class OwnerAccounts {
    * most once a minute, so reads stay reads).
    */
   async resolveSession(token: string | undefined): Promise<ResolvedSession> {
-    if (token === undefined || !/^[A-Za-z0-9]{43}$/.test(token)) throw authError('invalid_token', 'Not signed in: the session cookie is missing or malformed.');
+    if (token === undefined || !/^[A-Za-z0-9]{43}$/.test(token))
+      throw authError('invalid_token', 'Not signed in: the session cookie is missing or malformed.');
     const session = await this.repository.findSessionByTokenHash(sha256(token));
-    if (session === undefined || session.revokedAt !== null) throw authError('invalid_token', 'This session is unknown or was signed out. Sign in again.');
+    if (session === undefined || session.revokedAt !== null)
+      throw authError('invalid_token', 'This session is unknown or was signed out. Sign in again.');
     const now = this.now();
-    if (session.idleExpiresAt <= now || session.absoluteExpiresAt <= now) throw authError('session_expired', 'Your session has expired. Sign in again.');
+    if (session.idleExpiresAt <= now || session.absoluteExpiresAt <= now)
+      throw authError('session_expired', 'Your session has expired. Sign in again.');
     const owner = await this.repository.findOwnerById(session.ownerId);
     if (owner === undefined) throw authError('invalid_token', 'This session belongs to no account.');
     if (now - session.lastSeenAt >= MINUTE) {
@@ -252,7 +268,8 @@ export class OwnerAccounts {
   /** Turns TOTP on once the owner proves the authenticator has the secret. */
   async enableTotp(owner: OwnerRecord, secret: string, code: string, address: string): Promise<void> {
     if (!/^[A-Z2-7]{16,}$/.test(secret)) throw invalidParameter('secret', 'The secret is not a base32 TOTP secret.');
-    if (!this.totpMatches(secret, code)) throw invalidParameter('code', 'The code does not match; check the time on your device and try again.');
+    if (!this.totpMatches(secret, code))
+      throw invalidParameter('code', 'The code does not match; check the time on your device and try again.');
     await this.repository.setTotpSecret(owner.id, secret);
     await this.audit(owner, 'totp.enabled', null, address);
   }
@@ -271,8 +288,20 @@ export class OwnerAccounts {
   }
 
   /** Appends to the organization's audit log. */
-  audit(actor: OwnerRecord | { organizationId: string; email: string }, action: string, target: string | null, address: string | null): Promise<void> {
-    return this.repository.appendAudit({ organizationId: actor.organizationId, actor: actor.email, action, target, address, createdAt: this.now() });
+  audit(
+    actor: OwnerRecord | { organizationId: string; email: string },
+    action: string,
+    target: string | null,
+    address: string | null,
+  ): Promise<void> {
+    return this.repository.appendAudit({
+      organizationId: actor.organizationId,
+      actor: actor.email,
+      action,
+      target,
+      address,
+      createdAt: this.now(),
+    });
   }
 
   listAudit(organizationId: string, limit = 200): ReturnType<OwnersRepository['listAudit']> {

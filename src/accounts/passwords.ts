@@ -10,8 +10,12 @@ const KEY_LENGTH = 32;
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { ...options, maxmem: 128 * (options.N ?? 0) * (options.r ?? 0) * 2 }, (error, key) =>
-      error === null ? resolve(key) : reject(error),
+    scrypt(
+      password.normalize('NFKC'),
+      salt,
+      KEY_LENGTH,
+      { ...options, maxmem: 128 * (options.N ?? 0) * (options.r ?? 0) * 2 },
+      (error, key) => (error === null ? resolve(key) : reject(error)),
     );
   });
 }

@@ -17,7 +17,13 @@ export function batchApiNotAllowed(tier: string): ServiceError {
 }
 
 export function missingRequiredField(param: string): ServiceError {
-  return new ServiceError({ status: 400, type: 'invalid_request_error', code: 'missing_required_field', param, message: `Missing required field: '${param}'.` });
+  return new ServiceError({
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'missing_required_field',
+    param,
+    message: `Missing required field: '${param}'.`,
+  });
 }
 
 export function invalidEndpoint(endpoint: string, supported: readonly string[]): ServiceError {
@@ -57,7 +63,13 @@ export function concurrentBatchesLimit(limit: number, resetAtMs: number): Servic
 }
 
 export function batchNotFound(batchId: string): ServiceError {
-  return new ServiceError({ status: 404, type: 'invalid_request_error', code: 'batch_not_found', param: 'batch_id', message: `No batch found with id '${batchId}'.` });
+  return new ServiceError({
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'batch_not_found',
+    param: 'batch_id',
+    message: `No batch found with id '${batchId}'.`,
+  });
 }
 
 export function cannotCancel(batchId: string, status: string): ServiceError {

@@ -10,7 +10,15 @@ import { BATCH_STATUSES, type BatchesRepository, type BatchRecord, type BatchSta
 export type { BatchStatus };
 import { systemClock, type Clock } from '../limits/clock.ts';
 import type { FileService } from '../services/files/file-service.ts';
-import { batchApiNotAllowed, batchNotFound, cannotCancel, concurrentBatchesLimit, invalidEndpoint, invalidInputFile, missingRequiredField } from './batch-errors.ts';
+import {
+  batchApiNotAllowed,
+  batchNotFound,
+  cannotCancel,
+  concurrentBatchesLimit,
+  invalidEndpoint,
+  invalidInputFile,
+  missingRequiredField,
+} from './batch-errors.ts';
 
 /** SPEC: batch processing is supported for these endpoints. */
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/responses'] as const;
@@ -97,7 +105,8 @@ export class BatchService {
   /** POST /v1/batches: checks the request, records the batch as `validating` with zero counts. */
   async create(auth: AuthContext, body: unknown): Promise<BatchRecord> {
     const limit = this.authorize(auth);
-    if (!isPlainObject(body)) throw invalidFormat(null, 'The request body must be a JSON object with input_file_id, endpoint and completion_window.');
+    if (!isPlainObject(body))
+      throw invalidFormat(null, 'The request body must be a JSON object with input_file_id, endpoint and completion_window.');
     const inputFileId = requiredString(body, 'input_file_id');
     const endpoint = requiredString(body, 'endpoint');
     const completionWindow = requiredString(body, 'completion_window');
@@ -148,9 +157,11 @@ export class BatchService {
   private async checkInputFile(organizationId: string, fileId: string): Promise<void> {
     try {
       const file = await this.files.retrieve(organizationId, fileId);
-      if (file.purpose !== 'batch') throw invalidInputFile(fileId, `its purpose is '${file.purpose}'; upload the input with purpose 'batch'.`);
+      if (file.purpose !== 'batch')
+        throw invalidInputFile(fileId, `its purpose is '${file.purpose}'; upload the input with purpose 'batch'.`);
     } catch (error) {
-      if (isServiceError(error) && error.code === 'file_not_found') throw invalidInputFile(fileId, 'no such file (or it belongs to another organization).');
+      if (isServiceError(error) && error.code === 'file_not_found')
+        throw invalidInputFile(fileId, 'no such file (or it belongs to another organization).');
       if (isServiceError(error) && error.code === 'file_expired') throw invalidInputFile(fileId, 'the file has expired.');
       throw error;
     }
@@ -178,7 +189,8 @@ export class BatchService {
     let after: { createdAt: number; id: string } | undefined;
     if (options.after !== undefined) {
       const cursor = await this.repository.findById(options.after);
-      if (cursor === undefined || cursor.organizationId !== organizationId) throw invalidParameter('after', `No batch '${options.after}' to continue after.`);
+      if (cursor === undefined || cursor.organizationId !== organizationId)
+        throw invalidParameter('after', `No batch '${options.after}' to continue after.`);
       after = { createdAt: cursor.createdAt, id: cursor.id };
     }
     const rows = await this.repository.list({

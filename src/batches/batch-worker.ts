@@ -312,7 +312,8 @@ export class BatchWorker {
       if (this.renewalFailing) this.log?.info?.({ worker_id: this.workerId }, 'batch lease renewal works again');
       this.renewalFailing = false;
     } catch (error) {
-      if (!this.renewalFailing) this.log?.error({ err: error, worker_id: this.workerId }, 'batch lease renewal failed; retrying every third of the lease');
+      if (!this.renewalFailing)
+        this.log?.error({ err: error, worker_id: this.workerId }, 'batch lease renewal failed; retrying every third of the lease');
       this.renewalFailing = true;
     }
   }
@@ -326,7 +327,8 @@ export class BatchWorker {
         if (!released) {
           // Leases under this worker id are from a previous life of this instance: nothing runs them now.
           const freed = await this.repository.releaseAllHeldBy(this.workerId);
-          if (freed > 0) this.log?.info?.({ worker_id: this.workerId, leases: freed }, 'freed the batch leases of this instance before its restart');
+          if (freed > 0)
+            this.log?.info?.({ worker_id: this.workerId, leases: freed }, 'freed the batch leases of this instance before its restart');
           released = true;
         }
         await this.cycle();
@@ -334,7 +336,10 @@ export class BatchWorker {
       } catch (error) {
         failures += 1;
         delayMs = Math.min(this.maxBackoffMs, this.pollIntervalMs * 2 ** failures);
-        this.log?.error({ err: error, worker_id: this.workerId, failures, retry_in_ms: delayMs }, 'batch worker could not claim work; backing off');
+        this.log?.error(
+          { err: error, worker_id: this.workerId, failures, retry_in_ms: delayMs },
+          'batch worker could not claim work; backing off',
+        );
         await this.doorbell.sleep(delayMs, () => this.stopping);
         continue;
       }
@@ -386,7 +391,12 @@ export class BatchWorker {
     while (!this.stopping && this.running.size < this.capacity() && this.queue.length > 0) {
       const held = this.queue.shift()!;
       const run: Promise<void> = this.runLine(held)
-        .catch((error: unknown) => this.log?.error({ err: error, batch_id: held.batch.id, line: held.row.line }, 'batch line failed to record; its lease lapses and it runs again'))
+        .catch((error: unknown) =>
+          this.log?.error(
+            { err: error, batch_id: held.batch.id, line: held.row.line },
+            'batch line failed to record; its lease lapses and it runs again',
+          ),
+        )
         .then(() => this.lineDone(held.batch.id, 1))
         .finally(() => {
           this.running.delete(run);
@@ -424,7 +434,10 @@ export class BatchWorker {
       try {
         await this.repository.releaseLines(batchId, this.workerId, lines);
       } catch (error) {
-        this.log?.error({ err: error, batch_id: batchId, lines: lines.length }, 'could not give back claimed lines; their lease lapses instead');
+        this.log?.error(
+          { err: error, batch_id: batchId, lines: lines.length },
+          'could not give back claimed lines; their lease lapses instead',
+        );
       }
       await this.lineDone(batchId, lines.length);
     }
@@ -483,7 +496,12 @@ export class BatchWorker {
     }
     if (response.statusCode === 429) {
       // Rate limited (quota, or the upstream): try again later, within the 24-hour window.
-      await this.repository.deferRequest(batch.id, row.line, now + retryDelayMs(response.headers, row.attempts, this.maxBackoffMs, now), response.ledger);
+      await this.repository.deferRequest(
+        batch.id,
+        row.line,
+        now + retryDelayMs(response.headers, row.attempts, this.maxBackoffMs, now),
+        response.ledger,
+      );
       return;
     }
     const succeeded = response.statusCode >= 200 && response.statusCode < 300;
@@ -503,7 +521,9 @@ export class BatchWorker {
   private startStep(claimed: BatchRecord): void {
     const run = this.step(claimed)
       .catch((error: unknown) => this.stepFailed(claimed, error))
-      .catch((error: unknown) => this.log?.error({ err: error, batch_id: claimed.id }, 'batch step failure could not be recorded; its lease lapses instead'))
+      .catch((error: unknown) =>
+        this.log?.error({ err: error, batch_id: claimed.id }, 'batch step failure could not be recorded; its lease lapses instead'),
+      )
       .finally(async () => {
         this.steps.delete(claimed.id);
         await this.repository.releaseLease(claimed.id, this.workerId).catch(() => undefined);
@@ -565,16 +585,30 @@ export class BatchWorker {
   /** The batch fails for good with `message` in its `errors` (results of lines already done are still written). */
   private async giveUp(batch: BatchRecord, message: string): Promise<void> {
     const now = this.clock.now();
-    const error = { code: batch.status === 'validating' ? 'invalid_input_file' : 'server_error', message, line: null, param: batch.status === 'validating' ? 'input_file_id' : null };
+    const error = {
+      code: batch.status === 'validating' ? 'invalid_input_file' : 'server_error',
+      message,
+      line: null,
+      param: batch.status === 'validating' ? 'input_file_id' : null,
+    };
     if (batch.status === 'validating') {
       await this.repository.deleteRequests(batch.id);
-      await this.repository.transition(batch.id, this.workerId, ['validating'], { status: 'failed', failed_at: now, results_written: 1, errors: JSON.stringify([error]) });
+      await this.repository.transition(batch.id, this.workerId, ['validating'], {
+        status: 'failed',
+        failed_at: now,
+        results_written: 1,
+        errors: JSON.stringify([error]),
+      });
     } else if (batch.status === 'in_progress') {
       await this.repository.failRunning(batch.id, error, 'batch_failed', now);
     } else {
       // The result files cannot be written: stop trying, say why.
       const changes = batch.status === 'finalizing' ? { status: 'failed', failed_at: now } : {};
-      await this.repository.transition(batch.id, this.workerId, [batch.status], { ...changes, results_written: 1, errors: JSON.stringify([error]) });
+      await this.repository.transition(batch.id, this.workerId, [batch.status], {
+        ...changes,
+        results_written: 1,
+        errors: JSON.stringify([error]),
+      });
     }
   }
 
@@ -615,7 +649,11 @@ export class BatchWorker {
         errors: JSON.stringify(summary.errors),
       });
     } else {
-      await this.repository.transition(batch.id, this.workerId, ['validating'], { status: 'in_progress', in_progress_at: this.clock.now(), total: summary.total });
+      await this.repository.transition(batch.id, this.workerId, ['validating'], {
+        status: 'in_progress',
+        in_progress_at: this.clock.now(),
+        total: summary.total,
+      });
       this.doorbell.ring();
     }
     return this.reload(batch.id);
@@ -638,9 +676,14 @@ export class BatchWorker {
       if (errors !== undefined) written.push(errors);
       const now = this.clock.now();
       const files = { output_file_id: output?.id ?? null, error_file_id: errors?.id ?? null, results_written: 1 };
-      const from: BatchStatus[] = outcome === 'completed' ? ['finalizing'] : outcome === 'expired' ? ['validating', 'in_progress'] : [outcome];
+      const from: BatchStatus[] =
+        outcome === 'completed' ? ['finalizing'] : outcome === 'expired' ? ['validating', 'in_progress'] : [outcome];
       const changes =
-        outcome === 'completed' ? { ...files, status: 'completed', completed_at: now } : outcome === 'expired' ? { ...files, status: 'expired', expired_at: now } : files;
+        outcome === 'completed'
+          ? { ...files, status: 'completed', completed_at: now }
+          : outcome === 'expired'
+            ? { ...files, status: 'expired', expired_at: now }
+            : files;
       if (await this.repository.finish(batch.id, this.workerId, from, written, changes)) {
         // The result files now hold everything the rows did; the request bodies need not stay.
         await this.repository.deleteRequests(batch.id);

@@ -43,7 +43,10 @@ export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineEx
     } catch (error) {
       // The key itself can no longer run this batch: no line of it can succeed, so the batch fails.
       if (isServiceError(error) && (error.status === 401 || error.status === 403)) {
-        return { ...failed(options, error, requestId), fatal: { code: error.code, message: `The batch's API key can no longer run it: ${error.message}` } };
+        return {
+          ...failed(options, error, requestId),
+          fatal: { code: error.code, message: `The batch's API key can no longer run it: ${error.message}` },
+        };
       }
       return failed(options, error, requestId);
     }
@@ -53,7 +56,14 @@ export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineEx
       // Lines run to the end once started (a stopping worker stops claiming instead); one signal per line
       // so listeners never pile up on a shared one.
       const signal = new AbortController().signal;
-      const caller: Caller = { auth, requestId, batch: true, startedAt: process.hrtime.bigint(), signal, ledgerSink: (record) => ledger.push(record) };
+      const caller: Caller = {
+        auth,
+        requestId,
+        batch: true,
+        startedAt: process.hrtime.bigint(),
+        signal,
+        ledgerSink: (record) => ledger.push(record),
+      };
       const answer = await handler(caller, JSON.parse(body));
       return { statusCode: 200, headers: { 'x-request-id': requestId }, body: JSON.stringify(answer), ledger };
     } catch (error) {
@@ -63,6 +73,12 @@ export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineEx
 }
 
 function failed(options: ServiceLineExecutorOptions, error: unknown, requestId: string): LineResponse {
-  const failure = isServiceError(error) ? error : serverError('internal_error', 'The server had an error while processing this request.', error);
-  return { statusCode: failure.status, headers: { ...failure.headers, 'x-request-id': requestId }, body: JSON.stringify(options.renderError(failure, requestId)) };
+  const failure = isServiceError(error)
+    ? error
+    : serverError('internal_error', 'The server had an error while processing this request.', error);
+  return {
+    statusCode: failure.status,
+    headers: { ...failure.headers, 'x-request-id': requestId },
+    body: JSON.stringify(options.renderError(failure, requestId)),
+  };
 }

@@ -67,7 +67,13 @@ export async function validateBatchInput(
       }
       total++;
       if (total > rules.maxRequests) {
-        errors.push(lineError(null, null, `The file holds more than ${rules.maxRequests} requests, the most one batch may have. Split it into several batches.`));
+        errors.push(
+          lineError(
+            null,
+            null,
+            `The file holds more than ${rules.maxRequests} requests, the most one batch may have. Split it into several batches.`,
+          ),
+        );
         break;
       }
       if (errors.length > 0) continue;
@@ -82,7 +88,8 @@ export async function validateBatchInput(
     // Stopping early (too many errors) must still release the file handle behind the source.
     input.destroy();
   }
-  if (errors.length === 0 && total === 0) errors.push(lineError(null, null, 'The input file holds no requests: it is empty or has only blank lines.'));
+  if (errors.length === 0 && total === 0)
+    errors.push(lineError(null, null, 'The input file holds no requests: it is empty or has only blank lines.'));
   if (errors.length === 0 && pending.length > 0) await accept(pending);
   return { total, errors };
 }
@@ -100,7 +107,8 @@ function checkLine(text: string, line: number, rules: BatchInputRules, firstLine
   if (!isPlainObject(parsed)) return lineError(line, null, `Line ${line} must be a JSON object.`);
   const customId = parsed['custom_id'];
   if (customId === undefined) return lineError(line, 'custom_id', `Line ${line} has no custom_id.`);
-  if (typeof customId !== 'string' || customId === '') return lineError(line, 'custom_id', `Line ${line}: custom_id must be a non-empty string.`);
+  if (typeof customId !== 'string' || customId === '')
+    return lineError(line, 'custom_id', `Line ${line}: custom_id must be a non-empty string.`);
   const method = parsed['method'];
   if (method === undefined) return lineError(line, 'method', `Line ${line} has no method.`);
   if (method !== 'POST') return lineError(line, 'method', `Line ${line}: method must be POST.`);
@@ -110,9 +118,15 @@ function checkLine(text: string, line: number, rules: BatchInputRules, firstLine
   const body = parsed['body'];
   if (body === undefined) return lineError(line, 'body', `Line ${line} has no body.`);
   if (!isPlainObject(body)) return lineError(line, 'body', `Line ${line}: body must be a JSON object.`);
-  if (body['stream'] === true) return lineError(line, 'body.stream', `Line ${line}: streaming is not available in a batch; leave body.stream unset or false.`);
+  if (body['stream'] === true)
+    return lineError(line, 'body.stream', `Line ${line}: streaming is not available in a batch; leave body.stream unset or false.`);
   const earlier = firstLineOf.get(customId);
-  if (earlier !== undefined) return lineError(line, 'custom_id', `Line ${line}: custom_id '${customId}' is already used on line ${earlier}; custom_id values must be unique.`);
+  if (earlier !== undefined)
+    return lineError(
+      line,
+      'custom_id',
+      `Line ${line}: custom_id '${customId}' is already used on line ${earlier}; custom_id values must be unique.`,
+    );
   firstLineOf.set(customId, line);
   return { line, customId, body: JSON.stringify(body) };
 }

@@ -35,7 +35,14 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
         const created = await keys.create({
           ...(typeof parsed.flags['org'] === 'string' ? { organization: parsed.flags['org'] } : {}),
           ...(typeof parsed.flags['tier'] === 'string' ? { tier: parsed.flags['tier'] } : {}),
-          ...(typeof permissions === 'string' ? { permissions: permissions.split(',').map((name) => name.trim()).filter(Boolean) } : {}),
+          ...(typeof permissions === 'string'
+            ? {
+                permissions: permissions
+                  .split(',')
+                  .map((name) => name.trim())
+                  .filter(Boolean),
+              }
+            : {}),
           ...(typeof parsed.flags['name'] === 'string' ? { name: parsed.flags['name'] } : {}),
           ...(expiresInMs === undefined ? {} : { expiresInMs }),
         });
@@ -67,8 +74,11 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
           return;
         }
         for (const record of records) {
-          const state = record.revokedAt !== null ? 'revoked' : record.expiresAt !== null && record.expiresAt <= Date.now() ? 'expired' : 'active';
-          print(`${record.id}  ${record.redacted}  ${record.organizationId}  ${record.tier}  ${state}  created ${iso(record.createdAt)}  expires ${iso(record.expiresAt)}`);
+          const state =
+            record.revokedAt !== null ? 'revoked' : record.expiresAt !== null && record.expiresAt <= Date.now() ? 'expired' : 'active';
+          print(
+            `${record.id}  ${record.redacted}  ${record.organizationId}  ${record.tier}  ${state}  created ${iso(record.createdAt)}  expires ${iso(record.expiresAt)}`,
+          );
         }
         if (records.length === 0) print('No keys.');
         return;

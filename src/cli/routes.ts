@@ -35,11 +35,17 @@ interface DeploymentRow {
   } | null;
 }
 
-export async function routesCommand(config: Config, parsed: ParsedArguments, print: (text: string) => void, options: RoutesCommandOptions = {}): Promise<void> {
+export async function routesCommand(
+  config: Config,
+  parsed: ParsedArguments,
+  print: (text: string) => void,
+  options: RoutesCommandOptions = {},
+): Promise<void> {
   const table = deploymentTable(config);
   const only = parsed.flags['model'];
   if (only === true) throw new CliUsageError('Usage: switchyard routes [--model <model id>] [--json]');
-  if (typeof only === 'string' && !table.has(only)) throw new CliUsageError(`No model with id "${only}". Run switchyard routes to list them.`);
+  if (typeof only === 'string' && !table.has(only))
+    throw new CliUsageError(`No model with id "${only}". Run switchyard routes to list them.`);
   const shared = config.limitsBackend !== 'memory' && config.redisUrl !== undefined;
   const state = options.state ?? (shared ? createDeploymentState({ backend: config.limitsBackend, redisUrl: config.redisUrl }) : undefined);
   const clock = options.clock ?? systemClock;
@@ -48,7 +54,9 @@ export async function routesCommand(config: Config, parsed: ParsedArguments, pri
     for (const routed of table.values()) {
       if (typeof only === 'string' && routed.modelId !== only) continue;
       const live: Array<DeploymentState | undefined> =
-        state === undefined || routed.direct ? routed.deployments.map(() => undefined) : await state.read(routed.deployments.map((deployment) => deployment.ref));
+        state === undefined || routed.direct
+          ? routed.deployments.map(() => undefined)
+          : await state.read(routed.deployments.map((deployment) => deployment.ref));
       const nowMs = clock.now();
       routed.deployments.forEach((deployment, index) => {
         const current = live[index];
@@ -80,8 +88,11 @@ export async function routesCommand(config: Config, parsed: ParsedArguments, pri
     print(JSON.stringify({ shared_state: state !== undefined, deployments: rows }));
     return;
   }
-  if (state === undefined) print('No REDIS_URL: each server keeps its routing state in its own memory; showing the configuration only (live figures: /metrics).');
-  print('model | strategy | deployment | upstream model | weight | rpm used/limit | tpm used/limit | in flight | cooling until | latency ms');
+  if (state === undefined)
+    print('No REDIS_URL: each server keeps its routing state in its own memory; showing the configuration only (live figures: /metrics).');
+  print(
+    'model | strategy | deployment | upstream model | weight | rpm used/limit | tpm used/limit | in flight | cooling until | latency ms',
+  );
   const dash = (value: number | string | null | undefined): string => (value === null || value === undefined ? '-' : String(value));
   for (const row of rows) {
     const live = row.live;

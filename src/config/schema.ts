@@ -234,9 +234,17 @@ export const configSchema = z.strictObject({
       host: z.string().default('127.0.0.1'),
       port: z.number().int().min(0).max(65535).default(8080),
       /** Largest JSON request body, bytes. */
-      bodyLimitBytes: z.number().int().positive().default(10 * 1024 * 1024),
+      bodyLimitBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(10 * 1024 * 1024),
       /** Largest uploaded file, bytes (SPEC: batch input up to 100 MB). */
-      uploadLimitBytes: z.number().int().positive().default(100 * 1024 * 1024),
+      uploadLimitBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(100 * 1024 * 1024),
       /** How long a graceful shutdown waits for in-flight requests, milliseconds. */
       shutdownGraceMs: z.number().int().nonnegative().default(10_000),
       /** Seconds between SSE keep-alive comments while the upstream is silent. */
@@ -306,7 +314,10 @@ export const configSchema = z.strictObject({
    * This instance's name in batch leases; keep it across restarts so a restarted instance frees what it
    * held and resumes at once. Unique per running instance. Default: kept in `<dataDir>/instance-id`.
    */
-  instanceId: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'use letters, digits, ".", "_" and "-" (at most 64)').optional(),
+  instanceId: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'use letters, digits, ".", "_" and "-" (at most 64)')
+    .optional(),
   /** The batch worker of this instance. */
   batches: z
     .strictObject({

@@ -117,7 +117,7 @@ function yieldToEventLoop(): Promise<void> {
 export async function countTextTokensAsync(text: string): Promise<number> {
   if (text.length <= ASYNC_SLICE_LENGTH) return countTextTokens(text);
   let tokens = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     const end = sliceEnd(text, start);
     tokens += countRange(text, start, end);
     start = end;

@@ -38,7 +38,9 @@ export function randomAlphanumeric(length: number): string {
 }
 
 export function randomHex(characters: number): string {
-  return takeRandomBytes(Math.ceil(characters / 2)).toString('hex').slice(0, characters);
+  return takeRandomBytes(Math.ceil(characters / 2))
+    .toString('hex')
+    .slice(0, characters);
 }
 
 /**

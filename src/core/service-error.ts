@@ -7,12 +7,7 @@
 
 /** SPEC error types plus the two the SPEC leaves open (403 permission, 404/405 routing). */
 export type ErrorType =
-  | 'invalid_request_error'
-  | 'auth_error'
-  | 'permission_error'
-  | 'not_found_error'
-  | 'rate_limit_exceeded'
-  | 'server_error';
+  'invalid_request_error' | 'auth_error' | 'permission_error' | 'not_found_error' | 'rate_limit_exceeded' | 'server_error';
 
 export interface ServiceErrorInit {
   /** HTTP status the error is answered with. */
@@ -90,10 +85,6 @@ export function permissionDenied(permission: string): ServiceError {
 }
 
 /** 500 family: `internal_error`, `service_unavailable` or `timeout`. Messages never carry upstream URLs or keys. */
-export function serverError(
-  code: 'internal_error' | 'service_unavailable' | 'timeout',
-  message: string,
-  cause?: unknown,
-): ServiceError {
+export function serverError(code: 'internal_error' | 'service_unavailable' | 'timeout', message: string, cause?: unknown): ServiceError {
   return new ServiceError({ status: 500, type: 'server_error', code, message, cause });
 }

@@ -55,7 +55,11 @@ declare module 'fastify' {
   }
 }
 
-const signInBody = z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(200), totp: z.string().max(10).optional() });
+const signInBody = z.object({
+  email: z.string().min(1).max(254),
+  password: z.string().min(1).max(200),
+  totp: z.string().max(10).optional(),
+});
 const setPasswordBody = z.object({ token: z.string().min(1).max(100), password: z.string().min(1).max(200) });
 const createKeyBody = z.object({
   name: z.string().trim().min(1).max(100),
@@ -64,7 +68,13 @@ const createKeyBody = z.object({
   /** Days until the key expires; absent or null for no expiry. */
   expires_in_days: z.number().int().min(1).max(3650).nullable().optional(),
 });
-const rotateBody = z.object({ grace_seconds: z.number().int().min(0).max(30 * 86_400) });
+const rotateBody = z.object({
+  grace_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400),
+});
 const totpEnableBody = z.object({ secret: z.string().min(16).max(128), code: z.string().min(1).max(10) });
 
 /** Parses a JSON body with zod into the SPEC 400 (first problem, with its field as `param`). */
@@ -76,7 +86,11 @@ function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   throw invalidParameter(param, `${param ?? 'body'}: ${issue.message}`);
 }
 
-function keyObject(record: Awaited<ReturnType<KeyService['list']>>[number], lastUsedDay: number | undefined, now: number): Record<string, unknown> {
+function keyObject(
+  record: Awaited<ReturnType<KeyService['list']>>[number],
+  lastUsedDay: number | undefined,
+  now: number,
+): Record<string, unknown> {
   const status = record.revokedAt !== null ? 'revoked' : record.expiresAt !== null && record.expiresAt <= now ? 'expired' : 'active';
   return {
     id: record.id,
@@ -134,7 +148,12 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
       }
     }
     if (access === 'owner' && resolved.owner.role !== 'owner') {
-      throw new ServiceError({ status: 403, type: 'permission_error', code: 'permission_denied', message: 'Members can look but not change: ask an owner.' });
+      throw new ServiceError({
+        status: 403,
+        type: 'permission_error',
+        code: 'permission_denied',
+        message: 'Members can look but not change: ask an owner.',
+      });
     }
     request.dashboard = { token: token!, ...resolved };
   });
@@ -146,7 +165,12 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
   app.post('/dashboard/api/sign-in', route('public'), async (request, reply) => {
     const body = parseBody(signInBody, request.body);
     // A new session is minted whatever cookie came in (no session fixation).
-    const signedIn = await accounts.signIn({ email: body.email, password: body.password, ...(body.totp === undefined ? {} : { totp: body.totp }), ...client(request) });
+    const signedIn = await accounts.signIn({
+      email: body.email,
+      password: body.password,
+      ...(body.totp === undefined ? {} : { totp: body.totp }),
+      ...client(request),
+    });
     return reply.send(startSession(request, reply, signedIn));
   });
 
@@ -212,7 +236,11 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
 
   app.get('/dashboard/api/keys', route('member'), async (request) => {
     const { organizationId } = context(request).owner;
-    const [records, lastUsed, tiers] = await Promise.all([keys.list(organizationId), dependencies.rollups.lastUsedDays(organizationId), allowedTiers(organizationId)]);
+    const [records, lastUsed, tiers] = await Promise.all([
+      keys.list(organizationId),
+      dependencies.rollups.lastUsedDays(organizationId),
+      allowedTiers(organizationId),
+    ]);
     const now = Date.now();
     return {
       object: 'list',
@@ -224,7 +252,8 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
 
   const ownKey = async (request: FastifyRequest, id: string) => {
     const record = await keys.findById(id);
-    if (record === undefined || record.organizationId !== context(request).owner.organizationId) throw notFound('key_not_found', `No key ${id} in your organization.`);
+    if (record === undefined || record.organizationId !== context(request).owner.organizationId)
+      throw notFound('key_not_found', `No key ${id} in your organization.`);
     return record;
   };
 
@@ -233,7 +262,8 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
     const { owner } = context(request);
     const tiers = await allowedTiers(owner.organizationId);
     const tier = body.tier ?? tiers[0];
-    if (tier === undefined || !tiers.includes(tier)) throw invalidParameter('tier', `Your organization may create keys of these tiers: ${tiers.join(', ') || 'none'}.`);
+    if (tier === undefined || !tiers.includes(tier))
+      throw invalidParameter('tier', `Your organization may create keys of these tiers: ${tiers.join(', ') || 'none'}.`);
     try {
       const created = await keys.create({
         organization: owner.organizationId,
@@ -263,7 +293,11 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
     try {
       const { created } = await keys.rotate(record.id, body.grace_seconds * 1000);
       await accounts.audit(context(request).owner, 'key.rotated', `${record.id} -> ${created.record.id}`, request.ip);
-      return reply.code(201).send({ ...keyObject(created.record, undefined, Date.now()), key: created.key, previous: keyObject((await keys.findById(record.id))!, undefined, Date.now()) });
+      return reply.code(201).send({
+        ...keyObject(created.record, undefined, Date.now()),
+        key: created.key,
+        previous: keyObject((await keys.findById(record.id))!, undefined, Date.now()),
+      });
     } catch (error) {
       if (error instanceof KeyRequestError) throw invalidParameter(null, error.message);
       throw error;
@@ -273,7 +307,13 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
   app.get<{ Querystring: Record<string, string | undefined> }>('/dashboard/api/usage', route('member'), async (request) => {
     const { organizationId } = context(request).owner;
     const range = parseUsageRange(request.query, Date.now());
-    return usageReport({ rollups: dependencies.rollups, usage: dependencies.usage, organizationId, tier: (await allowedTiers(organizationId))[0] ?? config.defaultTier, range });
+    return usageReport({
+      rollups: dependencies.rollups,
+      usage: dependencies.usage,
+      organizationId,
+      tier: (await allowedTiers(organizationId))[0] ?? config.defaultTier,
+      range,
+    });
   });
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/dashboard/api/usage.csv', route('member'), async (request, reply) => {
@@ -341,7 +381,14 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
     const entries = await accounts.listAudit(context(request).owner.organizationId);
     return {
       object: 'list',
-      data: entries.map((entry) => ({ id: entry.id, actor: entry.actor, action: entry.action, target: entry.target, address: entry.address, created_at: entry.createdAt })),
+      data: entries.map((entry) => ({
+        id: entry.id,
+        actor: entry.actor,
+        action: entry.action,
+        target: entry.target,
+        address: entry.address,
+        created_at: entry.createdAt,
+      })),
     };
   });
 }

@@ -40,7 +40,8 @@ const SHELL = `<!doctype html>
 `;
 
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   'x-frame-options': 'DENY',
   'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
@@ -52,12 +53,20 @@ export async function registerDashboard(app: FastifyInstance, dependencies: Dash
   // never on the /v1 hot path (which ignores cookies entirely).
   await app.register(async (scope) => {
     await scope.register(fastifyCookie);
-    await scope.register(fastifyStatic, { root: dashboardAssetsDirectory(), prefix: '/dashboard/assets/', decorateReply: false, index: false, wildcard: true });
+    await scope.register(fastifyStatic, {
+      root: dashboardAssetsDirectory(),
+      prefix: '/dashboard/assets/',
+      decorateReply: false,
+      index: false,
+      wildcard: true,
+    });
     registerDashboardApi(scope, dependencies);
-    const shell = async (_request: unknown, reply: FastifyReply) => reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(SHELL);
+    const shell = async (_request: unknown, reply: FastifyReply) =>
+      reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(SHELL);
     scope.get('/dashboard', shell);
     scope.get<{ Params: { '*': string } }>('/dashboard/*', async (request, reply) => {
-      if (request.params['*'].startsWith('api/')) throw notFound('not_found', `Unknown dashboard API route: ${request.method} ${request.url.split('?')[0]}.`);
+      if (request.params['*'].startsWith('api/'))
+        throw notFound('not_found', `Unknown dashboard API route: ${request.method} ${request.url.split('?')[0]}.`);
       return shell(request, reply);
     });
   });

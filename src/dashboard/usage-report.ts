@@ -36,7 +36,8 @@ export function parseUsageRange(query: Record<string, string | undefined>, now: 
     toDayStart = query['to'] === undefined ? today : dayStartOf(query['to'], 'to');
   } else {
     const days = query['days'] === undefined ? 30 : Number(query['days']);
-    if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) throw invalidParameter('days', `days must be a whole number from 1 to ${MAX_DAYS}.`);
+    if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS)
+      throw invalidParameter('days', `days must be a whole number from 1 to ${MAX_DAYS}.`);
     fromDayStart = today - (days - 1) * DAY;
   }
   if (toDayStart < fromDayStart) throw invalidParameter('to', 'to must not be before from.');
@@ -96,7 +97,16 @@ export function usageCsv(rows: readonly DailyUsageRow[]): string {
   const lines = ['date,model,requests,input_tokens,output_tokens,cached_tokens,reasoning_tokens,cost_usd'];
   for (const row of rows) {
     lines.push(
-      [new Date(row.dayStart).toISOString().slice(0, 10), `"${row.model.replaceAll('"', '""')}"`, row.requests, row.inputTokens, row.outputTokens, row.cachedTokens, row.reasoningTokens, row.costUsd.toFixed(6)].join(','),
+      [
+        new Date(row.dayStart).toISOString().slice(0, 10),
+        `"${row.model.replaceAll('"', '""')}"`,
+        row.requests,
+        row.inputTokens,
+        row.outputTokens,
+        row.cachedTokens,
+        row.reasoningTokens,
+        row.costUsd.toFixed(6),
+      ].join(','),
     );
   }
   return `${lines.join('\n')}\n`;

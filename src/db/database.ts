@@ -64,7 +64,8 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
       for (let attempt = 1; ; attempt++) {
         const migrator = new Migrator({ db: kysely, provider });
         const result: MigrationResultSet = await migrator.migrateToLatest();
-        if (result.error === undefined) return (result.results ?? []).filter((entry) => entry.status === 'Success').map((entry) => entry.migrationName);
+        if (result.error === undefined)
+          return (result.results ?? []).filter((entry) => entry.status === 'Success').map((entry) => entry.migrationName);
         if (dialect === 'postgres' || attempt === 5) throw result.error;
         await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
       }

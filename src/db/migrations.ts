@@ -39,7 +39,10 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
           .addColumn('name', 'text', (column) => column.primaryKey())
           .addColumn('value', 'bigint', (column) => column.notNull())
           .execute();
-        await db.insertInto('counters' as never).values({ name: 'keys_version', value: 0 } as never).execute();
+        await db
+          .insertInto('counters' as never)
+          .values({ name: 'keys_version', value: 0 } as never)
+          .execute();
         await db.schema
           .createTable('usage_ledger')
           .addColumn('id', dialect === 'sqlite' ? 'integer' : 'bigint', autoIncrementKey)
@@ -58,7 +61,11 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
           .addColumn('latency_ms', 'double precision', (column) => column.notNull())
           .addColumn('created_at', 'bigint', (column) => column.notNull())
           .execute();
-        await db.schema.createIndex('usage_ledger_organization_time').on('usage_ledger').columns(['organization_id', 'created_at']).execute();
+        await db.schema
+          .createIndex('usage_ledger_organization_time')
+          .on('usage_ledger')
+          .columns(['organization_id', 'created_at'])
+          .execute();
       },
     },
     '0002_stored_responses': {
@@ -77,7 +84,11 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
           .addColumn('input_items', 'text', (column) => column.notNull())
           .addColumn('created_at', 'bigint', (column) => column.notNull())
           .execute();
-        await db.schema.createIndex('stored_responses_organization_time').on('stored_responses').columns(['organization_id', 'created_at']).execute();
+        await db.schema
+          .createIndex('stored_responses_organization_time')
+          .on('stored_responses')
+          .columns(['organization_id', 'created_at'])
+          .execute();
       },
     },
     '0003_files_and_batches': {
@@ -155,7 +166,11 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
           .addColumn('finished_at', 'bigint')
           .addPrimaryKeyConstraint('batch_requests_primary_key', ['batch_id', 'line'])
           .execute();
-        await db.schema.createIndex('batch_requests_state').on('batch_requests').columns(['batch_id', 'state', 'next_attempt_at']).execute();
+        await db.schema
+          .createIndex('batch_requests_state')
+          .on('batch_requests')
+          .columns(['batch_id', 'state', 'next_attempt_at'])
+          .execute();
       },
     },
     '0010_blob_chunks': {
@@ -301,7 +316,10 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
       async up(db: Kysely<unknown>): Promise<void> {
         await db.schema.alterTable('batch_requests').addColumn('lease_owner', 'text').execute();
         await db.schema.alterTable('batch_requests').addColumn('lease_expires_at', 'bigint').execute();
-        await db.schema.alterTable('batches').addColumn('step_attempts', 'integer', (column) => column.notNull().defaultTo(0)).execute();
+        await db.schema
+          .alterTable('batches')
+          .addColumn('step_attempts', 'integer', (column) => column.notNull().defaultTo(0))
+          .execute();
         await db.schema.alterTable('batches').addColumn('retry_at', 'bigint').execute();
         await db.schema.createIndex('batch_requests_lease_owner').on('batch_requests').column('lease_owner').execute();
       },

@@ -58,7 +58,12 @@ export function assertBlobKey(key: string): void {
 export async function* countedChunks(source: BlobSource, maxBytes: number, onBytes: (total: number) => void): AsyncGenerator<Buffer> {
   let total = 0;
   for await (const chunk of source) {
-    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const buffer =
+      typeof chunk === 'string'
+        ? Buffer.from(chunk)
+        : Buffer.isBuffer(chunk)
+          ? chunk
+          : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     total += buffer.length;
     if (total > maxBytes) throw new BlobTooLargeError(maxBytes);
     onBytes(total);

@@ -29,7 +29,13 @@ export type SignedUrlCheck = 'valid' | 'invalid' | 'expired';
  * expiry reads as `invalid`.
  * @param nowSeconds Current Unix time, seconds.
  */
-export function checkSignedFileUrl(secret: string, fileId: string, expires: string | undefined, presented: string | undefined, nowSeconds: number): SignedUrlCheck {
+export function checkSignedFileUrl(
+  secret: string,
+  fileId: string,
+  expires: string | undefined,
+  presented: string | undefined,
+  nowSeconds: number,
+): SignedUrlCheck {
   if (expires === undefined || presented === undefined || !/^\d{1,12}$/.test(expires)) return 'invalid';
   const expiresAtSeconds = Number(expires);
   const expected = Buffer.from(signature(secret, fileId, expiresAtSeconds));

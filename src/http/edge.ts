@@ -108,27 +108,40 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     return this.code(statusCode).type('application/json; charset=utf-8').send(body);
   });
 
-  app.decorateReply('sendEvents', async function sendEvents(this: FastifyReply, events: AsyncIterable<SseEvent>, sendOptions: SendEventsOptions = {}) {
-    const request = this.request;
-    this.hijack();
-    const writeOptions = {
-      headers: { ...(request.headers.origin === undefined ? {} : CORS_HEADERS), 'x-request-id': request.id, 'request-id': request.id, ...request.extraHeaders, ...sendOptions.headers },
-      keepAliveMs: options.keepAliveSeconds * 1000,
-      ...(sendOptions.keepAlive === undefined ? {} : { keepAlive: sendOptions.keepAlive }),
-      ...(options.streamStallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.streamStallTimeoutMs }),
-      onStall: () => request.log.info({ stallTimeoutMs: options.streamStallTimeoutMs }, 'client stopped reading the stream: closed it and aborted the upstream'),
-    };
-    // Metrics: the onResponse hook still runs for a hijacked reply, when the stream has ended.
-    try {
-      const outcome = await writeSse(this.raw, events, writeOptions);
-      if (outcome === 'client-left') request.log.info('client disconnected during the stream');
-    } catch (error) {
-      // A client that left mid-stream is not a server failure: one line at info, no stack.
-      if (clientGone(request)) request.log.info({ reason: describeReason(error) }, 'client disconnected during the stream');
-      else request.log.error({ err: error }, 'stream failed');
-      if (!this.raw.writableEnded) this.raw.end();
-    }
-  });
+  app.decorateReply(
+    'sendEvents',
+    async function sendEvents(this: FastifyReply, events: AsyncIterable<SseEvent>, sendOptions: SendEventsOptions = {}) {
+      const request = this.request;
+      this.hijack();
+      const writeOptions = {
+        headers: {
+          ...(request.headers.origin === undefined ? {} : CORS_HEADERS),
+          'x-request-id': request.id,
+          'request-id': request.id,
+          ...request.extraHeaders,
+          ...sendOptions.headers,
+        },
+        keepAliveMs: options.keepAliveSeconds * 1000,
+        ...(sendOptions.keepAlive === undefined ? {} : { keepAlive: sendOptions.keepAlive }),
+        ...(options.streamStallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.streamStallTimeoutMs }),
+        onStall: () =>
+          request.log.info(
+            { stallTimeoutMs: options.streamStallTimeoutMs },
+            'client stopped reading the stream: closed it and aborted the upstream',
+          ),
+      };
+      // Metrics: the onResponse hook still runs for a hijacked reply, when the stream has ended.
+      try {
+        const outcome = await writeSse(this.raw, events, writeOptions);
+        if (outcome === 'client-left') request.log.info('client disconnected during the stream');
+      } catch (error) {
+        // A client that left mid-stream is not a server failure: one line at info, no stack.
+        if (clientGone(request)) request.log.info({ reason: describeReason(error) }, 'client disconnected during the stream');
+        else request.log.error({ err: error }, 'stream failed');
+        if (!this.raw.writableEnded) this.raw.end();
+      }
+    },
+  );
 
   // JSON bodies: strict parse, empty body allowed (GET/DELETE/cancel calls send none).
   app.removeContentTypeParser(['application/json']);

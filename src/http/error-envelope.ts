@@ -20,7 +20,11 @@ export interface ErrorEnvelope {
 }
 
 /** The SPEC envelope; a route's client format may wrap it (`wrapErrorEnvelope`). */
-export function renderError(error: ServiceError, metadata: Metadata, format?: Pick<GenerationFormat<unknown>, 'wrapErrorEnvelope'>): ErrorEnvelope {
+export function renderError(
+  error: ServiceError,
+  metadata: Metadata,
+  format?: Pick<GenerationFormat<unknown>, 'wrapErrorEnvelope'>,
+): ErrorEnvelope {
   const body: ErrorEnvelope = {
     error: { message: error.message, type: error.type, code: error.code, param: error.param, details: error.details },
     info_metadata: metadata,

@@ -12,7 +12,9 @@ const SECRET_HEADERS = ['authorization', '"x-api-key"', 'cookie', '"set-cookie"'
 const HEADER_HOLDERS = ['headers', '*.headers', '*.*.headers', 'req.headers', 'res.headers', 'request.headers', 'response.headers'];
 
 export const LOG_REDACT_PATHS: string[] = [
-  ...HEADER_HOLDERS.flatMap((holder) => SECRET_HEADERS.map((header) => (header.startsWith('"') ? `${holder}[${header}]` : `${holder}.${header}`))),
+  ...HEADER_HOLDERS.flatMap((holder) =>
+    SECRET_HEADERS.map((header) => (header.startsWith('"') ? `${holder}[${header}]` : `${holder}.${header}`)),
+  ),
   'apiKey',
   '*.apiKey',
   'apiKeyValue',

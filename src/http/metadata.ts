@@ -42,7 +42,9 @@ export async function buildMetadata(request: FastifyRequest, source: MetadataSou
     status: success,
     timestamp: new Date().toISOString(),
     request_id: request.id,
-    processing_time: request.routeOptions.config.switchyard?.integerProcessingTime ? Math.round(elapsed) : Math.round(elapsed * 1000) / 1000,
+    processing_time: request.routeOptions.config.switchyard?.integerProcessingTime
+      ? Math.round(elapsed)
+      : Math.round(elapsed * 1000) / 1000,
     tier: request.auth?.tier ?? null,
     user_total_usage: usage,
   };
@@ -50,5 +52,13 @@ export async function buildMetadata(request: FastifyRequest, source: MetadataSou
 
 /** `info_metadata` of an error answered outside an HTTP request (a batch line's error body). */
 export function errorMetadata(operator: string, requestId: string): Metadata {
-  return { creator: operator, status: false, timestamp: new Date().toISOString(), request_id: requestId, processing_time: null, tier: null, user_total_usage: null };
+  return {
+    creator: operator,
+    status: false,
+    timestamp: new Date().toISOString(),
+    request_id: requestId,
+    processing_time: null,
+    tier: null,
+    user_total_usage: null,
+  };
 }

@@ -147,7 +147,14 @@ export class DeploymentMetrics implements RoutingObserver {
       figures = this.all.get(key);
       if (figures === undefined) {
         const labels = { model: ref.model, deployment: ref.deployment };
-        figures = { labels, requests: 0, inFlight: 0, cooldowns: 0, errors: new Map(), timeToFirstToken: this.timeToFirstToken.labels(labels) };
+        figures = {
+          labels,
+          requests: 0,
+          inFlight: 0,
+          cooldowns: 0,
+          errors: new Map(),
+          timeToFirstToken: this.timeToFirstToken.labels(labels),
+        };
         this.all.set(key, figures);
       }
       this.figures.set(ref, figures);

@@ -52,7 +52,9 @@ export function installPublicOrigin(app: FastifyInstance, settings: PublicOrigin
 }
 
 /** The setting as Fastify's `trustProxy` option: a hop count becomes "trust the nearest N hops". */
-export function fastifyTrustProxy(trustProxy: PublicOriginSettings['trustProxy']): boolean | string | string[] | ((address: string, hop: number) => boolean) {
+export function fastifyTrustProxy(
+  trustProxy: PublicOriginSettings['trustProxy'],
+): boolean | string | string[] | ((address: string, hop: number) => boolean) {
   if (typeof trustProxy === 'number') return (_address: string, hop: number) => hop < trustProxy;
   if (typeof trustProxy === 'boolean' || typeof trustProxy === 'string') return trustProxy;
   return [...trustProxy];

@@ -67,7 +67,11 @@ export function installSlowClientGuards(app: FastifyInstance, options: SlowClien
       reply.raw.once('finish', () => socket.destroy());
       void buildMetadata(request, options, false).then((metadata) => {
         if (reply.sent || socket.destroyed) return;
-        void reply.code(408).header('connection', 'close').type('application/json; charset=utf-8').send(renderError(requestTimeoutError('body'), metadata));
+        void reply
+          .code(408)
+          .header('connection', 'close')
+          .type('application/json; charset=utf-8')
+          .send(renderError(requestTimeoutError('body'), metadata));
       });
     }, checkInterval(options.bodyIdleTimeoutMs));
     timer.unref();
@@ -104,9 +108,19 @@ export function clientErrorHandler(operator: string) {
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       serviceError = requestTimeoutError('headers');
     } else if (error.code === 'HPE_HEADER_OVERFLOW') {
-      serviceError = new ServiceError({ status: 431, type: 'invalid_request_error', code: 'request_too_large', message: 'The request headers are larger than this server accepts.' });
+      serviceError = new ServiceError({
+        status: 431,
+        type: 'invalid_request_error',
+        code: 'request_too_large',
+        message: 'The request headers are larger than this server accepts.',
+      });
     } else {
-      serviceError = new ServiceError({ status: 400, type: 'invalid_request_error', code: 'invalid_request', message: 'The request is not valid HTTP.' });
+      serviceError = new ServiceError({
+        status: 400,
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        message: 'The request is not valid HTTP.',
+      });
     }
     this.log.info({ code: error.code, status: serviceError.status }, 'client error: answered and closed');
     if (socket.writable) {

@@ -13,7 +13,12 @@ import type { SseEvent } from '../core/sse-event.ts';
 /** Serialises one event: optional `event:` line, one `data:` line per line of the payload. */
 export function serializeSseEvent(event: SseEvent): string {
   const payload = typeof event.data === 'string' ? event.data : JSON.stringify(event.data);
-  const data = payload.includes('\n') ? payload.split('\n').map((line) => `data: ${line}`).join('\n') : `data: ${payload}`;
+  const data = payload.includes('\n')
+    ? payload
+        .split('\n')
+        .map((line) => `data: ${line}`)
+        .join('\n')
+    : `data: ${payload}`;
   return event.event === undefined ? `${data}\n\n` : `event: ${event.event}\n${data}\n\n`;
 }
 

@@ -9,7 +9,16 @@ import type { AccountUsageReader } from '../services/account-usage.ts';
 export function registerAuthKeyRoutes(app: FastifyInstance, usage: AccountUsageReader): void {
   app.get(
     '/v1/auth/key',
-    { config: { switchyard: { permission: 'authenticated', limits: 'none', integerProcessingTime: true, summary: 'Validity, tier, permissions and usage of the calling key.' } } },
+    {
+      config: {
+        switchyard: {
+          permission: 'authenticated',
+          limits: 'none',
+          integerProcessingTime: true,
+          summary: 'Validity, tier, permissions and usage of the calling key.',
+        },
+      },
+    },
     async (request, reply) => {
       const auth = request.auth!;
       const snapshot = await usage.read(auth);

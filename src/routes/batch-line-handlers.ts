@@ -20,7 +20,9 @@ export function batchLineHandlers(dependencies: BatchLineHandlerDependencies): M
   for (const endpoint of dependencies.endpoints) {
     if (!(BATCH_ENDPOINTS as readonly string[]).includes(endpoint.path)) continue;
     handlers.set(endpoint.path, async (caller, body) => {
-      const answer = await runGenerationEndpoint(endpoint, caller, body, dependencies.generations, dependencies.decodeOptions, { allowStream: false });
+      const answer = await runGenerationEndpoint(endpoint, caller, body, dependencies.generations, dependencies.decodeOptions, {
+        allowStream: false,
+      });
       // allowStream: false means the answer is one body; a stream here would be a bug of the runner.
       if (answer.stream) throw new Error('a batch line was answered as a stream');
       return answer.body;

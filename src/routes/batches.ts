@@ -24,7 +24,15 @@ export function registerBatchRoutes(app: FastifyInstance, batches: BatchService)
 
   app.get<{ Querystring: { after?: string; limit?: string; status?: string } }>(
     '/v1/batches',
-    { config: { switchyard: { permission: 'authenticated', limits: 'request', summary: 'List batches, newest first (cursor pagination, status filter).' } } },
+    {
+      config: {
+        switchyard: {
+          permission: 'authenticated',
+          limits: 'request',
+          summary: 'List batches, newest first (cursor pagination, status filter).',
+        },
+      },
+    },
     async (request, reply) => {
       const query = request.query;
       const page = await batches.list(request.auth!, {
@@ -33,7 +41,13 @@ export function registerBatchRoutes(app: FastifyInstance, batches: BatchService)
         ...(query.status === undefined || query.status === '' ? {} : { status: query.status as BatchStatus }),
       });
       const data = page.batches.map(toBatchObject);
-      return reply.sendData({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: page.hasMore });
+      return reply.sendData({
+        object: 'list',
+        data,
+        first_id: data[0]?.id ?? null,
+        last_id: data[data.length - 1]?.id ?? null,
+        has_more: page.hasMore,
+      });
     },
   );
 

@@ -41,14 +41,23 @@ function resolveEmbeddingModel(dependencies: EmbeddingRouteDependencies, name: s
   try {
     return dependencies.models.resolve(name ?? defaultModelWith(dependencies.config.models, 'embeddings', 'embedding'), ['embeddings']);
   } catch (error) {
-    if (dependencies.decodeOptions.validation === 'spec' && isServiceError(error) && error.status === 404 && error.code === 'model_not_found') {
+    if (
+      dependencies.decodeOptions.validation === 'spec' &&
+      isServiceError(error) &&
+      error.status === 404 &&
+      error.code === 'model_not_found'
+    ) {
       throw invalidParameter('model', `${error.message} GET /v1/models lists the models.`);
     }
     throw error;
   }
 }
 
-async function embedInSlices(model: EmbeddingModel, inputs: string[], options: Parameters<EmbeddingModel['embed']>[1]): Promise<EmbeddingResult> {
+async function embedInSlices(
+  model: EmbeddingModel,
+  inputs: string[],
+  options: Parameters<EmbeddingModel['embed']>[1],
+): Promise<EmbeddingResult> {
   const slice = Math.max(1, model.maxBatchSize);
   if (inputs.length <= slice) return model.embed(inputs, options);
   const results: EmbeddingResult[] = [];
@@ -67,7 +76,9 @@ export interface EmbeddingsAnswer {
 }
 
 /** The embeddings use case from body to answer; the route and the batch worker both call it. */
-export function createEmbeddingsHandler(dependencies: EmbeddingRouteDependencies): (caller: Caller, body: unknown) => Promise<EmbeddingsAnswer> {
+export function createEmbeddingsHandler(
+  dependencies: EmbeddingRouteDependencies,
+): (caller: Caller, body: unknown) => Promise<EmbeddingsAnswer> {
   return async (caller, body) => {
     const decoded = decodeEmbeddingsRequest(body);
     const { model } = resolveEmbeddingModel(dependencies, decoded.model);
@@ -77,14 +88,23 @@ export function createEmbeddingsHandler(dependencies: EmbeddingRouteDependencies
     const ledger = ledgerContextOf(caller, model, '/v1/embeddings');
     let result: EmbeddingResult;
     try {
-      const options = { signal: caller.signal, requestId: caller.requestId, ...(decoded.dimensions === undefined ? {} : { dimensions: decoded.dimensions }) };
+      const options = {
+        signal: caller.signal,
+        requestId: caller.requestId,
+        ...(decoded.dimensions === undefined ? {} : { dimensions: decoded.dimensions }),
+      };
       result = await embedInSlices(dependencies.registry.embeddingModel(model), decoded.inputs, options);
     } catch (error) {
       await admission.settle(undefined, ledger, isServiceError(error) ? error.status : 500);
       throw error;
     }
     await admission.settle({ ...emptyUsage(), inputTokens: result.inputTokens, estimated: result.estimated }, ledger);
-    const encoded = encodeEmbeddingsResponse({ model: model.id, embeddings: result.embeddings, encodingFormat: decoded.encodingFormat, promptTokens: result.inputTokens });
+    const encoded = encodeEmbeddingsResponse({
+      model: model.id,
+      embeddings: result.embeddings,
+      encodingFormat: decoded.encodingFormat,
+      promptTokens: result.inputTokens,
+    });
     return { body: { ...encoded }, admission };
   };
 }
@@ -93,7 +113,11 @@ export function registerEmbeddingRoutes(app: FastifyInstance, dependencies: Embe
   const embed = createEmbeddingsHandler(dependencies);
   app.post(
     '/v1/embeddings',
-    { config: { switchyard: { permission: 'embeddings', limits: 'tokens', summary: 'Create embedding vectors for one text or a list of texts.' } } },
+    {
+      config: {
+        switchyard: { permission: 'embeddings', limits: 'tokens', summary: 'Create embedding vectors for one text or a list of texts.' },
+      },
+    },
     async (request, reply) => {
       const answer = await embed(callerOf(request), request.body);
       request.admission = answer.admission;

@@ -42,7 +42,14 @@ async function* uploadParts(request: FastifyRequest, uploadLimitBytes: number): 
   for await (const part of request.parts({ limits: { fileSize: uploadLimitBytes, fields: 20, fieldSize: 64 * 1024 } })) {
     if (part.type === 'file') {
       const stream = part.file;
-      yield { kind: 'file', name: part.fieldname, filename: part.filename, mediaType: part.mimetype, content: stream, isTruncated: () => stream.truncated };
+      yield {
+        kind: 'file',
+        name: part.fieldname,
+        filename: part.filename,
+        mediaType: part.mimetype,
+        content: stream,
+        isTruncated: () => stream.truncated,
+      };
     } else {
       yield { kind: 'field', name: part.fieldname, value: String(part.value) };
     }
@@ -74,8 +81,13 @@ export function registerFileRoutes(app: FastifyInstance, files: FileService, opt
       '/v1/files',
       { config: { switchyard: { permission: 'files', summary: 'Upload a file (multipart: file, purpose).' } } },
       async (request, reply) => {
-        if (!request.isMultipart()) throw invalidFormat(null, 'Send the upload as multipart/form-data with the parts "file" and "purpose".');
-        const file = await files.upload(request.auth!.organizationId, uploadParts(request, options.uploadLimitBytes), options.uploadLimitBytes);
+        if (!request.isMultipart())
+          throw invalidFormat(null, 'Send the upload as multipart/form-data with the parts "file" and "purpose".');
+        const file = await files.upload(
+          request.auth!.organizationId,
+          uploadParts(request, options.uploadLimitBytes),
+          options.uploadLimitBytes,
+        );
         return reply.sendData({ ...toFileObject(file) });
       },
     );
@@ -101,7 +113,8 @@ export function registerFileRoutes(app: FastifyInstance, files: FileService, opt
   app.get<{ Params: FileParams }>(
     '/v1/files/:file_id',
     { config: { switchyard: { permission: 'files', summary: 'Retrieve a file.' } } },
-    async (request, reply) => reply.sendData({ ...toFileObject(await files.retrieve(request.auth!.organizationId, request.params.file_id)) }),
+    async (request, reply) =>
+      reply.sendData({ ...toFileObject(await files.retrieve(request.auth!.organizationId, request.params.file_id)) }),
   );
 
   app.delete<{ Params: FileParams }>(

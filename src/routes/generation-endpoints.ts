@@ -45,17 +45,32 @@ export function responsesEndpoint(store: StoredResponseStore): GenerationEndpoin
       const { options } = responses;
       const organizationId = caller.auth.organizationId;
       if (responses.itemReferences.length > 0) {
-        resolveItemReferences(responses, await store.findItems(responses.itemReferences.map((reference) => reference.id), organizationId));
+        resolveItemReferences(
+          responses,
+          await store.findItems(
+            responses.itemReferences.map((reference) => reference.id),
+            organizationId,
+          ),
+        );
       }
       if (options.previousResponseId !== null) applyHistory(responses, await store.loadHistory(options.previousResponseId, organizationId));
       applyReasoningBudget(decoded.request, model.capabilities.includes('thinking'));
-      fitContextWindow(decoded.request, { truncation: options.truncation, contextWindow: model.contextWindow, maxOutputTokens: options.maxOutputTokens });
+      fitContextWindow(decoded.request, {
+        truncation: options.truncation,
+        contextWindow: model.contextWindow,
+        maxOutputTokens: options.maxOutputTokens,
+      });
     },
     onFinal(decoded, caller) {
       const responses = decoded.context.decoded;
       if (!responses.options.store) return undefined;
       // The body is this format's Response object (openAIResponsesFormat encodes it).
-      return (body) => store.save({ response: body as unknown as ResponseObject, inputItems: responses.input, organizationId: caller.auth.organizationId });
+      return (body) =>
+        store.save({
+          response: body as unknown as ResponseObject,
+          inputItems: responses.input,
+          organizationId: caller.auth.organizationId,
+        });
     },
   };
   return endpoint;

@@ -13,7 +13,12 @@ import type { MeteredGenerations } from '../services/generation/metered-generati
 import { callerOf } from './metering-context.ts';
 import { runGenerationEndpoint, type GenerationEndpoint } from '../services/generation/run-generation-endpoint.ts';
 
-export function registerGenerationRoute(app: FastifyInstance, endpoint: GenerationEndpoint, generations: MeteredGenerations, settings: DecodeOptions): void {
+export function registerGenerationRoute(
+  app: FastifyInstance,
+  endpoint: GenerationEndpoint,
+  generations: MeteredGenerations,
+  settings: DecodeOptions,
+): void {
   const { format } = endpoint;
   app.post(
     endpoint.path,
@@ -22,7 +27,8 @@ export function registerGenerationRoute(app: FastifyInstance, endpoint: Generati
       const answer = await runGenerationEndpoint(endpoint, callerOf(request), request.body, generations, settings);
       request.admission = answer.admission;
       request.extraHeaders = request.extraHeaders === undefined ? answer.headers : { ...request.extraHeaders, ...answer.headers };
-      if (answer.ignoredParameters.length > 0) request.log.warn({ ignoredParameters: answer.ignoredParameters }, 'request parameters not honoured');
+      if (answer.ignoredParameters.length > 0)
+        request.log.warn({ ignoredParameters: answer.ignoredParameters }, 'request parameters not honoured');
       if (answer.stream) return reply.sendEvents(answer.events, answer.keepAlive === undefined ? {} : { keepAlive: answer.keepAlive });
       return reply.sendData(answer.body);
     },

@@ -42,7 +42,12 @@ export interface ImageRouteDependencies {
   files: ImageFileStore;
 }
 
-async function deliver(request: FastifyRequest, images: GeneratedImage[], format: 'url' | 'b64_json', files: ImageFileStore): Promise<DeliveredImage[]> {
+async function deliver(
+  request: FastifyRequest,
+  images: GeneratedImage[],
+  format: 'url' | 'b64_json',
+  files: ImageFileStore,
+): Promise<DeliveredImage[]> {
   return Promise.all(
     images.map(async (image): Promise<DeliveredImage> => {
       const revised = image.revisedPrompt === undefined ? {} : { revisedPrompt: image.revisedPrompt };
@@ -71,10 +76,12 @@ export function registerImageRoutes(app: FastifyInstance, dependencies: ImageRou
       const ledger = ledgerContextOf(callerOf(request), model, '/v1/images/generations');
       let delivered: DeliveredImage[];
       try {
-        const images = await dependencies.registry.imageModel(model).generate(
-          { prompt: decoded.prompt, n: decoded.n, size, ...(decoded.user === undefined ? {} : { user: decoded.user }) },
-          { signal: request.clientSignal(), requestId: request.id },
-        );
+        const images = await dependencies.registry
+          .imageModel(model)
+          .generate(
+            { prompt: decoded.prompt, n: decoded.n, size, ...(decoded.user === undefined ? {} : { user: decoded.user }) },
+            { signal: request.clientSignal(), requestId: request.id },
+          );
         delivered = await deliver(request, images, decoded.responseFormat, dependencies.files);
       } catch (error) {
         await request.admission?.settle(undefined, ledger, isServiceError(error) ? error.status : 500);

@@ -39,8 +39,10 @@ export function registerModelRoutes(app: FastifyInstance, config: Config): void 
     parent: null,
   }));
 
-  app.get('/v1/models', { config: { switchyard: { permission: 'models', summary: 'List the models this server serves.' } } }, async (_request, reply) =>
-    reply.sendData({ object: 'list', data: list }),
+  app.get(
+    '/v1/models',
+    { config: { switchyard: { permission: 'models', summary: 'List the models this server serves.' } } },
+    async (_request, reply) => reply.sendData({ object: 'list', data: list }),
   );
 
   app.get<{ Params: { '*': string } }>(
@@ -54,7 +56,8 @@ export function registerModelRoutes(app: FastifyInstance, config: Config): void 
         // Not valid percent-encoding: look the raw text up, which then fails as unknown.
       }
       const model = byName.get(name);
-      if (model === undefined) throw notFound('model_not_found', `The model '${name}' does not exist. GET /v1/models lists the models.`, 'model');
+      if (model === undefined)
+        throw notFound('model_not_found', `The model '${name}' does not exist. GET /v1/models lists the models.`, 'model');
       return reply.sendData({ ...catalogueEntry(model, config) });
     },
   );

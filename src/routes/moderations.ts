@@ -36,7 +36,9 @@ export function registerModerationRoutes(app: FastifyInstance, dependencies: Mod
       const ledger = ledgerContextOf(callerOf(request), model, '/v1/moderations');
       let verdicts: ModerationVerdict[];
       try {
-        verdicts = await dependencies.registry.moderationModel(model).classify(decoded.inputs, { signal: request.clientSignal(), requestId: request.id });
+        verdicts = await dependencies.registry
+          .moderationModel(model)
+          .classify(decoded.inputs, { signal: request.clientSignal(), requestId: request.id });
       } catch (error) {
         await request.admission?.settle(undefined, ledger, isServiceError(error) ? error.status : 500);
         throw error;

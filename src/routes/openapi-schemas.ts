@@ -25,19 +25,31 @@ function objectOf(properties: Record<string, Schema>, required: string[] = []): 
 const stringMap: Schema = { type: 'object', additionalProperties: string };
 const jsonSchemaObject: Schema = { type: 'object', description: 'A JSON Schema.' };
 const withMetadata = (schema: Schema): Schema => ({ allOf: [schema, objectOf({ _metadata: ref('Metadata') })] });
-const listOf = (items: Schema): Schema => objectOf({ object: { const: 'list' }, data: arrayOf(items), first_id: nullable(string), last_id: nullable(string), has_more: boolean }, ['object', 'data']);
+const listOf = (items: Schema): Schema =>
+  objectOf({ object: { const: 'list' }, data: arrayOf(items), first_id: nullable(string), last_id: nullable(string), has_more: boolean }, [
+    'object',
+    'data',
+  ]);
 
 /** Shared component schemas (`#/components/schemas/...`). */
 export const COMPONENT_SCHEMAS: Record<string, Schema> = {
   ErrorEnvelope: objectOf(
     {
-      error: objectOf({ message: string, type: string, code: string, param: nullable(string), details: nullable(ref('RateLimitDetails')) }, ['message', 'type', 'code']),
+      error: objectOf(
+        { message: string, type: string, code: string, param: nullable(string), details: nullable(ref('RateLimitDetails')) },
+        ['message', 'type', 'code'],
+      ),
       info_metadata: ref('Metadata'),
       type: { const: 'error', description: 'Only on the message-style endpoint (Anthropic clients read it).' },
     },
     ['error', 'info_metadata'],
   ),
-  RateLimitDetails: objectOf({ limit: integer, remaining: integer, reset: { type: 'string', format: 'date-time' }, retry_after: nullable(integer) }),
+  RateLimitDetails: objectOf({
+    limit: integer,
+    remaining: integer,
+    reset: { type: 'string', format: 'date-time' },
+    retry_after: nullable(integer),
+  }),
   Metadata: objectOf(
     {
       creator: string,
@@ -60,11 +72,31 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
     ['used', 'limit', 'remaining', 'reset_at'],
   ),
   Model: objectOf(
-    { id: string, object: { const: 'model' }, created: integer, owned_by: string, description: string, capabilities: arrayOf(string), permission: arrayOf(object), root: string, parent: nullable(string) },
+    {
+      id: string,
+      object: { const: 'model' },
+      created: integer,
+      owned_by: string,
+      description: string,
+      capabilities: arrayOf(string),
+      permission: arrayOf(object),
+      root: string,
+      parent: nullable(string),
+    },
     ['id', 'object', 'created', 'owned_by', 'description', 'capabilities'],
   ),
   File: objectOf(
-    { id: string, object: { const: 'file' }, bytes: integer, created_at: integer, expires_at: nullable(integer), filename: string, purpose: string, status: string, status_details: nullable(string) },
+    {
+      id: string,
+      object: { const: 'file' },
+      bytes: integer,
+      created_at: integer,
+      expires_at: nullable(integer),
+      filename: string,
+      purpose: string,
+      status: string,
+      status_details: nullable(string),
+    },
     ['id', 'object', 'bytes', 'created_at', 'filename', 'purpose'],
   ),
   Deletion: objectOf({ id: string, object: string, deleted: boolean }, ['id', 'object', 'deleted']),
@@ -73,7 +105,12 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       id: string,
       object: { const: 'batch' },
       endpoint: string,
-      errors: nullable(objectOf({ object: { const: 'list' }, data: arrayOf(objectOf({ code: string, message: string, param: nullable(string), line: nullable(integer) })) })),
+      errors: nullable(
+        objectOf({
+          object: { const: 'list' },
+          data: arrayOf(objectOf({ code: string, message: string, param: nullable(string), line: nullable(integer) })),
+        }),
+      ),
       input_file_id: string,
       completion_window: string,
       status: enumOf('validating', 'in_progress', 'finalizing', 'completed', 'failed', 'cancelling', 'canceled', 'cancelled', 'expired'),
@@ -96,7 +133,18 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
   ChatCompletionRequest: objectOf(
     {
       model: string,
-      messages: arrayOf(objectOf({ role: enumOf('system', 'developer', 'user', 'assistant', 'tool'), content: nullable({ anyOf: [string, arrayOf(object)] }), name: string, tool_calls: arrayOf(object), tool_call_id: string }, ['role'])),
+      messages: arrayOf(
+        objectOf(
+          {
+            role: enumOf('system', 'developer', 'user', 'assistant', 'tool'),
+            content: nullable({ anyOf: [string, arrayOf(object)] }),
+            name: string,
+            tool_calls: arrayOf(object),
+            tool_call_id: string,
+          },
+          ['role'],
+        ),
+      ),
       max_tokens: { type: 'integer', minimum: 1 },
       max_completion_tokens: { type: 'integer', minimum: 1 },
       temperature: { type: 'number', minimum: 0, maximum: 1 },
@@ -104,10 +152,24 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       stream: boolean,
       stream_options: objectOf({ include_usage: boolean }),
       stop: { anyOf: [string, arrayOf(string)] },
-      tools: arrayOf(objectOf({ type: { const: 'function' }, function: objectOf({ name: string, description: string, parameters: jsonSchemaObject, strict: boolean }, ['name']) }, ['type', 'function'])),
+      tools: arrayOf(
+        objectOf(
+          {
+            type: { const: 'function' },
+            function: objectOf({ name: string, description: string, parameters: jsonSchemaObject, strict: boolean }, ['name']),
+          },
+          ['type', 'function'],
+        ),
+      ),
       tool_choice: { anyOf: [enumOf('none', 'auto', 'required'), object] },
       parallel_tool_calls: boolean,
-      response_format: objectOf({ type: enumOf('text', 'json_object', 'json_schema'), json_schema: objectOf({ name: string, schema: jsonSchemaObject, strict: boolean, description: string }, ['name']) }, ['type']),
+      response_format: objectOf(
+        {
+          type: enumOf('text', 'json_object', 'json_schema'),
+          json_schema: objectOf({ name: string, schema: jsonSchemaObject, strict: boolean, description: string }, ['name']),
+        },
+        ['type'],
+      ),
       reasoning_effort: enumOf('none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'),
       seed: integer,
       user: string,
@@ -126,14 +188,34 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
         objectOf(
           {
             index: integer,
-            message: objectOf({ role: { const: 'assistant' }, content: nullable(string), refusal: nullable(string), tool_calls: arrayOf(objectOf({ id: string, type: { const: 'function' }, function: objectOf({ name: string, arguments: string }) })), reasoning_content: string }, ['role', 'content']),
+            message: objectOf(
+              {
+                role: { const: 'assistant' },
+                content: nullable(string),
+                refusal: nullable(string),
+                tool_calls: arrayOf(
+                  objectOf({ id: string, type: { const: 'function' }, function: objectOf({ name: string, arguments: string }) }),
+                ),
+                reasoning_content: string,
+              },
+              ['role', 'content'],
+            ),
             finish_reason: enumOf('stop', 'length', 'tool_calls', 'content_filter'),
             logprobs: { type: 'null' },
           },
           ['index', 'message', 'finish_reason'],
         ),
       ),
-      usage: objectOf({ prompt_tokens: integer, completion_tokens: integer, total_tokens: integer, prompt_tokens_details: object, completion_tokens_details: object }, ['prompt_tokens', 'completion_tokens', 'total_tokens']),
+      usage: objectOf(
+        {
+          prompt_tokens: integer,
+          completion_tokens: integer,
+          total_tokens: integer,
+          prompt_tokens_details: object,
+          completion_tokens_details: object,
+        },
+        ['prompt_tokens', 'completion_tokens', 'total_tokens'],
+      ),
       system_fingerprint: nullable(string),
     },
     ['id', 'object', 'created', 'model', 'choices'],
@@ -141,7 +223,12 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
   MessageRequest: objectOf(
     {
       model: string,
-      messages: arrayOf(objectOf({ role: enumOf('user', 'assistant'), content: { anyOf: [string, arrayOf(objectOf({ type: string }, ['type']))] } }, ['role', 'content'])),
+      messages: arrayOf(
+        objectOf({ role: enumOf('user', 'assistant'), content: { anyOf: [string, arrayOf(objectOf({ type: string }, ['type']))] } }, [
+          'role',
+          'content',
+        ]),
+      ),
       max_tokens: { type: 'integer', minimum: 1 },
       system: { anyOf: [string, arrayOf(objectOf({ type: { const: 'text' }, text: string }, ['type', 'text']))] },
       temperature: { type: 'number', minimum: 0, maximum: 1 },
@@ -149,8 +236,15 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       top_p: { type: 'number', minimum: 0, maximum: 1 },
       top_k: { type: 'integer', minimum: 1 },
       stop_sequences: arrayOf(string),
-      tools: arrayOf(objectOf({ name: string, description: string, input_schema: jsonSchemaObject }, ['name', 'description', 'input_schema'])),
-      tool_choice: { anyOf: [enumOf('auto', 'any', 'none'), objectOf({ type: enumOf('auto', 'any', 'tool', 'none'), name: string, disable_parallel_tool_use: boolean }, ['type'])] },
+      tools: arrayOf(
+        objectOf({ name: string, description: string, input_schema: jsonSchemaObject }, ['name', 'description', 'input_schema']),
+      ),
+      tool_choice: {
+        anyOf: [
+          enumOf('auto', 'any', 'none'),
+          objectOf({ type: enumOf('auto', 'any', 'tool', 'none'), name: string, disable_parallel_tool_use: boolean }, ['type']),
+        ],
+      },
       thinking: objectOf({ type: enumOf('enabled', 'disabled'), budget_tokens: { type: 'integer', minimum: 1024 } }, ['type']),
       metadata: objectOf({ user_id: string }),
       service_tier: enumOf('auto', 'standard_only'),
@@ -166,10 +260,27 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       type: { const: 'message' },
       role: { const: 'assistant' },
       model: string,
-      content: arrayOf(objectOf({ type: enumOf('text', 'tool_use', 'thinking', 'redacted_thinking'), text: string, id: string, name: string, input: object, thinking: string, signature: string, data: string }, ['type'])),
+      content: arrayOf(
+        objectOf(
+          {
+            type: enumOf('text', 'tool_use', 'thinking', 'redacted_thinking'),
+            text: string,
+            id: string,
+            name: string,
+            input: object,
+            thinking: string,
+            signature: string,
+            data: string,
+          },
+          ['type'],
+        ),
+      ),
       stop_reason: nullable(enumOf('end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'refusal', 'pause_turn')),
       stop_sequence: nullable(string),
-      usage: objectOf({ input_tokens: integer, output_tokens: integer, cache_creation_input_tokens: integer, cache_read_input_tokens: integer }, ['input_tokens', 'output_tokens']),
+      usage: objectOf(
+        { input_tokens: integer, output_tokens: integer, cache_creation_input_tokens: integer, cache_read_input_tokens: integer },
+        ['input_tokens', 'output_tokens'],
+      ),
     },
     ['id', 'type', 'role', 'model', 'content', 'stop_reason', 'usage'],
   ),
@@ -183,34 +294,51 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       temperature: { type: 'number', minimum: 0, maximum: 1 },
       top_p: { type: 'number', minimum: 0, maximum: 1 },
       stream: boolean,
-      tools: arrayOf(objectOf({ type: { const: 'function' }, name: string, description: string, parameters: jsonSchemaObject, strict: boolean }, ['type', 'name'])),
-      tool_choice: { anyOf: [enumOf('none', 'auto', 'required'), objectOf({ type: { const: 'function' }, name: string }, ['type', 'name'])] },
+      tools: arrayOf(
+        objectOf({ type: { const: 'function' }, name: string, description: string, parameters: jsonSchemaObject, strict: boolean }, [
+          'type',
+          'name',
+        ]),
+      ),
+      tool_choice: {
+        anyOf: [enumOf('none', 'auto', 'required'), objectOf({ type: { const: 'function' }, name: string }, ['type', 'name'])],
+      },
       parallel_tool_calls: boolean,
       truncation: enumOf('auto', 'disabled'),
       user: string,
       metadata: { ...stringMap, maxProperties: 16 },
       store: boolean,
       previous_response_id: string,
-      text: objectOf({ format: objectOf({ type: enumOf('text', 'json_object', 'json_schema'), name: string, schema: jsonSchemaObject, strict: boolean, description: string }, ['type']), verbosity: enumOf('low', 'medium', 'high') }),
+      text: objectOf({
+        format: objectOf(
+          {
+            type: enumOf('text', 'json_object', 'json_schema'),
+            name: string,
+            schema: jsonSchemaObject,
+            strict: boolean,
+            description: string,
+          },
+          ['type'],
+        ),
+        verbosity: enumOf('low', 'medium', 'high'),
+      }),
       reasoning: objectOf({ effort: nullable(enumOf('low', 'medium', 'high')), summary: nullable(enumOf('auto', 'concise', 'detailed')) }),
     },
     ['model', 'input', 'max_output_tokens'],
   ),
-  ResponseItem: objectOf(
-    {
-      type: enumOf('message', 'function_call', 'function_call_output', 'reasoning', 'item_reference'),
-      id: string,
-      role: enumOf('user', 'assistant', 'system', 'developer'),
-      status: enumOf('in_progress', 'completed', 'incomplete'),
-      content: { anyOf: [string, arrayOf(objectOf({ type: string }, ['type']))] },
-      call_id: string,
-      name: string,
-      arguments: string,
-      output: { anyOf: [string, arrayOf(object)] },
-      summary: arrayOf(object),
-      encrypted_content: nullable(string),
-    },
-  ),
+  ResponseItem: objectOf({
+    type: enumOf('message', 'function_call', 'function_call_output', 'reasoning', 'item_reference'),
+    id: string,
+    role: enumOf('user', 'assistant', 'system', 'developer'),
+    status: enumOf('in_progress', 'completed', 'incomplete'),
+    content: { anyOf: [string, arrayOf(objectOf({ type: string }, ['type']))] },
+    call_id: string,
+    name: string,
+    arguments: string,
+    output: { anyOf: [string, arrayOf(object)] },
+    summary: arrayOf(object),
+    encrypted_content: nullable(string),
+  }),
   Response: objectOf(
     {
       id: string,
@@ -251,26 +379,46 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
     ['id', 'object', 'created_at', 'status', 'model', 'output'],
   ),
   EmbeddingsRequest: objectOf(
-    { model: string, input: { anyOf: [string, arrayOf(string), arrayOf(integer), arrayOf(arrayOf(integer))] }, encoding_format: enumOf('float', 'base64'), dimensions: { type: 'integer', minimum: 1 }, user: string },
+    {
+      model: string,
+      input: { anyOf: [string, arrayOf(string), arrayOf(integer), arrayOf(arrayOf(integer))] },
+      encoding_format: enumOf('float', 'base64'),
+      dimensions: { type: 'integer', minimum: 1 },
+      user: string,
+    },
     ['input'],
   ),
   EmbeddingsResponse: objectOf(
     {
       object: { const: 'list' },
-      data: arrayOf(objectOf({ object: { const: 'embedding' }, embedding: { anyOf: [arrayOf(number), string] }, index: integer }, ['object', 'embedding', 'index'])),
+      data: arrayOf(
+        objectOf({ object: { const: 'embedding' }, embedding: { anyOf: [arrayOf(number), string] }, index: integer }, [
+          'object',
+          'embedding',
+          'index',
+        ]),
+      ),
       model: string,
       usage: objectOf({ prompt_tokens: integer, total_tokens: integer }, ['prompt_tokens', 'total_tokens']),
     },
     ['object', 'data', 'model', 'usage'],
   ),
-  ModerationRequest: objectOf({ model: string, input: { anyOf: [string, arrayOf(string), arrayOf(objectOf({ type: string, text: string }, ['type']))] } }, ['input']),
+  ModerationRequest: objectOf(
+    { model: string, input: { anyOf: [string, arrayOf(string), arrayOf(objectOf({ type: string, text: string }, ['type']))] } },
+    ['input'],
+  ),
   ModerationResult: objectOf(
     {
       id: string,
       model: string,
       results: arrayOf(
         objectOf(
-          { flagged: boolean, categories: { type: 'object', additionalProperties: boolean }, category_scores: { type: 'object', additionalProperties: number }, category_applied_input_types: object },
+          {
+            flagged: boolean,
+            categories: { type: 'object', additionalProperties: boolean },
+            category_scores: { type: 'object', additionalProperties: number },
+            category_applied_input_types: object,
+          },
           ['flagged', 'categories', 'category_scores'],
         ),
       ),
@@ -278,10 +426,22 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
     ['id', 'model', 'results'],
   ),
   ImageGenerationRequest: objectOf(
-    { prompt: string, model: string, n: { type: 'integer', minimum: 1 }, size: string, response_format: enumOf('url', 'b64_json'), quality: string, style: string, user: string },
+    {
+      prompt: string,
+      model: string,
+      n: { type: 'integer', minimum: 1 },
+      size: string,
+      response_format: enumOf('url', 'b64_json'),
+      quality: string,
+      style: string,
+      user: string,
+    },
     ['prompt'],
   ),
-  ImagesResponse: objectOf({ created: integer, data: arrayOf(objectOf({ b64_json: string, url: string, revised_prompt: string })) }, ['created', 'data']),
+  ImagesResponse: objectOf({ created: integer, data: arrayOf(objectOf({ b64_json: string, url: string, revised_prompt: string })) }, [
+    'created',
+    'data',
+  ]),
   KeyAuthorization: objectOf(
     {
       object: { const: 'authorization' },
@@ -328,14 +488,25 @@ export const OPERATION_SCHEMAS: Record<string, OperationSchemas> = {
   'GET /v1/files': { query: { ...pageQuery, order: enumOf('asc', 'desc'), purpose: string }, response: withMetadata(listOf(ref('File'))) },
   'GET /v1/files/{file_id}': { response: withMetadata(ref('File')) },
   'DELETE /v1/files/{file_id}': { response: withMetadata(ref('Deletion')) },
-  'GET /v1/files/{file_id}/content': { response: { type: 'string', description: 'The raw file bytes (JSON Lines for batch files).' }, responseContentType: 'application/octet-stream' },
+  'GET /v1/files/{file_id}/content': {
+    response: { type: 'string', description: 'The raw file bytes (JSON Lines for batch files).' },
+    responseContentType: 'application/octet-stream',
+  },
   'GET /v1/files/{file_id}/signed-content': {
     query: { expires: string, signature: string },
     response: { type: 'string', description: 'The raw file bytes, through a signed link (no key needed).' },
     responseContentType: 'application/octet-stream',
   },
   'POST /v1/batches': {
-    requestBody: objectOf({ input_file_id: string, endpoint: enumOf('/v1/chat/completions', '/v1/embeddings', '/v1/responses'), completion_window: { const: '24h' }, metadata: stringMap }, ['input_file_id', 'endpoint', 'completion_window']),
+    requestBody: objectOf(
+      {
+        input_file_id: string,
+        endpoint: enumOf('/v1/chat/completions', '/v1/embeddings', '/v1/responses'),
+        completion_window: { const: '24h' },
+        metadata: stringMap,
+      },
+      ['input_file_id', 'endpoint', 'completion_window'],
+    ),
     response: withMetadata(ref('Batch')),
   },
   'GET /v1/batches': { query: { ...pageQuery, status: string }, response: withMetadata(listOf(ref('Batch'))) },
@@ -350,7 +521,10 @@ export const OPERATION_SCHEMAS: Record<string, OperationSchemas> = {
   'POST /v1/responses': { requestBody: ref('ResponseRequest'), response: withMetadata(ref('Response')), streams: true },
   'GET /v1/responses/{id}': { response: withMetadata(ref('Response')) },
   'DELETE /v1/responses/{id}': { response: withMetadata(ref('Deletion')) },
-  'GET /v1/responses/{id}/input_items': { query: { ...pageQuery, order: enumOf('asc', 'desc') }, response: withMetadata(listOf(ref('ResponseItem'))) },
+  'GET /v1/responses/{id}/input_items': {
+    query: { ...pageQuery, order: enumOf('asc', 'desc') },
+    response: withMetadata(listOf(ref('ResponseItem'))),
+  },
   'POST /v1/embeddings': { requestBody: ref('EmbeddingsRequest'), response: withMetadata(ref('EmbeddingsResponse')) },
   'POST /v1/moderations': { requestBody: ref('ModerationRequest'), response: withMetadata(ref('ModerationResult')) },
   'POST /v1/images/generations': { requestBody: ref('ImageGenerationRequest'), response: withMetadata(ref('ImagesResponse')) },

@@ -16,19 +16,30 @@ interface Operation {
   responses: Record<string, unknown>;
 }
 
-const ERROR_RESPONSE = { description: 'Error in the SPEC envelope', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
+const ERROR_RESPONSE = {
+  description: 'Error in the SPEC envelope',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+};
 
 /** Path parameters from the `{name}` segments, then the operation's query parameters. */
 function parametersOf(path: string, schemas: OperationSchemas | undefined): Array<Record<string, unknown>> {
-  const parameters: Array<Record<string, unknown>> = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => ({ name: match[1], in: 'path', required: true, schema: { type: 'string' } }));
+  const parameters: Array<Record<string, unknown>> = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => ({
+    name: match[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
   for (const [name, schema] of Object.entries(schemas?.query ?? {})) parameters.push({ name, in: 'query', required: false, schema });
   return parameters;
 }
 
 function operationOf(method: string, path: string, config: SwitchyardRouteConfig): Operation {
   const schemas = OPERATION_SCHEMAS[`${method} ${path}`];
-  const content: Record<string, unknown> = { [schemas?.responseContentType ?? 'application/json']: { schema: schemas?.response ?? { type: 'object' } } };
-  if (schemas?.streams === true) content['text/event-stream'] = { schema: { type: 'string', description: 'Server-sent events, with `stream: true`.' } };
+  const content: Record<string, unknown> = {
+    [schemas?.responseContentType ?? 'application/json']: { schema: schemas?.response ?? { type: 'object' } },
+  };
+  if (schemas?.streams === true)
+    content['text/event-stream'] = { schema: { type: 'string', description: 'Server-sent events, with `stream: true`.' } };
   const operation: Operation = {
     summary: config.summary ?? '',
     operationId: `${method.toLowerCase()}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_match, next: string | undefined) => (next ?? '').toUpperCase())}`,
@@ -38,7 +49,10 @@ function operationOf(method: string, path: string, config: SwitchyardRouteConfig
   const parameters = parametersOf(path, schemas);
   if (parameters.length > 0) operation.parameters = parameters;
   if (schemas?.requestBody !== undefined) {
-    operation.requestBody = { required: true, content: { [schemas.multipart === true ? 'multipart/form-data' : 'application/json']: { schema: schemas.requestBody } } };
+    operation.requestBody = {
+      required: true,
+      content: { [schemas.multipart === true ? 'multipart/form-data' : 'application/json']: { schema: schemas.requestBody } },
+    };
   }
   return operation;
 }

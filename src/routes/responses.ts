@@ -26,7 +26,10 @@ export function registerResponsesRoutes(app: FastifyInstance, store: StoredRespo
     async (request, reply) => {
       const stream = request.query['stream'];
       if (stream === 'true' || stream === true) {
-        throw invalidParameter('stream', "Invalid 'stream': replaying a stored response as events is not supported; retrieve it without 'stream'.");
+        throw invalidParameter(
+          'stream',
+          "Invalid 'stream': replaying a stored response as events is not supported; retrieve it without 'stream'.",
+        );
       }
       return reply.sendData({ ...(await store.retrieve(request.params.id, organizationOf(request))) });
     },
@@ -40,7 +43,15 @@ export function registerResponsesRoutes(app: FastifyInstance, store: StoredRespo
 
   app.get<{ Params: { id: string } }>(
     '/v1/responses/:id/input_items',
-    { config: { switchyard: { permission: 'responses', summary: 'List the input items of a stored response (cursor pages).', openapiPath: '/v1/responses/{id}/input_items' } } },
+    {
+      config: {
+        switchyard: {
+          permission: 'responses',
+          summary: 'List the input items of a stored response (cursor pages).',
+          openapiPath: '/v1/responses/{id}/input_items',
+        },
+      },
+    },
     async (request, reply) => {
       const query = decodeInputItemsQuery(request.query);
       return reply.sendData({ ...(await store.listInputItems(request.params.id, organizationOf(request), query)) });

@@ -28,5 +28,12 @@ export type LedgerSink = (record: LedgerRecord) => void;
 
 /** What the usage ledger records about a request besides its usage. */
 export function ledgerContextOf(caller: Caller, model: ModelConfig, endpoint: string): LedgerContext {
-  return { requestId: caller.requestId, model: model.id, endpoint, pricing: model.pricing, batch: caller.batch, startedAt: caller.startedAt };
+  return {
+    requestId: caller.requestId,
+    model: model.id,
+    endpoint,
+    pricing: model.pricing,
+    batch: caller.batch,
+    startedAt: caller.startedAt,
+  };
 }

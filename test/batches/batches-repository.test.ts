@@ -71,20 +71,40 @@ for (const backend of storageBackends()) {
     });
 
     test('insert and find round-trip every field, JSON columns included', async () => {
-      const record = batch('batch-round', { metadata: { project: 'x' }, errors: [{ code: 'invalid_jsonl', message: 'm', line: 3, param: 'url' }], resultsWritten: true });
+      const record = batch('batch-round', {
+        metadata: { project: 'x' },
+        errors: [{ code: 'invalid_jsonl', message: 'm', line: 3, param: 'url' }],
+        resultsWritten: true,
+      });
       await batches.insert(record);
       assert.deepEqual(await batches.findById('batch-round'), record);
       assert.equal(await batches.findById('batch-none'), undefined);
     });
 
     test('list: newest first per organization, cursor and status filter', async () => {
-      for (let index = 0; index < 5; index++) await batches.insert(batch(`batch-list-${index}`, { organizationId: 'org-list', createdAt: 10_000 + index, status: index % 2 === 0 ? 'completed' : 'failed' }));
+      for (let index = 0; index < 5; index++)
+        await batches.insert(
+          batch(`batch-list-${index}`, {
+            organizationId: 'org-list',
+            createdAt: 10_000 + index,
+            status: index % 2 === 0 ? 'completed' : 'failed',
+          }),
+        );
       const first = await batches.list({ organizationId: 'org-list', limit: 2 });
-      assert.deepEqual(first.map((row) => row.id), ['batch-list-4', 'batch-list-3']);
+      assert.deepEqual(
+        first.map((row) => row.id),
+        ['batch-list-4', 'batch-list-3'],
+      );
       const second = await batches.list({ organizationId: 'org-list', limit: 10, after: { createdAt: 10_003, id: 'batch-list-3' } });
-      assert.deepEqual(second.map((row) => row.id), ['batch-list-2', 'batch-list-1', 'batch-list-0']);
+      assert.deepEqual(
+        second.map((row) => row.id),
+        ['batch-list-2', 'batch-list-1', 'batch-list-0'],
+      );
       const failed = await batches.list({ organizationId: 'org-list', limit: 10, status: 'failed' });
-      assert.deepEqual(failed.map((row) => row.id), ['batch-list-3', 'batch-list-1']);
+      assert.deepEqual(
+        failed.map((row) => row.id),
+        ['batch-list-3', 'batch-list-1'],
+      );
     });
 
     test('activeRank counts active batches up to this one, and delete removes a batch', async () => {
@@ -173,16 +193,29 @@ for (const backend of storageBackends()) {
         'batch-lines',
         [1, 2, 3, 5].map((line) => ({ line, customId: `c${line}`, body: `{"n":${line}}` })),
       );
-      assert.deepEqual((await batches.duePendingRequests('batch-lines', 0, 10)).map((row) => row.line), [1, 2, 3, 5]);
-      assert.deepEqual((await batches.duePendingRequests('batch-lines', 0, 2, [1])).map((row) => row.line), [2, 3]);
+      assert.deepEqual(
+        (await batches.duePendingRequests('batch-lines', 0, 10)).map((row) => row.line),
+        [1, 2, 3, 5],
+      );
+      assert.deepEqual(
+        (await batches.duePendingRequests('batch-lines', 0, 2, [1])).map((row) => row.line),
+        [2, 3],
+      );
       await batches.deferRequest('batch-lines', 2, 9_000);
-      assert.deepEqual((await batches.duePendingRequests('batch-lines', 8_999, 10)).map((row) => row.line), [1, 3, 5]);
+      assert.deepEqual(
+        (await batches.duePendingRequests('batch-lines', 8_999, 10)).map((row) => row.line),
+        [1, 3, 5],
+      );
       const deferred = (await batches.duePendingRequests('batch-lines', 9_000, 10)).find((row) => row.line === 2);
       assert.equal(deferred?.attempts, 1);
       assert.equal(await batches.nextPendingAt('batch-lines'), 0);
 
       assert.equal(await batches.recordOutcome('batch-lines', 1, outcome('completed', 'batch_req_1')), true);
-      assert.equal(await batches.recordOutcome('batch-lines', 1, outcome('failed', 'batch_req_1b')), false, 'a finished line is never recorded twice');
+      assert.equal(
+        await batches.recordOutcome('batch-lines', 1, outcome('failed', 'batch_req_1b')),
+        false,
+        'a finished line is never recorded twice',
+      );
       assert.equal(await batches.recordOutcome('batch-lines', 3, outcome('failed', 'batch_req_3')), true);
       assert.equal(await batches.recordOutcome('batch-lines', 5, outcome('completed', 'batch_req_5')), true);
       assert.equal(await batches.nextPendingAt('batch-lines'), 9_000);
@@ -196,14 +229,23 @@ for (const backend of storageBackends()) {
       assert.deepEqual([counts?.completed, counts?.failed], [2, 2]);
 
       const completed = await batches.finishedRequests('batch-lines', 'completed', 0, 10);
-      assert.deepEqual(completed.map((row) => [row.line, row.resultId, row.statusCode, row.requestId, row.responseBody]), [
-        [1, 'batch_req_1', 200, 'req_batch_req_1', '{"ok":true}'],
-        [5, 'batch_req_5', 200, 'req_batch_req_5', '{"ok":true}'],
-      ]);
+      assert.deepEqual(
+        completed.map((row) => [row.line, row.resultId, row.statusCode, row.requestId, row.responseBody]),
+        [
+          [1, 'batch_req_1', 200, 'req_batch_req_1', '{"ok":true}'],
+          [5, 'batch_req_5', 200, 'req_batch_req_5', '{"ok":true}'],
+        ],
+      );
       const failed = await batches.finishedRequests('batch-lines', 'failed', 0, 1);
-      assert.deepEqual(failed.map((row) => [row.line, row.errorCode]), [[2, 'batch_expired']]);
+      assert.deepEqual(
+        failed.map((row) => [row.line, row.errorCode]),
+        [[2, 'batch_expired']],
+      );
       const failedPage2 = await batches.finishedRequests('batch-lines', 'failed', 2, 10);
-      assert.deepEqual(failedPage2.map((row) => [row.line, row.errorCode, row.errorMessage]), [[3, 'invalid_request', 'bad']]);
+      assert.deepEqual(
+        failedPage2.map((row) => [row.line, row.errorCode, row.errorMessage]),
+        [[3, 'invalid_request', 'bad']],
+      );
     });
 
     test('inserting many requests goes in chunks; deleteRequests clears them', async () => {
@@ -232,10 +274,18 @@ for (const backend of storageBackends()) {
         purgedAt: null,
       });
       const files = new FilesRepository(database.db);
-      assert.equal(await batches.finish('batch-finish', 'worker-other', ['finalizing'], [resultFile('file-lost')], { status: 'completed' }), false);
+      assert.equal(
+        await batches.finish('batch-finish', 'worker-other', ['finalizing'], [resultFile('file-lost')], { status: 'completed' }),
+        false,
+      );
       assert.equal(await files.findById('file-lost'), undefined, 'the file row is rolled back with the refused update');
       assert.equal(
-        await batches.finish('batch-finish', 'worker-f', ['finalizing'], [resultFile('file-out')], { status: 'completed', completed_at: 2, output_file_id: 'file-out', results_written: 1 }),
+        await batches.finish('batch-finish', 'worker-f', ['finalizing'], [resultFile('file-out')], {
+          status: 'completed',
+          completed_at: 2,
+          output_file_id: 'file-out',
+          results_written: 1,
+        }),
         true,
       );
       assert.equal((await files.findById('file-out'))?.purpose, 'batch_output');

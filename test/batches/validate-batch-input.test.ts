@@ -7,7 +7,13 @@ import { validateBatchInput, type BatchInputRules } from '../../src/batches/vali
 const RULES: BatchInputRules = { endpoint: '/v1/chat/completions', maxLineBytes: 10_000, maxRequests: 50_000 };
 
 function line(customId: string, overrides: Record<string, unknown> = {}): string {
-  return JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/chat/completions', body: { model: 'm', messages: [] }, ...overrides });
+  return JSON.stringify({
+    custom_id: customId,
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: { model: 'm', messages: [] },
+    ...overrides,
+  });
 }
 
 async function validate(content: string | string[], rules: BatchInputRules = RULES) {
@@ -36,10 +42,13 @@ describe('validateBatchInput', () => {
     const text = `\uFEFF${line('a')}\r\n\r\n   \r\n${line('b')}`;
     const { summary, requests } = await validate([text.slice(0, 7), text.slice(7, 50), text.slice(50)]);
     assert.deepEqual(summary.errors, []);
-    assert.deepEqual(requests.map((request) => [request.line, request.customId]), [
-      [1, 'a'],
-      [4, 'b'],
-    ]);
+    assert.deepEqual(
+      requests.map((request) => [request.line, request.customId]),
+      [
+        [1, 'a'],
+        [4, 'b'],
+      ],
+    );
   });
 
   test('every kind of bad line is reported with its line number and param', async () => {
@@ -83,7 +92,10 @@ describe('validateBatchInput', () => {
     for (const content of ['', '\n\n  \n']) {
       const { summary } = await validate(content);
       assert.equal(summary.total, 0);
-      assert.deepEqual(summary.errors.map((error) => [error.code, error.line]), [['invalid_jsonl', null]]);
+      assert.deepEqual(
+        summary.errors.map((error) => [error.code, error.line]),
+        [['invalid_jsonl', null]],
+      );
       assert.match(summary.errors[0]!.message, /no requests/);
     }
   });
@@ -92,7 +104,10 @@ describe('validateBatchInput', () => {
     const content = Array.from({ length: 1_203 }, (_, index) => line(`id-${index}`)).join('\n');
     const { summary, accepted } = await validate(content);
     assert.equal(summary.total, 1_203);
-    assert.deepEqual(accepted.map((chunk) => chunk.length), [500, 500, 203]);
+    assert.deepEqual(
+      accepted.map((chunk) => chunk.length),
+      [500, 500, 203],
+    );
   });
 
   test('limits: too many requests, too long a line, and the error cap', async () => {
@@ -100,7 +115,10 @@ describe('validateBatchInput', () => {
     const tooMany = await validate(three, { ...RULES, maxRequests: 2 });
     assert.match(tooMany.summary.errors[0]!.message, /more than 2 requests/);
     const long = await validate(`${line('a')}\n${line('b', { body: { text: 'x'.repeat(200) } })}`, { ...RULES, maxLineBytes: 150 });
-    assert.deepEqual(long.summary.errors.map((error) => error.line), [2]);
+    assert.deepEqual(
+      long.summary.errors.map((error) => error.line),
+      [2],
+    );
     const capped = await validate(Array.from({ length: 50 }, () => 'bad').join('\n'), { ...RULES, maxErrors: 5 });
     assert.equal(capped.summary.errors.length, 5);
   });

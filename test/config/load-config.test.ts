@@ -27,7 +27,13 @@ describe('loadConfig', () => {
 
   test('environment variables override the file; explicit overrides beat both', () => {
     const file = writeTemp('c.yaml', 'operator: acme\nserver:\n  port: 9000\n  host: 0.0.0.0\nlogLevel: warn\n');
-    const env = { SWITCHYARD_CONFIG: file, PORT: '9100', DATA_DIR: '/tmp/x', REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'postgres://u@h/db' };
+    const env = {
+      SWITCHYARD_CONFIG: file,
+      PORT: '9100',
+      DATA_DIR: '/tmp/x',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      DATABASE_URL: 'postgres://u@h/db',
+    };
     const config = loadConfig({ env });
     assert.equal(config.operator, 'acme');
     assert.equal(config.defaultOrganization, 'org-acme-ai');
@@ -45,7 +51,15 @@ describe('loadConfig', () => {
       'c.json',
       JSON.stringify({
         providers: { openai: { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1/v1', apiKey: { env: 'UPSTREAM_KEY' } } },
-        models: [{ id: 'gpt-x', provider: 'openai', aliases: ['x'], capabilities: ['chat', 'streaming'], pricing: { inputPerMillion: 1, outputPerMillion: 2 } }],
+        models: [
+          {
+            id: 'gpt-x',
+            provider: 'openai',
+            aliases: ['x'],
+            capabilities: ['chat', 'streaming'],
+            pricing: { inputPerMillion: 1, outputPerMillion: 2 },
+          },
+        ],
       }),
     );
     const config = loadConfig({ env: { SWITCHYARD_CONFIG: file, UPSTREAM_KEY: 'secret' } });
@@ -93,22 +107,56 @@ describe('loadConfig', () => {
     ['wrong type names the field', { server: { port: 'eighty' } }, {}, /server\.port/],
     ['unknown field names it', { sever: {} }, {}, /sever/],
     ['unknown provider kind', { providers: { p: { kind: 'bedrock' } } }, {}, /providers\.p\.kind/],
-    ['model naming a missing provider', { models: [{ id: 'm', provider: 'ghost', capabilities: ['chat'] }] }, {}, /models\[0\]\.provider "ghost"/],
-    ['duplicate model name', { providers: { b: { kind: 'builtin' } }, models: [{ id: 'm', provider: 'b', capabilities: ['chat'] }, { id: 'n', provider: 'b', aliases: ['m'], capabilities: ['chat'] }] }, {}, /already used/],
-    ['fallback to an unknown model', { providers: { b: { kind: 'builtin' } }, models: [{ id: 'm', provider: 'b', capabilities: ['chat'], fallbacks: ['zzz'] }] }, {}, /fallbacks\[0\]/],
-    ['image model without sizes', { providers: { b: { kind: 'builtin' } }, models: [{ id: 'm', provider: 'b', capabilities: ['image_generation'] }] }, {}, /imageSizes/],
-    ['missing provider key variable', { providers: { o: { kind: 'openai-compatible', baseUrl: 'http://h/v1', apiKey: { env: 'NOPE_KEY' } } } }, {}, /NOPE_KEY/],
+    [
+      'model naming a missing provider',
+      { models: [{ id: 'm', provider: 'ghost', capabilities: ['chat'] }] },
+      {},
+      /models\[0\]\.provider "ghost"/,
+    ],
+    [
+      'duplicate model name',
+      {
+        providers: { b: { kind: 'builtin' } },
+        models: [
+          { id: 'm', provider: 'b', capabilities: ['chat'] },
+          { id: 'n', provider: 'b', aliases: ['m'], capabilities: ['chat'] },
+        ],
+      },
+      {},
+      /already used/,
+    ],
+    [
+      'fallback to an unknown model',
+      { providers: { b: { kind: 'builtin' } }, models: [{ id: 'm', provider: 'b', capabilities: ['chat'], fallbacks: ['zzz'] }] },
+      {},
+      /fallbacks\[0\]/,
+    ],
+    [
+      'image model without sizes',
+      { providers: { b: { kind: 'builtin' } }, models: [{ id: 'm', provider: 'b', capabilities: ['image_generation'] }] },
+      {},
+      /imageSizes/,
+    ],
+    [
+      'missing provider key variable',
+      { providers: { o: { kind: 'openai-compatible', baseUrl: 'http://h/v1', apiKey: { env: 'NOPE_KEY' } } } },
+      {},
+      /NOPE_KEY/,
+    ],
     ['unknown default tier', { defaultTier: 'Gold' }, {}, /defaultTier "Gold"/],
     ['unsupported database url', {}, { DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     ['non-integer PORT', {}, { PORT: 'abc' }, /PORT=abc/],
   ];
   for (const [name, overrides, env, pattern] of badConfigs) {
     test(`bad config stops with a message: ${name}`, () => {
-      assert.throws(() => loadConfig({ env, overrides: overrides as never }), (error: unknown) => {
-        assert.ok(error instanceof ConfigError);
-        assert.match(error.message, pattern);
-        return true;
-      });
+      assert.throws(
+        () => loadConfig({ env, overrides: overrides as never }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.match(error.message, pattern);
+          return true;
+        },
+      );
     });
   }
 
@@ -151,17 +199,34 @@ describe('loadConfig', () => {
       a: { kind: 'openai-compatible' as const, baseUrl: 'http://127.0.0.1:1/v1' },
       b: { kind: 'openai-compatible' as const, baseUrl: 'http://127.0.0.1:1/v1' },
     };
-    const attempt = (model: Record<string, unknown>) => () => loadConfig({ env: {}, overrides: { providers, models: [{ id: 'm', capabilities: ['chat'], ...model }] as never } });
+    const attempt = (model: Record<string, unknown>) => () =>
+      loadConfig({ env: {}, overrides: { providers, models: [{ id: 'm', capabilities: ['chat'], ...model }] as never } });
     assert.throws(attempt({}), (error: unknown) => error instanceof ConfigError && /names no provider/.test(error.message));
-    assert.throws(attempt({ provider: 'a', deployments: [{ provider: 'b' }] }), (error: unknown) => error instanceof ConfigError && /both provider and deployments/.test(error.message));
-    assert.throws(attempt({ deployments: [{ provider: 'a' }, { provider: 'nope' }] }), (error: unknown) => error instanceof ConfigError && /deployments\[1\]\.provider "nope"/.test(error.message));
-    assert.throws(attempt({ deployments: [{ provider: 'a' }, { provider: 'a' }] }), (error: unknown) => error instanceof ConfigError && /listed twice/.test(error.message));
+    assert.throws(
+      attempt({ provider: 'a', deployments: [{ provider: 'b' }] }),
+      (error: unknown) => error instanceof ConfigError && /both provider and deployments/.test(error.message),
+    );
+    assert.throws(
+      attempt({ deployments: [{ provider: 'a' }, { provider: 'nope' }] }),
+      (error: unknown) => error instanceof ConfigError && /deployments\[1\]\.provider "nope"/.test(error.message),
+    );
+    assert.throws(
+      attempt({ deployments: [{ provider: 'a' }, { provider: 'a' }] }),
+      (error: unknown) => error instanceof ConfigError && /listed twice/.test(error.message),
+    );
     assert.throws(attempt({ deployments: [] }), (error: unknown) => error instanceof ConfigError && /deployments/.test(error.message));
-    assert.throws(attempt({ deployments: [{ provider: 'a', weight: 0 }] }), (error: unknown) => error instanceof ConfigError && /weight/.test(error.message));
-    assert.throws(attempt({ provider: 'a', routing: 'round-robin' }), (error: unknown) => error instanceof ConfigError && /routing/.test(error.message));
+    assert.throws(
+      attempt({ deployments: [{ provider: 'a', weight: 0 }] }),
+      (error: unknown) => error instanceof ConfigError && /weight/.test(error.message),
+    );
+    assert.throws(
+      attempt({ provider: 'a', routing: 'round-robin' }),
+      (error: unknown) => error instanceof ConfigError && /routing/.test(error.message),
+    );
     assert.throws(
       () => loadConfig({ env: {}, overrides: { providers: { a: { ...providers.a, apiKeys: [{ env: 'MISSING_KEY' }] } } } }),
-      (error: unknown) => error instanceof ConfigError && /providers\.a\.apiKeys\[0\] names the environment variable MISSING_KEY/.test(error.message),
+      (error: unknown) =>
+        error instanceof ConfigError && /providers\.a\.apiKeys\[0\] names the environment variable MISSING_KEY/.test(error.message),
     );
   });
 
@@ -176,7 +241,13 @@ describe('loadConfig', () => {
     const postgres = loadConfig({ env: { FILES_STORE: 'postgres', DATABASE_URL: 'postgres://u@h/db' } }).filesStore;
     assert.deepEqual(postgres, { kind: 'postgres', databaseUrl: 'postgres://u@h/db' });
     const s3 = loadConfig({
-      env: { FILES_STORE: 's3://my-bucket/switchyard/files/', AWS_ENDPOINT_URL: 'http://127.0.0.1:9000', AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret' },
+      env: {
+        FILES_STORE: 's3://my-bucket/switchyard/files/',
+        AWS_ENDPOINT_URL: 'http://127.0.0.1:9000',
+        AWS_REGION: 'eu-west-1',
+        AWS_ACCESS_KEY_ID: 'id',
+        AWS_SECRET_ACCESS_KEY: 'secret',
+      },
     }).filesStore;
     assert.deepEqual(s3, {
       kind: 's3',
@@ -187,16 +258,38 @@ describe('loadConfig', () => {
       credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
     });
     const bare = loadConfig({ env: { FILES_STORE: 's3://bucket-only' } }).filesStore;
-    assert.deepEqual(bare, { kind: 's3', bucket: 'bucket-only', prefix: '', endpoint: undefined, region: 'us-east-1', credentials: undefined });
+    assert.deepEqual(bare, {
+      kind: 's3',
+      bucket: 'bucket-only',
+      prefix: '',
+      endpoint: undefined,
+      region: 'us-east-1',
+      credentials: undefined,
+    });
     assert.equal(loadConfig({ env: { FILES_STORE: 's3://b-1' }, overrides: { filesStore: 'local' } }).filesStore.kind, 'local');
   });
 
   test('FILES_STORE mistakes are refused with a way out', () => {
-    assert.throws(() => loadConfig({ env: { FILES_STORE: 'postgres' } }), (error: unknown) => error instanceof ConfigError && /database is SQLite.*DATABASE_URL=postgres/.test(error.message));
-    assert.throws(() => loadConfig({ env: { FILES_STORE: 'nfs' } }), (error: unknown) => error instanceof ConfigError && /local, postgres or s3:\/\/bucket/.test(error.message));
-    assert.throws(() => loadConfig({ env: { FILES_STORE: 's3://Bad_Bucket' } }), (error: unknown) => error instanceof ConfigError && /not a valid S3 bucket name/.test(error.message));
-    assert.throws(() => loadConfig({ env: { FILES_STORE: 's3://bucket', AWS_ACCESS_KEY_ID: 'id' } }), (error: unknown) => error instanceof ConfigError && /both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/.test(error.message));
-    assert.throws(() => loadConfig({ env: { FILES_STORE: 's3://bucket', AWS_ENDPOINT_URL: 'minio:9000' } }), (error: unknown) => error instanceof ConfigError && /AWS_ENDPOINT_URL/.test(error.message));
+    assert.throws(
+      () => loadConfig({ env: { FILES_STORE: 'postgres' } }),
+      (error: unknown) => error instanceof ConfigError && /database is SQLite.*DATABASE_URL=postgres/.test(error.message),
+    );
+    assert.throws(
+      () => loadConfig({ env: { FILES_STORE: 'nfs' } }),
+      (error: unknown) => error instanceof ConfigError && /local, postgres or s3:\/\/bucket/.test(error.message),
+    );
+    assert.throws(
+      () => loadConfig({ env: { FILES_STORE: 's3://Bad_Bucket' } }),
+      (error: unknown) => error instanceof ConfigError && /not a valid S3 bucket name/.test(error.message),
+    );
+    assert.throws(
+      () => loadConfig({ env: { FILES_STORE: 's3://bucket', AWS_ACCESS_KEY_ID: 'id' } }),
+      (error: unknown) => error instanceof ConfigError && /both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/.test(error.message),
+    );
+    assert.throws(
+      () => loadConfig({ env: { FILES_STORE: 's3://bucket', AWS_ENDPOINT_URL: 'minio:9000' } }),
+      (error: unknown) => error instanceof ConfigError && /AWS_ENDPOINT_URL/.test(error.message),
+    );
   });
 
   test('balancer settings: PUBLIC_BASE_URL, TRUST_PROXY (boolean, hops or addresses) and DRAIN_DELAY_SECONDS', () => {
@@ -204,7 +297,9 @@ describe('loadConfig', () => {
     assert.equal(defaults.publicBaseUrl, undefined);
     assert.equal(defaults.trustProxy, false);
     assert.equal(defaults.drainDelaySeconds, 0);
-    const server = loadConfig({ env: { PUBLIC_BASE_URL: 'https://ai.example.com', TRUST_PROXY: 'true', DRAIN_DELAY_SECONDS: '7.5' } }).server;
+    const server = loadConfig({
+      env: { PUBLIC_BASE_URL: 'https://ai.example.com', TRUST_PROXY: 'true', DRAIN_DELAY_SECONDS: '7.5' },
+    }).server;
     assert.equal(server.publicBaseUrl, 'https://ai.example.com');
     assert.equal(server.trustProxy, true);
     assert.equal(server.drainDelaySeconds, 7.5);

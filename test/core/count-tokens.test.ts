@@ -85,9 +85,27 @@ describe('countTextTokensAsync', () => {
       model: 'm',
       system: 'Be brief.',
       messages: [
-        { role: 'user', content: [{ type: 'text', text: PROSE }, { type: 'image', url: 'https://example.com/a.png' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: PROSE },
+            { type: 'image', url: 'https://example.com/a.png' },
+          ],
+        },
         { role: 'assistant', content: [{ type: 'tool-call', id: 'call_1', name: 'lookup', input: '{"q":"x"}' }] },
-        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: 'found' }, { type: 'image', url: 'https://example.com/b.png' }] }] },
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: 'call_1',
+              content: [
+                { type: 'text', text: 'found' },
+                { type: 'image', url: 'https://example.com/b.png' },
+              ],
+            },
+          ],
+        },
       ],
       tools: [{ name: 'lookup', description: 'Looks up', inputSchema: { type: 'object' } }],
     };

@@ -117,7 +117,14 @@ describe('sequenceBlocks', () => {
       finish,
     ]);
     assertNoOverlap(out);
-    assert.deepEqual(outline(out), ['tool-input-start A', 'tool-input-end A', 'tool-input-start B', 'tool-input-delta B {}', 'tool-input-end B', 'finish']);
+    assert.deepEqual(outline(out), [
+      'tool-input-start A',
+      'tool-input-end A',
+      'tool-input-start B',
+      'tool-input-delta B {}',
+      'tool-input-end B',
+      'finish',
+    ]);
   });
 
   test('redacted reasoning waits its turn; unknown-block deltas and second starts are dropped; late signatures pass', async () => {

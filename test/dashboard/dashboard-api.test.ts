@@ -37,7 +37,12 @@ for (const backend of storageBackends()) {
       assert.match(owner.setCookie!, /Path=\/dashboard/);
       assert.doesNotMatch(owner.setCookie!, /Secure/);
       const overTls = new DashboardClient(server.origin);
-      const response = await overTls.request('POST', 'sign-in', { email: 'alice@example.com', password: PASSWORD }, { headers: { 'x-forwarded-proto': 'https' } });
+      const response = await overTls.request(
+        'POST',
+        'sign-in',
+        { email: 'alice@example.com', password: PASSWORD },
+        { headers: { 'x-forwarded-proto': 'https' } },
+      );
       assert.equal(response.status, 200);
       assert.match(response.headers.get('set-cookie')!, /Secure/);
       const session = await owner.request('GET', 'session');
@@ -61,11 +66,19 @@ for (const backend of storageBackends()) {
 
     test('create a key, use it with the openai SDK, see it in usage agreeing with /v1/auth/key, revoke it and the SDK gets 401', async () => {
       const keys = await owner.request('GET', 'keys');
-      assert.deepEqual(keys.body.allowed_tiers.map((tier: any) => tier.name), ['Developer', 'Free']);
+      assert.deepEqual(
+        keys.body.allowed_tiers.map((tier: any) => tier.name),
+        ['Developer', 'Free'],
+      );
       const refused = await owner.request('POST', 'keys', { name: 'too high', tier: 'Enterprise' });
       assert.equal(refused.status, 400);
       assert.equal(refused.body.error.param, 'tier');
-      const created = await owner.request('POST', 'keys', { name: 'sdk', tier: 'Developer', permissions: ['chat.completions', 'models'], expires_in_days: 30 });
+      const created = await owner.request('POST', 'keys', {
+        name: 'sdk',
+        tier: 'Developer',
+        permissions: ['chat.completions', 'models'],
+        expires_in_days: 30,
+      });
       assert.equal(created.status, 201);
       assert.match(created.body.key, /^sk-sy-/);
       assert.equal(created.body.status, 'active');
@@ -74,7 +87,11 @@ for (const backend of storageBackends()) {
       assert.equal(listed.prefix.slice(0, 9), created.body.key.slice(0, 9));
 
       const client = new OpenAI({ apiKey: created.body.key, baseURL: server.baseUrl, maxRetries: 0 });
-      const completion = await client.chat.completions.create({ model: 'switchyard-echo', max_tokens: 50, messages: [{ role: 'user', content: 'hello dashboard' }] });
+      const completion = await client.chat.completions.create({
+        model: 'switchyard-echo',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'hello dashboard' }],
+      });
       const tokens = completion.usage!.prompt_tokens + completion.usage!.completion_tokens;
 
       const usage = await eventually(async () => {
@@ -85,7 +102,9 @@ for (const backend of storageBackends()) {
       assert.equal(row.requests, 1);
       assert.equal(row.input_tokens + row.output_tokens, tokens);
       // Today's and this month's figures are the ones /v1/auth/key answers from (the enforcing counters).
-      const authKey: any = await (await fetch(`${server.baseUrl}/auth/key`, { headers: { authorization: `Bearer ${created.body.key}` } })).json();
+      const authKey: any = await (
+        await fetch(`${server.baseUrl}/auth/key`, { headers: { authorization: `Bearer ${created.body.key}` } })
+      ).json();
       const again = (await owner.request('GET', 'usage?days=7')).body;
       assert.equal(again.limits.tier, 'Developer');
       assert.deepEqual(again.limits.daily, authKey.usage_info.daily);
@@ -121,7 +140,8 @@ for (const backend of storageBackends()) {
       assert.equal(oldStatus, 'token_expired');
       assert.equal((await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${immediate.body.key}` } })).status, 200);
       const audit = (await owner.request('GET', 'audit')).body.data.map((entry: any) => entry.action);
-      for (const action of ['key.created', 'key.revoked', 'key.rotated', 'sign_in.succeeded', 'sign_in.failed']) assert.ok(audit.includes(action), action);
+      for (const action of ['key.created', 'key.revoked', 'key.rotated', 'sign_in.succeeded', 'sign_in.failed'])
+        assert.ok(audit.includes(action), action);
       assert.equal((await owner.request('GET', 'audit')).body.data[0].actor, 'alice@example.com');
     });
 
@@ -152,7 +172,10 @@ for (const backend of storageBackends()) {
       // Signing in again while presenting the old cookie must not keep it.
       await client.signIn('alice@example.com', PASSWORD);
       assert.notEqual(client.cookie, planted);
-      const organizationSessions = server.runtime.database.db.updateTable('dashboard_sessions').set({ idle_expires_at: Date.now() - 1000 }).where('owner_id', '=', (await server.runtime.accounts.findOwnerByEmail('alice@example.com'))!.id);
+      const organizationSessions = server.runtime.database.db
+        .updateTable('dashboard_sessions')
+        .set({ idle_expires_at: Date.now() - 1000 })
+        .where('owner_id', '=', (await server.runtime.accounts.findOwnerByEmail('alice@example.com'))!.id);
       await organizationSessions.where('id', '=', (await client.request('GET', 'session')).body.id).execute();
       const expired = await client.request('GET', 'keys');
       assert.equal(expired.status, 401);
@@ -190,8 +213,14 @@ for (const backend of storageBackends()) {
       const alphaKey = await server.createKey({ organization: 'org-alpha' });
       const upload = new FormData();
       upload.append('purpose', 'batch');
-      upload.append('file', new Blob(['{"custom_id":"a","method":"POST","url":"/v1/embeddings","body":{"model":"switchyard-embeddings","input":"x"}}\n']), 'alpha.jsonl');
-      const file: any = await (await fetch(`${server.baseUrl}/files`, { method: 'POST', headers: { authorization: `Bearer ${alphaKey.key}` }, body: upload })).json();
+      upload.append(
+        'file',
+        new Blob(['{"custom_id":"a","method":"POST","url":"/v1/embeddings","body":{"model":"switchyard-embeddings","input":"x"}}\n']),
+        'alpha.jsonl',
+      );
+      const file: any = await (
+        await fetch(`${server.baseUrl}/files`, { method: 'POST', headers: { authorization: `Bearer ${alphaKey.key}` }, body: upload })
+      ).json();
       const batch: any = await (
         await fetch(`${server.baseUrl}/batches`, {
           method: 'POST',
@@ -215,7 +244,11 @@ for (const backend of storageBackends()) {
       assert.deepEqual((await bob.request('GET', 'files')).body.data, []);
       assert.equal((await bob.request('GET', `files/${file.id}/content`)).status, 404);
       assert.equal((await bob.request('DELETE', `files/${file.id}`)).status, 404);
-      assert.equal((await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${alphaKey.key}` } })).status, 200, 'bob revoked nothing');
+      assert.equal(
+        (await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${alphaKey.key}` } })).status,
+        200,
+        'bob revoked nothing',
+      );
       const download = await owner.request('GET', `files/${file.id}/content`);
       assert.equal(download.status, 200);
       assert.match(download.headers.get('content-disposition')!, /attachment/);
@@ -228,17 +261,26 @@ for (const backend of storageBackends()) {
       assert.equal(set.status, 200);
       fresh.cookie = /switchyard_session=([^;]+)/.exec(set.headers.get('set-cookie')!)?.[1];
       fresh.csrf = set.body.csrf_token;
-      const reused = await new DashboardClient(server.origin).request('POST', 'set-password', { token: linkToken, password: 'another new password' });
+      const reused = await new DashboardClient(server.origin).request('POST', 'set-password', {
+        token: linkToken,
+        password: 'another new password',
+      });
       assert.equal(reused.status, 401);
       assert.equal(reused.body.error.code, 'invalid_token');
 
       const enrolment = (await fresh.request('POST', 'totp/enrol')).body;
       const totp = new TOTP({ secret: Secret.fromBase32(enrolment.secret), digits: 6, period: 30 });
-      assert.equal((await fresh.request('POST', 'totp/enable', { secret: enrolment.secret, code: '000000' === totp.generate() ? '111111' : '000000' })).status, 400);
+      assert.equal(
+        (await fresh.request('POST', 'totp/enable', { secret: enrolment.secret, code: '000000' === totp.generate() ? '111111' : '000000' }))
+          .status,
+        400,
+      );
       assert.equal((await fresh.request('POST', 'totp/enable', { secret: enrolment.secret, code: totp.generate() })).status, 200);
       const withoutCode = await new DashboardClient(server.origin).signIn('gus@example.com', 'a brand new password');
       assert.equal(withoutCode.body.error.code, 'totp_required');
-      const withCode = await new DashboardClient(server.origin).signIn('gus@example.com', 'a brand new password', { totp: totp.generate() });
+      const withCode = await new DashboardClient(server.origin).signIn('gus@example.com', 'a brand new password', {
+        totp: totp.generate(),
+      });
       assert.equal(withCode.status, 200);
     });
 

@@ -54,16 +54,24 @@ describe('dashboard in Chromium', { skip: !available }, () => {
     await page.locator('tr', { hasText: 'browser key' }).getByText('active').waitFor();
 
     const client = new OpenAI({ apiKey: secret, baseURL: server.baseUrl, maxRetries: 0 });
-    const completion = await client.chat.completions.create({ model: 'switchyard-echo', max_tokens: 40, messages: [{ role: 'user', content: 'from the browser test' }] });
+    const completion = await client.chat.completions.create({
+      model: 'switchyard-echo',
+      max_tokens: 40,
+      messages: [{ role: 'user', content: 'from the browser test' }],
+    });
     const tokens = completion.usage!.prompt_tokens + completion.usage!.completion_tokens;
 
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.waitForURL(/\/dashboard\/usage$/);
-    await eventually(async () => {
-      await page.reload();
-      await page.getByRole('table', { name: 'Usage per day and model' }).waitFor();
-      return (await page.getByRole('cell', { name: 'switchyard-echo' }).count()) > 0 ? true : undefined;
-    }, 30, 300);
+    await eventually(
+      async () => {
+        await page.reload();
+        await page.getByRole('table', { name: 'Usage per day and model' }).waitFor();
+        return (await page.getByRole('cell', { name: 'switchyard-echo' }).count()) > 0 ? true : undefined;
+      },
+      30,
+      300,
+    );
     assert.equal((await page.getByTestId('usage-today').textContent())!.replace(/,/g, ''), String(tokens));
     assert.ok(await page.locator('.uplot canvas').count(), 'the uPlot chart is drawn');
 
@@ -76,7 +84,11 @@ describe('dashboard in Chromium', { skip: !available }, () => {
 
   test('a POST without the CSRF token is refused even from the signed-in page', async () => {
     const answer = await page.evaluate(async () => {
-      const response = await fetch('/dashboard/api/keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'forged' }) });
+      const response = await fetch('/dashboard/api/keys', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'forged' }),
+      });
       return { status: response.status, body: await response.json() };
     });
     assert.equal(answer.status, 401);
@@ -86,8 +98,15 @@ describe('dashboard in Chromium', { skip: !available }, () => {
   test('an expired session returns to sign-in (session_expired) and then back where the owner was', async () => {
     await page.goto(`${server.origin}/dashboard/audit`);
     await page.getByRole('table', { name: 'Audit log' }).waitFor();
-    await server.runtime.database.db.updateTable('dashboard_sessions').set({ idle_expires_at: Date.now() - 1000 }).where('revoked_at', 'is', null).execute();
-    const [answer] = await Promise.all([page.waitForResponse((response) => response.url().includes('/dashboard/api/') && response.status() === 401), page.getByRole('link', { name: 'Usage' }).click()]);
+    await server.runtime.database.db
+      .updateTable('dashboard_sessions')
+      .set({ idle_expires_at: Date.now() - 1000 })
+      .where('revoked_at', 'is', null)
+      .execute();
+    const [answer] = await Promise.all([
+      page.waitForResponse((response) => response.url().includes('/dashboard/api/') && response.status() === 401),
+      page.getByRole('link', { name: 'Usage' }).click(),
+    ]);
     assert.equal(((await answer.json()) as any).error.code, 'session_expired');
     await page.waitForURL(/\/dashboard\/sign-in\?next=%2Fdashboard%2Fusage&reason=session_expired/);
     await page.getByText('Your session expired').waitFor();
@@ -101,7 +120,10 @@ describe('dashboard in Chromium', { skip: !available }, () => {
     const upload = new FormData();
     upload.append('purpose', 'user_data');
     upload.append('file', new Blob(['private notes']), 'web-notes.txt');
-    assert.equal((await fetch(`${server.baseUrl}/files`, { method: 'POST', headers: { authorization: `Bearer ${webKey.key}` }, body: upload })).status, 200);
+    assert.equal(
+      (await fetch(`${server.baseUrl}/files`, { method: 'POST', headers: { authorization: `Bearer ${webKey.key}` }, body: upload })).status,
+      200,
+    );
     await page.getByRole('link', { name: 'Files' }).click();
     await page.getByText('web-notes.txt').waitFor();
 

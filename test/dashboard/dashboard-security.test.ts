@@ -27,18 +27,28 @@ describe('dashboard security', () => {
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'switchyard-dashboard-security-'));
-    const config = loadConfig({ env: {}, overrides: { dataDir, logLevel: 'debug', bootstrapKey: true, server: { port: 0, host: '127.0.0.1' } } });
+    const config = loadConfig({
+      env: {},
+      overrides: { dataDir, logLevel: 'debug', bootstrapKey: true, server: { port: 0, host: '127.0.0.1' } },
+    });
     const sink = new Writable({
       write(chunk, _encoding, done) {
         logLines.push(String(chunk));
         done();
       },
     });
-    runtime = await startRuntime(config, { logger: pino({ level: 'debug' }, sink), dashboardAccounts: { maxFailuresPerAccount: 3, maxFailuresPerAddress: 6 } });
+    runtime = await startRuntime(config, {
+      logger: pino({ level: 'debug' }, sink),
+      dashboardAccounts: { maxFailuresPerAccount: 3, maxFailuresPerAddress: 6 },
+    });
     await runtime.app.listen({ host: '127.0.0.1', port: 0 });
     origin = `http://127.0.0.1:${(runtime.app.server.address() as { port: number }).port}`;
     // A second instance on the same database: throttling must count attempts made on either.
-    second = await startRuntime(config, { logger: pino({ level: 'debug' }, sink), batchWorker: false, dashboardAccounts: { maxFailuresPerAccount: 3, maxFailuresPerAddress: 6 } });
+    second = await startRuntime(config, {
+      logger: pino({ level: 'debug' }, sink),
+      batchWorker: false,
+      dashboardAccounts: { maxFailuresPerAccount: 3, maxFailuresPerAddress: 6 },
+    });
     await second.app.listen({ host: '127.0.0.1', port: 0 });
     await runtime.accounts.createOwner({ organization: 'org-safe', email: 'safe@example.com', password: PASSWORD });
   });
@@ -97,8 +107,15 @@ describe('dashboard sign-in throttling across instances', () => {
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'switchyard-dashboard-throttle-'));
-    const config = loadConfig({ env: {}, overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, server: { port: 0, host: '127.0.0.1' } } });
-    const options = { logger: pino({ level: 'silent' }), batchWorker: false, dashboardAccounts: { maxFailuresPerAccount: 3, maxFailuresPerAddress: 5 } } as const;
+    const config = loadConfig({
+      env: {},
+      overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, server: { port: 0, host: '127.0.0.1' } },
+    });
+    const options = {
+      logger: pino({ level: 'silent' }),
+      batchWorker: false,
+      dashboardAccounts: { maxFailuresPerAccount: 3, maxFailuresPerAddress: 5 },
+    } as const;
     first = await startRuntime(config, options);
     second = await startRuntime(config, options);
     await first.app.listen({ host: '127.0.0.1', port: 0 });
@@ -136,7 +153,10 @@ describe('switchyard owners create', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-owners-cli-'));
     try {
       const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
-      const created = await runCli(['owners', 'create', '--org', 'org-cli', '--email', 'cli@example.com', '--base-url', 'https://sy.example'], env);
+      const created = await runCli(
+        ['owners', 'create', '--org', 'org-cli', '--email', 'cli@example.com', '--base-url', 'https://sy.example'],
+        env,
+      );
       assert.equal(created.code, 0, created.stderr);
       assert.match(created.stdout, /https:\/\/sy\.example\/dashboard\/set-password#token=[A-Za-z0-9]{43}/);
       const duplicate = await runCli(['owners', 'create', '--org', 'org-cli', '--email', 'cli@example.com'], env);
@@ -147,7 +167,12 @@ describe('switchyard owners create', () => {
       assert.match(usage.stderr, /--email/);
       const printed: string[] = [];
       const config = loadConfig({ env: {}, overrides: { dataDir, logLevel: 'silent' } });
-      await ownersCommand(config, parseArguments(['create', '--org', 'org-cli', '--email', 'stdin@example.com', '--password-stdin']), (line) => printed.push(line), Readable.from(['typed on stdin 123\n']));
+      await ownersCommand(
+        config,
+        parseArguments(['create', '--org', 'org-cli', '--email', 'stdin@example.com', '--password-stdin']),
+        (line) => printed.push(line),
+        Readable.from(['typed on stdin 123\n']),
+      );
       assert.match(printed.join('\n'), /Password set/);
       const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }), batchWorker: false });
       try {

@@ -62,7 +62,16 @@ for (const backend of storageBackends()) {
       await ledger.insertMany([record({ inputTokens: 100 })]);
       const rows = await rollups.daily('org-r', DAY_ONE, DAY_ONE + DAY);
       assert.deepEqual(
-        rows.map((row) => [new Date(row.dayStart).toISOString().slice(0, 10), row.model, row.requests, row.inputTokens, row.outputTokens, row.cachedTokens, row.reasoningTokens, row.costUsd]),
+        rows.map((row) => [
+          new Date(row.dayStart).toISOString().slice(0, 10),
+          row.model,
+          row.requests,
+          row.inputTokens,
+          row.outputTokens,
+          row.cachedTokens,
+          row.reasoningTokens,
+          row.costUsd,
+        ]),
         [
           ['2026-11-01', 'model-a', 3, 120, 15, 3, 6, 0.75],
           ['2026-11-01', 'model-b', 1, 10, 5, 1, 2, 1],
@@ -75,8 +84,13 @@ for (const backend of storageBackends()) {
       assert.equal(lastUsed.get('key_b'), DAY_ONE);
       // The rollups equal the raw ledger sums.
       const raw = await ledger.summarize('org-r', 0);
-      const totals = rows.concat(await rollups.daily('org-r', DAY_ONE + 2 * DAY, DAY_ONE + 9 * DAY)).reduce((sum, row) => sum + row.requests, 0);
-      assert.equal(totals, raw.reduce((sum, row) => sum + row.requests, 0));
+      const totals = rows
+        .concat(await rollups.daily('org-r', DAY_ONE + 2 * DAY, DAY_ONE + 9 * DAY))
+        .reduce((sum, row) => sum + row.requests, 0);
+      assert.equal(
+        totals,
+        raw.reduce((sum, row) => sum + row.requests, 0),
+      );
     });
 
     test('migration 0020 builds rollups for ledger rows written before it', async () => {
@@ -85,13 +99,23 @@ for (const backend of storageBackends()) {
       try {
         const migrator = new Migrator({ db: kysely.db, provider: { getMigrations: async () => createMigrations(backend) } });
         assert.equal((await migrator.migrateTo('0003_files_and_batches')).error, undefined);
-        for (const [at, tokens] of [[DAY_ONE + 5, 10], [DAY_ONE + 6, 20], [DAY_ONE + DAY, 30]] as const) {
+        for (const [at, tokens] of [
+          [DAY_ONE + 5, 10],
+          [DAY_ONE + 6, 20],
+          [DAY_ONE + DAY, 30],
+        ] as const) {
           await sql`insert into usage_ledger (request_id, organization_id, key_id, model, endpoint, input_tokens, output_tokens, cached_tokens, reasoning_tokens, cost_usd, batch, status_code, latency_ms, created_at)
             values ('r', 'org-old', 'key_o', 'm', '/v1/embeddings', ${tokens}, 0, 0, 0, 0.5, 0, 200, 1, ${at})`.execute(kysely.db);
         }
         await kysely.migrate();
         const rows = await new UsageRollupsRepository(kysely.db).daily('org-old', DAY_ONE, DAY_ONE + DAY);
-        assert.deepEqual(rows.map((row) => [row.dayStart, row.requests, row.inputTokens, row.costUsd]), [[DAY_ONE, 2, 30, 1], [DAY_ONE + DAY, 1, 30, 0.5]]);
+        assert.deepEqual(
+          rows.map((row) => [row.dayStart, row.requests, row.inputTokens, row.costUsd]),
+          [
+            [DAY_ONE, 2, 30, 1],
+            [DAY_ONE + DAY, 1, 30, 0.5],
+          ],
+        );
       } finally {
         await kysely.close();
         await older.drop();
@@ -100,12 +124,42 @@ for (const backend of storageBackends()) {
 
     test('sessions, attempts and audit entries', async () => {
       const owners = new OwnersRepository(database.db);
-      await owners.createOwner({ id: 'own_1', organizationId: 'org-r', email: 'r@example.com', role: 'owner', passwordHash: null, createdAt: 1 }, ['Free']);
+      await owners.createOwner(
+        { id: 'own_1', organizationId: 'org-r', email: 'r@example.com', role: 'owner', passwordHash: null, createdAt: 1 },
+        ['Free'],
+      );
       assert.deepEqual(await owners.allowedTiers('org-r'), ['Free']);
       assert.equal(await owners.allowedTiers('org-none'), undefined);
-      await owners.createSession({ id: 'ses_1', tokenHash: 'h1', ownerId: 'own_1', organizationId: 'org-r', userAgent: null, address: '::1', createdAt: 10, lastSeenAt: 10, idleExpiresAt: 100, absoluteExpiresAt: 1000, revokedAt: null });
-      await owners.createSession({ id: 'ses_2', tokenHash: 'h2', ownerId: 'own_1', organizationId: 'org-r', userAgent: null, address: '::1', createdAt: 20, lastSeenAt: 20, idleExpiresAt: 100, absoluteExpiresAt: 1000, revokedAt: null });
-      assert.deepEqual((await owners.listSessions('own_1', 50)).map((session) => session.id), ['ses_2', 'ses_1']);
+      await owners.createSession({
+        id: 'ses_1',
+        tokenHash: 'h1',
+        ownerId: 'own_1',
+        organizationId: 'org-r',
+        userAgent: null,
+        address: '::1',
+        createdAt: 10,
+        lastSeenAt: 10,
+        idleExpiresAt: 100,
+        absoluteExpiresAt: 1000,
+        revokedAt: null,
+      });
+      await owners.createSession({
+        id: 'ses_2',
+        tokenHash: 'h2',
+        ownerId: 'own_1',
+        organizationId: 'org-r',
+        userAgent: null,
+        address: '::1',
+        createdAt: 20,
+        lastSeenAt: 20,
+        idleExpiresAt: 100,
+        absoluteExpiresAt: 1000,
+        revokedAt: null,
+      });
+      assert.deepEqual(
+        (await owners.listSessions('own_1', 50)).map((session) => session.id),
+        ['ses_2', 'ses_1'],
+      );
       assert.equal(await owners.revokeSessions('own_1', 60, 'ses_1'), 1);
       assert.equal((await owners.findSessionByTokenHash('h1'))?.revokedAt, 60);
       assert.equal(await owners.revokeSessions('own_1', 61), 1);
@@ -123,10 +177,27 @@ for (const backend of storageBackends()) {
       assert.equal(await owners.consumeLink('link2', 50), 'own_1');
       assert.equal(await owners.consumeLink('link2', 51), undefined, 'once only');
 
-      await owners.appendAudit({ organizationId: 'org-r', actor: 'r@example.com', action: 'key.created', target: 'key_a', address: null, createdAt: 5 });
-      await owners.appendAudit({ organizationId: 'org-r', actor: 'r@example.com', action: 'key.revoked', target: 'key_a', address: null, createdAt: 6 });
+      await owners.appendAudit({
+        organizationId: 'org-r',
+        actor: 'r@example.com',
+        action: 'key.created',
+        target: 'key_a',
+        address: null,
+        createdAt: 5,
+      });
+      await owners.appendAudit({
+        organizationId: 'org-r',
+        actor: 'r@example.com',
+        action: 'key.revoked',
+        target: 'key_a',
+        address: null,
+        createdAt: 6,
+      });
       await owners.appendAudit({ organizationId: 'org-x', actor: 'x', action: 'key.created', target: null, address: null, createdAt: 7 });
-      assert.deepEqual((await owners.listAudit('org-r', 10)).map((entry) => entry.action), ['key.revoked', 'key.created']);
+      assert.deepEqual(
+        (await owners.listAudit('org-r', 10)).map((entry) => entry.action),
+        ['key.revoked', 'key.created'],
+      );
     });
   });
 }

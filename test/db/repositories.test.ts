@@ -67,8 +67,14 @@ for (const backend of storageBackends()) {
       });
       assert.equal((await keys.findById('key_b'))?.tier, 'Free');
       assert.equal(await keys.findByHash('nope'), undefined);
-      assert.deepEqual((await keys.list('org-b')).map((key) => key.id), ['key_b']);
-      assert.deepEqual((await keys.list()).map((key) => key.id), ['key_a', 'key_b']);
+      assert.deepEqual(
+        (await keys.list('org-b')).map((key) => key.id),
+        ['key_b'],
+      );
+      assert.deepEqual(
+        (await keys.list()).map((key) => key.id),
+        ['key_a', 'key_b'],
+      );
       assert.equal(await keys.count(), 2);
     });
 

@@ -5,7 +5,12 @@ import { openDatabase, type Database } from '../../src/db/database.ts';
 import { StoredResponsesRepository, type StoredResponseRecord } from '../../src/db/repositories/stored-responses-repository.ts';
 import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
 
-function record(id: string, previousResponseId: string | null, organizationId = 'org-a', createdAt = 1_700_000_000_000): StoredResponseRecord {
+function record(
+  id: string,
+  previousResponseId: string | null,
+  organizationId = 'org-a',
+  createdAt = 1_700_000_000_000,
+): StoredResponseRecord {
   return {
     id,
     organizationId,
@@ -13,7 +18,11 @@ function record(id: string, previousResponseId: string | null, organizationId = 
     model: 'test-model',
     status: 'completed',
     instructions: id === 'resp_1' ? [{ type: 'message', role: 'system', content: 'Rules' }] : null,
-    response: { id, object: 'response', output: [{ id: `msg_${id}`, type: 'message', content: [{ type: 'output_text', text: `answer of ${id} — ünïcødé` }] }] },
+    response: {
+      id,
+      object: 'response',
+      output: [{ id: `msg_${id}`, type: 'message', content: [{ type: 'output_text', text: `answer of ${id} — ünïcødé` }] }],
+    },
     inputItems: [{ id: `in_${id}`, type: 'message', role: 'user', content: [{ type: 'input_text', text: `question of ${id}` }] }],
     createdAt,
   };
@@ -47,9 +56,18 @@ for (const backend of storageBackends()) {
       await repository.insert(record('resp_2', 'resp_1'));
       await repository.insert(record('resp_3', 'resp_2'));
       await repository.insert(record('resp_other', null, 'org-b'));
-      assert.deepEqual((await repository.findChain('resp_3')).map((entry) => entry.id), ['resp_1', 'resp_2', 'resp_3']);
-      assert.deepEqual((await repository.findChain('resp_2')).map((entry) => entry.id), ['resp_1', 'resp_2']);
-      assert.deepEqual((await repository.findChain('resp_1')).map((entry) => entry.previousResponseId), [null]);
+      assert.deepEqual(
+        (await repository.findChain('resp_3')).map((entry) => entry.id),
+        ['resp_1', 'resp_2', 'resp_3'],
+      );
+      assert.deepEqual(
+        (await repository.findChain('resp_2')).map((entry) => entry.id),
+        ['resp_1', 'resp_2'],
+      );
+      assert.deepEqual(
+        (await repository.findChain('resp_1')).map((entry) => entry.previousResponseId),
+        [null],
+      );
       const chain = await repository.findChain('resp_3');
       assert.deepEqual(chain[2], record('resp_3', 'resp_2'));
       assert.deepEqual(await repository.findChain('resp_unknown'), []);
@@ -57,18 +75,24 @@ for (const backend of storageBackends()) {
 
     test('the depth limit stops the walk (the oldest record then still names its predecessor)', async () => {
       const chain = await repository.findChain('resp_3', 1);
-      assert.deepEqual(chain.map((entry) => entry.id), ['resp_2', 'resp_3']);
+      assert.deepEqual(
+        chain.map((entry) => entry.id),
+        ['resp_2', 'resp_3'],
+      );
       assert.equal(chain[0]!.previousResponseId, 'resp_1');
     });
 
-    test('delete removes only the owner organization\'s response; a chain over a deleted response is broken', async () => {
+    test("delete removes only the owner organization's response; a chain over a deleted response is broken", async () => {
       assert.equal(await repository.delete('resp_2', 'org-b'), false);
       assert.ok((await repository.findById('resp_2')) !== undefined);
       assert.equal(await repository.delete('resp_2', 'org-a'), true);
       assert.equal(await repository.delete('resp_2', 'org-a'), false);
       assert.equal(await repository.findById('resp_2'), undefined);
       const chain = await repository.findChain('resp_3');
-      assert.deepEqual(chain.map((entry) => entry.id), ['resp_3']);
+      assert.deepEqual(
+        chain.map((entry) => entry.id),
+        ['resp_3'],
+      );
       assert.equal(chain[0]!.previousResponseId, 'resp_2', 'the broken link is visible to the caller');
     });
 

@@ -20,7 +20,12 @@ const LINES = 600;
 
 function inputFile(): string {
   return Array.from({ length: LINES }, (_, index) =>
-    JSON.stringify({ custom_id: `crash-${index}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 } }),
+    JSON.stringify({
+      custom_id: `crash-${index}`,
+      method: 'POST',
+      url: '/v1/chat/completions',
+      body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 },
+    }),
   ).join('\n');
 }
 
@@ -40,7 +45,10 @@ async function kill(server: ServerProcess): Promise<void> {
   await exited;
 }
 
-async function readLines(client: OpenAI, fileId: string | null | undefined): Promise<Array<{ custom_id: string; response: { request_id: string } | null }>> {
+async function readLines(
+  client: OpenAI,
+  fileId: string | null | undefined,
+): Promise<Array<{ custom_id: string; response: { request_id: string } | null }>> {
   if (fileId === null || fileId === undefined) return [];
   const text = await (await client.files.content(fileId)).text();
   return text
@@ -62,7 +70,10 @@ async function crashAndCheck(scenario: Scenario, first: ServerProcess, resume: (
   const firstClient = new OpenAI({ apiKey: key, baseURL: `${first.origin}/v1`, maxRetries: 0 });
   const input = await firstClient.files.create({ file: await toFile(Buffer.from(inputFile()), 'input.jsonl'), purpose: 'batch' });
   const batch = await firstClient.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-  await until(async () => ((await firstClient.batches.retrieve(batch.id)).request_counts!.completed >= 60 ? true : undefined), 'some lines to complete');
+  await until(
+    async () => ((await firstClient.batches.retrieve(batch.id)).request_counts!.completed >= 60 ? true : undefined),
+    'some lines to complete',
+  );
   await kill(first);
 
   const survivor = await resume();
@@ -119,7 +130,7 @@ describe('batch crash suite (SIGKILL mid-batch)', () => {
     await crashAndCheck({ env, databaseUrl: `sqlite:${join(dataDir, 'switchyard.db')}` }, first, () => startServerProcess(env));
   });
 
-  test('Postgres, two instances: the other one resumes the killed one\'s lines once their lease lapses', async (context) => {
+  test("Postgres, two instances: the other one resumes the killed one's lines once their lease lapses", async (context) => {
     const database: TestDatabase | undefined = await createPostgresTestDatabase();
     if (database === undefined) {
       console.warn('\n*** SKIPPED: Postgres batch crash test (set TEST_DATABASE_URL=postgres://127.0.0.1:5432/test to run it) ***\n');
@@ -129,7 +140,13 @@ describe('batch crash suite (SIGKILL mid-batch)', () => {
     try {
       // One data directory for both (the local-disk file store is then shared), one instance id each.
       const dataDir = join(directory, 'postgres');
-      const shared = { DATA_DIR: dataDir, SWITCHYARD_CONFIG: configFile, DATABASE_URL: database.url, BATCH_LEASE_MS: '3000', BATCH_CONCURRENCY: '8' };
+      const shared = {
+        DATA_DIR: dataDir,
+        SWITCHYARD_CONFIG: configFile,
+        DATABASE_URL: database.url,
+        BATCH_LEASE_MS: '3000',
+        BATCH_CONCURRENCY: '8',
+      };
       const envA = { ...shared, INSTANCE_ID: 'instance-a' };
       const first = await startServerProcess(envA);
       const second = await startServerProcess({ ...shared, INSTANCE_ID: 'instance-b' });

@@ -10,7 +10,12 @@ import { startBatchTestServer, type BatchTestServer } from '../batches/support/b
 
 function chatLines(count: number): string {
   return Array.from({ length: count }, (_, index) =>
-    JSON.stringify({ custom_id: `line-${index}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'switchyard-echo', messages: [{ role: 'user', content: `hello ${index}` }], max_tokens: 20 } }),
+    JSON.stringify({
+      custom_id: `line-${index}`,
+      method: 'POST',
+      url: '/v1/chat/completions',
+      body: { model: 'switchyard-echo', messages: [{ role: 'user', content: `hello ${index}` }], max_tokens: 20 },
+    }),
   ).join('\n');
 }
 
@@ -35,11 +40,32 @@ describe('a batch and its own key', () => {
       runtime: { clock },
       config: {
         tiers: {
-          Developer: { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0, concurrentBatches: 5, permissions: PERMISSIONS },
+          Developer: {
+            requestsPerMinute: 0,
+            tokensPerMinute: 0,
+            tokensPerDay: 0,
+            tokensPerMonth: 0,
+            concurrentBatches: 5,
+            permissions: PERMISSIONS,
+          },
           // One token a day: every line is put off (daily quota 429), so the batch stays in progress.
-          Trickle: { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 1, tokensPerMonth: 0, concurrentBatches: 5, permissions: PERMISSIONS },
+          Trickle: {
+            requestsPerMinute: 0,
+            tokensPerMinute: 0,
+            tokensPerDay: 1,
+            tokensPerMonth: 0,
+            concurrentBatches: 5,
+            permissions: PERMISSIONS,
+          },
           // Six requests a minute for the key itself.
-          Tiny: { requestsPerMinute: 6, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0, concurrentBatches: 5, permissions: PERMISSIONS },
+          Tiny: {
+            requestsPerMinute: 6,
+            tokensPerMinute: 0,
+            tokensPerDay: 0,
+            tokensPerMonth: 0,
+            concurrentBatches: 5,
+            permissions: PERMISSIONS,
+          },
         },
       },
     });
@@ -56,19 +82,32 @@ describe('a batch and its own key', () => {
     const database = server.runtime.database.db;
     // Every line met the daily quota and waits for its retry time.
     const retryAt = await until(async () => {
-      const rows = await database.selectFrom('batch_requests').select(['attempts', 'next_attempt_at']).where('batch_id', '=', created.id).execute();
-      return rows.length === 3 && rows.every((row) => Number(row.attempts) >= 1) ? Math.max(...rows.map((row) => Number(row.next_attempt_at))) : undefined;
+      const rows = await database
+        .selectFrom('batch_requests')
+        .select(['attempts', 'next_attempt_at'])
+        .where('batch_id', '=', created.id)
+        .execute();
+      return rows.length === 3 && rows.every((row) => Number(row.attempts) >= 1)
+        ? Math.max(...rows.map((row) => Number(row.next_attempt_at)))
+        : undefined;
     }, 'every line to be rate limited');
     assert.equal((await client.batches.retrieve(created.id)).status, 'in_progress');
 
     assert.equal(await server.runtime.keys.revoke(owner.id), true);
     // The authenticator sees the revocation within its poll interval.
-    await until(async () => ((await fetch(`${server.baseUrl}/batches`, { headers: { authorization: `Bearer ${owner.key}` } })).status === 401 ? true : undefined), 'the revocation to be seen');
+    await until(
+      async () =>
+        (await fetch(`${server.baseUrl}/batches`, { headers: { authorization: `Bearer ${owner.key}` } })).status === 401 ? true : undefined,
+      'the revocation to be seen',
+    );
     clock.advance(retryAt - clock.now() + 1);
     server.runtime.batchWorker?.wake();
 
     const failed = await until(async () => {
-      const batch = await server.runtime.batches.retrieve({ keyId: owner.id, organizationId: 'org-revoked', tier: 'Trickle', permissions: new Set(['batches']), expiresAt: null }, created.id);
+      const batch = await server.runtime.batches.retrieve(
+        { keyId: owner.id, organizationId: 'org-revoked', tier: 'Trickle', permissions: new Set(['batches']), expiresAt: null },
+        created.id,
+      );
       return batch.status === 'failed' && batch.resultsWritten ? batch : undefined;
     }, 'the batch to fail');
     assert.equal(failed.errors?.[0]?.code, 'invalid_api_key');
@@ -78,7 +117,10 @@ describe('a batch and its own key', () => {
     const content = await server.runtime.files.openContent('org-revoked', failed.errorFileId!);
     let text = '';
     for await (const chunk of content.content) text += String(chunk);
-    const lines = text.trim().split('\n').map((line) => JSON.parse(line) as { custom_id: string; error: { code: string } });
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { custom_id: string; error: { code: string } });
     assert.deepEqual(lines.map((line) => line.custom_id).sort(), ['line-0', 'line-1', 'line-2']);
     for (const line of lines) assert.equal(line.error.code, 'batch_failed');
   });
@@ -96,7 +138,11 @@ describe('a batch and its own key', () => {
     const batch = await client.batches.retrieve(created.id);
     assert.equal(batch.status, 'completed');
     assert.equal(batch.request_counts?.completed, 20);
-    const answer = await client.chat.completions.create({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'still here?' }], max_tokens: 10 });
+    const answer = await client.chat.completions.create({
+      model: 'switchyard-echo',
+      messages: [{ role: 'user', content: 'still here?' }],
+      max_tokens: 10,
+    });
     assert.equal(answer.object, 'chat.completion');
   });
 });

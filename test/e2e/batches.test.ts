@@ -25,7 +25,12 @@ async function upload(client: OpenAI, content: string, purpose: 'batch' | 'user_
   return (await client.files.create({ file: await toFile(Buffer.from(content), 'input.jsonl'), purpose })).id;
 }
 
-async function pollUntil(client: OpenAI, batchId: string, done: (batch: OpenAI.Batch) => boolean, timeoutMs = 20_000): Promise<OpenAI.Batch> {
+async function pollUntil(
+  client: OpenAI,
+  batchId: string,
+  done: (batch: OpenAI.Batch) => boolean,
+  timeoutMs = 20_000,
+): Promise<OpenAI.Batch> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const batch = await client.batches.retrieve(batchId);
@@ -46,7 +51,12 @@ async function readJsonl(client: OpenAI, fileId: string | null | undefined): Pro
 
 type ApiError = InstanceType<typeof OpenAI.APIError>;
 
-function rejectsCode(promise: Promise<unknown>, errorClass: abstract new (...args: never[]) => ApiError, code: string, param?: string): Promise<void> {
+function rejectsCode(
+  promise: Promise<unknown>,
+  errorClass: abstract new (...args: never[]) => ApiError,
+  code: string,
+  param?: string,
+): Promise<void> {
   return assert.rejects(promise, (error: unknown) => {
     assert.ok(error instanceof errorClass, `expected ${errorClass.name}, got ${String(error)}`);
     assert.equal(error.code, code);
@@ -77,7 +87,12 @@ describe('batches end to end (worker running)', () => {
         chatLine('request-3', 'third question'),
       ]),
     );
-    const created = await client.batches.create({ input_file_id: inputFileId, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { project: 'e2e' } });
+    const created = await client.batches.create({
+      input_file_id: inputFileId,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+      metadata: { project: 'e2e' },
+    });
     assert.match(created.id, /^batch-/);
     assert.equal(created.object, 'batch');
     assert.equal(created.status, 'validating');
@@ -88,7 +103,17 @@ describe('batches end to end (worker running)', () => {
     assert.equal(created.expires_at, created.created_at + 86_400);
     assert.deepEqual(created.metadata, { project: 'e2e' });
     assert.equal(created.errors, null);
-    for (const field of ['output_file_id', 'error_file_id', 'in_progress_at', 'finalizing_at', 'completed_at', 'failed_at', 'expired_at', 'cancelling_at', 'cancelled_at'] as const) {
+    for (const field of [
+      'output_file_id',
+      'error_file_id',
+      'in_progress_at',
+      'finalizing_at',
+      'completed_at',
+      'failed_at',
+      'expired_at',
+      'cancelling_at',
+      'cancelled_at',
+    ] as const) {
       assert.equal(created[field], null, field);
     }
 
@@ -126,7 +151,11 @@ describe('batches end to end (worker running)', () => {
     const deadline = Date.now() + 10_000;
     let rows: Array<{ request_id: string; batch: number }> = [];
     while (rows.length < requestIds.length && Date.now() < deadline) {
-      rows = await server.runtime.database.db.selectFrom('usage_ledger').select(['request_id', 'batch']).where('request_id', 'in', requestIds).execute();
+      rows = await server.runtime.database.db
+        .selectFrom('usage_ledger')
+        .select(['request_id', 'batch'])
+        .where('request_id', 'in', requestIds)
+        .execute();
       if (rows.length < requestIds.length) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     assert.equal(rows.length, requestIds.length, 'every line is in the usage ledger');
@@ -177,7 +206,10 @@ describe('batches end to end (worker running)', () => {
     assert.equal(second['response'].body.data.length, 2);
     assert.equal(typeof second['response'].body.data[1].embedding[0], 'number');
     const errors = await readJsonl(client, done.error_file_id);
-    assert.deepEqual(errors.map((line) => [line['custom_id'], line['error'].code, line['response'].status_code]), [['emb-bad', 'invalid_request', 400]]);
+    assert.deepEqual(
+      errors.map((line) => [line['custom_id'], line['error'].code, line['response'].status_code]),
+      [['emb-bad', 'invalid_request', 400]],
+    );
   });
 
   test('an input file that is not valid JSONL fails the batch with line-numbered invalid_jsonl errors', async () => {
@@ -205,7 +237,11 @@ describe('batches end to end (worker running)', () => {
   });
 
   test('a completed batch cannot be canceled: 409 cannot_cancel, not retried by the SDK', async () => {
-    const created = await client.batches.create({ input_file_id: await upload(client, jsonl([chatLine('only', 'x')])), endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const created = await client.batches.create({
+      input_file_id: await upload(client, jsonl([chatLine('only', 'x')])),
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
     await pollUntil(client, created.id, (batch) => batch.status === 'completed');
     const retrying = new OpenAI({ apiKey: server.key, baseURL: server.baseUrl, maxRetries: 2 });
     await rejectsCode(retrying.batches.cancel(created.id), OpenAI.ConflictError, 'cannot_cancel');
@@ -222,8 +258,22 @@ describe('batches end to end (worker stopped: states held still)', () => {
       runtime: { batchWorker: false },
       config: {
         tiers: {
-          Free: { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0, concurrentBatches: 0, permissions: ['files', 'batches', 'models'] },
-          Developer: { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0, concurrentBatches: 3, permissions: ['chat.completions', 'embeddings', 'files', 'batches', 'models'] },
+          Free: {
+            requestsPerMinute: 0,
+            tokensPerMinute: 0,
+            tokensPerDay: 0,
+            tokensPerMonth: 0,
+            concurrentBatches: 0,
+            permissions: ['files', 'batches', 'models'],
+          },
+          Developer: {
+            requestsPerMinute: 0,
+            tokensPerMinute: 0,
+            tokensPerDay: 0,
+            tokensPerMonth: 0,
+            concurrentBatches: 3,
+            permissions: ['chat.completions', 'embeddings', 'files', 'batches', 'models'],
+          },
         },
       },
     });
@@ -235,7 +285,12 @@ describe('batches end to end (worker stopped: states held still)', () => {
   });
 
   const create = (overrides: Record<string, unknown> = {}, target = client) =>
-    target.batches.create({ input_file_id: inputFileId, endpoint: '/v1/chat/completions', completion_window: '24h', ...overrides } as OpenAI.BatchCreateParams);
+    target.batches.create({
+      input_file_id: inputFileId,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+      ...overrides,
+    } as OpenAI.BatchCreateParams);
 
   test('cancel a validating batch: canceled at once; canceling again is 409 cannot_cancel', async () => {
     const created = await create();
@@ -253,7 +308,11 @@ describe('batches end to end (worker stopped: states held still)', () => {
     await rejectsCode(create({}, freeClient), OpenAI.PermissionDeniedError, 'batch_api_not_allowed');
     await rejectsCode(freeClient.batches.list(), OpenAI.PermissionDeniedError, 'batch_api_not_allowed');
     const noPermission = await server.createKey({ permissions: ['files', 'models'] });
-    await rejectsCode(create({}, new OpenAI({ apiKey: noPermission.key, baseURL: server.baseUrl, maxRetries: 0 })), OpenAI.PermissionDeniedError, 'permission_denied');
+    await rejectsCode(
+      create({}, new OpenAI({ apiKey: noPermission.key, baseURL: server.baseUrl, maxRetries: 0 })),
+      OpenAI.PermissionDeniedError,
+      'permission_denied',
+    );
   });
 
   test('400 missing_required_field with param, for each required field', async () => {
@@ -270,25 +329,41 @@ describe('batches end to end (worker stopped: states held still)', () => {
 
   test('400 invalid_input_file: unknown file, wrong purpose, deleted file, another organization', async () => {
     await rejectsCode(create({ input_file_id: 'file-doesnotexist' }), OpenAI.BadRequestError, 'invalid_input_file', 'input_file_id');
-    await rejectsCode(create({ input_file_id: await upload(client, jsonl([chatLine('a', 'x')]), 'user_data') }), OpenAI.BadRequestError, 'invalid_input_file');
+    await rejectsCode(
+      create({ input_file_id: await upload(client, jsonl([chatLine('a', 'x')]), 'user_data') }),
+      OpenAI.BadRequestError,
+      'invalid_input_file',
+    );
     const deleted = await upload(client, jsonl([chatLine('a', 'x')]));
     await client.files.delete(deleted);
     await rejectsCode(create({ input_file_id: deleted }), OpenAI.BadRequestError, 'invalid_input_file');
-    const stranger = new OpenAI({ apiKey: (await server.createKey({ organization: 'org-other' })).key, baseURL: server.baseUrl, maxRetries: 0 });
+    const stranger = new OpenAI({
+      apiKey: (await server.createKey({ organization: 'org-other' })).key,
+      baseURL: server.baseUrl,
+      maxRetries: 0,
+    });
     await rejectsCode(create({}, stranger), OpenAI.BadRequestError, 'invalid_input_file');
   });
 
   test('404 batch_not_found for unknown ids and for another organization, on retrieve and cancel', async () => {
     const created = await create();
     await rejectsCode(client.batches.retrieve('batch-doesnotexist'), OpenAI.NotFoundError, 'batch_not_found');
-    const stranger = new OpenAI({ apiKey: (await server.createKey({ organization: 'org-elsewhere' })).key, baseURL: server.baseUrl, maxRetries: 0 });
+    const stranger = new OpenAI({
+      apiKey: (await server.createKey({ organization: 'org-elsewhere' })).key,
+      baseURL: server.baseUrl,
+      maxRetries: 0,
+    });
     await rejectsCode(stranger.batches.retrieve(created.id), OpenAI.NotFoundError, 'batch_not_found');
     await rejectsCode(stranger.batches.cancel(created.id), OpenAI.NotFoundError, 'batch_not_found');
     await client.batches.cancel(created.id);
   });
 
   test('429 concurrent_batches_limit (rate_limit_exceeded) past the tier limit; a cancel frees a slot', async () => {
-    const limiter = new OpenAI({ apiKey: (await server.createKey({ organization: 'org-limits' })).key, baseURL: server.baseUrl, maxRetries: 0 });
+    const limiter = new OpenAI({
+      apiKey: (await server.createKey({ organization: 'org-limits' })).key,
+      baseURL: server.baseUrl,
+      maxRetries: 0,
+    });
     const ownFile = await upload(limiter, jsonl([chatLine('a', 'x')]));
     const active: OpenAI.Batch[] = [];
     for (let index = 0; index < 3; index++) active.push(await create({ input_file_id: ownFile }, limiter));
@@ -298,7 +373,8 @@ describe('batches end to end (worker stopped: states held still)', () => {
       assert.equal(error.type, 'rate_limit_exceeded');
       assert.equal(error.headers.get('x-should-retry'), 'false');
       // SPEC rate-limit details: reset is a date-time (here: when the oldest active batch's window ends at the latest).
-      const details = (error.error as { details?: { limit: number; remaining: number; reset: string; retry_after: number | null } }).details;
+      const details = (error.error as { details?: { limit: number; remaining: number; reset: string; retry_after: number | null } })
+        .details;
       assert.equal(details?.limit, 3);
       assert.equal(details?.remaining, 0);
       assert.equal(details?.retry_after, null);
@@ -312,7 +388,11 @@ describe('batches end to end (worker stopped: states held still)', () => {
   });
 
   test('list: newest first with SDK auto-pagination, a status filter, and bad parameters', async () => {
-    const lister = new OpenAI({ apiKey: (await server.createKey({ organization: 'org-list' })).key, baseURL: server.baseUrl, maxRetries: 0 });
+    const lister = new OpenAI({
+      apiKey: (await server.createKey({ organization: 'org-list' })).key,
+      baseURL: server.baseUrl,
+      maxRetries: 0,
+    });
     const ownFile = await upload(lister, jsonl([chatLine('a', 'x')]));
     const ids: string[] = [];
     for (let index = 0; index < 5; index++) {
@@ -346,10 +426,24 @@ describe('batches end to end: expiry under an injected clock', () => {
       runtime: { clock, batchWorker: { pollIntervalMs: 20 } },
       config: {
         tiers: {
-          Developer: { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0, concurrentBatches: 5, permissions: ['chat.completions', 'files', 'batches', 'models'] },
+          Developer: {
+            requestsPerMinute: 0,
+            tokensPerMinute: 0,
+            tokensPerDay: 0,
+            tokensPerMonth: 0,
+            concurrentBatches: 5,
+            permissions: ['chat.completions', 'files', 'batches', 'models'],
+          },
           // One token a day: batch lines are outside the per-minute limits but inside the daily quota, so
           // every line is rate limited (and the requests of the batch API itself still pass).
-          Trickle: { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 1, tokensPerMonth: 0, concurrentBatches: 5, permissions: ['chat.completions', 'files', 'batches', 'models'] },
+          Trickle: {
+            requestsPerMinute: 0,
+            tokensPerMinute: 0,
+            tokensPerDay: 1,
+            tokensPerMonth: 0,
+            concurrentBatches: 5,
+            permissions: ['chat.completions', 'files', 'batches', 'models'],
+          },
         },
       },
     });
@@ -362,13 +456,23 @@ describe('batches end to end: expiry under an injected clock', () => {
     const watcher = new OpenAI({ apiKey: server.key, baseURL: server.baseUrl, maxRetries: 0 });
     const trickle = new OpenAI({ apiKey: (await server.createKey({ tier: 'Trickle' })).key, baseURL: server.baseUrl, maxRetries: 0 });
     const inputFileId = await upload(watcher, jsonl([chatLine('one', 'a'), chatLine('two', 'b'), chatLine('three', 'c')]));
-    const created = await trickle.batches.create({ input_file_id: inputFileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const created = await trickle.batches.create({
+      input_file_id: inputFileId,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
     await pollUntil(watcher, created.id, (batch) => batch.status === 'in_progress');
     // Wait until the worker met the 429s and put the lines off (they stay pending, not failed).
     const database = server.runtime.database.db;
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const deferred = await database.selectFrom('batch_requests').select('line').where('batch_id', '=', created.id).where('state', '=', 'pending').where('attempts', '>=', 1).execute();
+      const deferred = await database
+        .selectFrom('batch_requests')
+        .select('line')
+        .where('batch_id', '=', created.id)
+        .where('state', '=', 'pending')
+        .where('attempts', '>=', 1)
+        .execute();
       if (deferred.length >= 1) break;
       if (Date.now() > deadline) throw new Error('no line was rate limited');
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -16,8 +16,7 @@ const TEXT_ONLY = 'text-only-model';
 const ALL_CAPABILITIES = ['chat', 'vision', 'function_calling', 'json_mode', 'streaming', 'thinking'] as const;
 
 /** A 1x1 PNG as a data URL. */
-const PIXEL_PNG =
-  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const PIXEL_PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 const WEATHER_TOOL = {
   type: 'function' as const,
@@ -29,7 +28,11 @@ const WEATHER_TOOL = {
 };
 const TIME_TOOL = {
   type: 'function' as const,
-  function: { name: 'get_time', description: 'Current time in a time zone.', parameters: { type: 'object', properties: { zone: { type: 'string' } }, required: ['zone'] } },
+  function: {
+    name: 'get_time',
+    description: 'Current time in a time zone.',
+    parameters: { type: 'object', properties: { zone: { type: 'string' } }, required: ['zone'] },
+  },
 };
 
 const Weather = z.object({ city: z.string(), temperature: z.number(), sunny: z.boolean() });
@@ -107,7 +110,13 @@ describe('POST /v1/chat/completions end to end', () => {
   describe('text', () => {
     test('create with the built-in model: the full chat.completion object', async () => {
       const { data: completion, response } = await client.chat.completions
-        .create({ model: BUILTIN, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello there' }] })
+        .create({
+          model: BUILTIN,
+          messages: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: 'Hello there' },
+          ],
+        })
         .withResponse();
       assert.match(completion.id, /^chatcmpl-[A-Za-z0-9]{29}$/);
       assert.equal(completion.object, 'chat.completion');
@@ -133,7 +142,10 @@ describe('POST /v1/chat/completions end to end', () => {
     test('create through an OpenAI-compatible upstream: the canonical request reaches it intact', async () => {
       const completion = await client.chat.completions.create({
         model: VIA_OPENAI,
-        messages: [{ role: 'developer', content: 'Answer in French.' }, { role: 'user', content: 'Good morning' }],
+        messages: [
+          { role: 'developer', content: 'Answer in French.' },
+          { role: 'user', content: 'Good morning' },
+        ],
         temperature: 0.2,
         max_completion_tokens: 50,
         stop: ['END'],
@@ -180,7 +192,11 @@ describe('POST /v1/chat/completions end to end', () => {
 
     test('streamed and non-streamed answers agree (through the OpenAI-compatible upstream too)', async () => {
       for (const model of [BUILTIN, VIA_OPENAI, VIA_ANTHROPIC]) {
-        if (model === VIA_ANTHROPIC) anthropic.enqueue({ type: 'reply', reply: { text: 'Same answer both ways' } }, { type: 'reply', reply: { text: 'Same answer both ways' } });
+        if (model === VIA_ANTHROPIC)
+          anthropic.enqueue(
+            { type: 'reply', reply: { text: 'Same answer both ways' } },
+            { type: 'reply', reply: { text: 'Same answer both ways' } },
+          );
         const messages = [{ role: 'user' as const, content: 'Agree on this' }];
         const whole = await client.chat.completions.create({ model, messages });
         const runner = client.chat.completions.stream({ model, messages });
@@ -191,12 +207,19 @@ describe('POST /v1/chat/completions end to end', () => {
     });
 
     test('the wire of a stream: event-stream headers, data-only events, [DONE] last', async () => {
-      const { status, headers, text } = await rawPost({ model: BUILTIN, messages: [{ role: 'user', content: 'wire check' }], stream: true });
+      const { status, headers, text } = await rawPost({
+        model: BUILTIN,
+        messages: [{ role: 'user', content: 'wire check' }],
+        stream: true,
+      });
       assert.equal(status, 200);
       assert.match(headers.get('content-type') ?? '', /^text\/event-stream/);
       assert.match(headers.get('x-request-id') ?? '', /^req_/);
       const blocks = parseSse(text).filter((block) => !block.comment);
-      assert.ok(blocks.every((block) => block.event === undefined), 'chat chunks have no event: line');
+      assert.ok(
+        blocks.every((block) => block.event === undefined),
+        'chat chunks have no event: line',
+      );
       assert.equal(blocks.at(-1)?.data, '[DONE]');
       assert.equal(blocks.filter((block) => block.data === '[DONE]').length, 1);
       for (const block of blocks.slice(0, -1)) assert.equal((JSON.parse(block.data) as { error?: unknown }).error, undefined);
@@ -205,7 +228,10 @@ describe('POST /v1/chat/completions end to end', () => {
     test('keep-alive comments while the upstream is silent do not disturb the SDK', async () => {
       openai.enqueue({ type: 'reply', reply: { text: 'slow but steady' }, delayMs: 150 });
       const { text } = await rawPost({ model: VIA_OPENAI, messages: [{ role: 'user', content: 'slow' }], stream: true });
-      assert.ok(parseSse(text).some((block) => block.comment), 'a keep-alive comment was sent');
+      assert.ok(
+        parseSse(text).some((block) => block.comment),
+        'a keep-alive comment was sent',
+      );
       openai.enqueue({ type: 'reply', reply: { text: 'slow but steady' }, delayMs: 150 });
       const runner = client.chat.completions.stream({ model: VIA_OPENAI, messages: [{ role: 'user', content: 'slow' }] });
       assert.equal((await runner.finalChatCompletion()).choices[0]?.message.content, 'slow but steady');
@@ -224,10 +250,18 @@ describe('POST /v1/chat/completions end to end', () => {
     });
 
     test('stop sequences and max_tokens end the answer with stop and length', async () => {
-      const stopped = await client.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'one two three four' }], stop: 'three' });
+      const stopped = await client.chat.completions.create({
+        model: BUILTIN,
+        messages: [{ role: 'user', content: 'one two three four' }],
+        stop: 'three',
+      });
       assert.equal(stopped.choices[0]?.message.content, 'Echo: one two ');
       assert.equal(stopped.choices[0]?.finish_reason, 'stop');
-      const capped = await client.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'a rather long sentence to cut' }], max_tokens: 2 });
+      const capped = await client.chat.completions.create({
+        model: BUILTIN,
+        messages: [{ role: 'user', content: 'a rather long sentence to cut' }],
+        max_tokens: 2,
+      });
       assert.equal(capped.choices[0]?.finish_reason, 'length');
       assert.equal(capped.usage?.completion_tokens, 2);
     });
@@ -240,8 +274,16 @@ describe('POST /v1/chat/completions end to end', () => {
     });
 
     test('a client that goes away mid-stream aborts the upstream request', async () => {
-      openai.enqueue({ type: 'reply', reply: { text: 'many words arriving slowly one after another until the client leaves' }, delayMs: 40 });
-      const stream = await client.chat.completions.create({ model: VIA_OPENAI, messages: [{ role: 'user', content: 'long' }], stream: true });
+      openai.enqueue({
+        type: 'reply',
+        reply: { text: 'many words arriving slowly one after another until the client leaves' },
+        delayMs: 40,
+      });
+      const stream = await client.chat.completions.create({
+        model: VIA_OPENAI,
+        messages: [{ role: 'user', content: 'long' }],
+        stream: true,
+      });
       let received = 0;
       for await (const _chunk of stream) {
         if (++received === 3) break;
@@ -337,21 +379,48 @@ describe('POST /v1/chat/completions end to end', () => {
 
     test('the raw stream: first fragment names the call, later fragments carry arguments only', async () => {
       openai.enqueue({ type: 'reply', reply: { toolCalls: [{ id: 'call_upstream1', name: 'get_weather', arguments: { city: 'Lyon' } }] } });
-      const { text } = await rawPost({ model: VIA_OPENAI, messages: [{ role: 'user', content: 'Lyon?' }], tools: [WEATHER_TOOL], stream: true });
+      const { text } = await rawPost({
+        model: VIA_OPENAI,
+        messages: [{ role: 'user', content: 'Lyon?' }],
+        tools: [WEATHER_TOOL],
+        stream: true,
+      });
       const chunks = parseSse(text)
         .filter((block) => !block.comment && block.data !== '[DONE]')
-        .map((block) => JSON.parse(block.data) as { choices: Array<{ delta: { tool_calls?: Array<Record<string, unknown>> }; finish_reason: string | null }> });
+        .map(
+          (block) =>
+            JSON.parse(block.data) as {
+              choices: Array<{ delta: { tool_calls?: Array<Record<string, unknown>> }; finish_reason: string | null }>;
+            },
+        );
       const fragments = chunks.flatMap((chunk) => chunk.choices.flatMap((choice) => choice.delta.tool_calls ?? []));
-      assert.deepEqual(fragments[0], { index: 0, id: 'call_upstream1', type: 'function', function: { name: 'get_weather', arguments: '' } });
+      assert.deepEqual(fragments[0], {
+        index: 0,
+        id: 'call_upstream1',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '' },
+      });
       assert.ok(fragments.length > 2);
       for (const fragment of fragments.slice(1)) assert.deepEqual(Object.keys(fragment), ['index', 'function']);
-      assert.deepEqual(JSON.parse(fragments.slice(1).map((fragment) => (fragment['function'] as { arguments: string }).arguments).join('')), { city: 'Lyon' });
+      assert.deepEqual(
+        JSON.parse(
+          fragments
+            .slice(1)
+            .map((fragment) => (fragment['function'] as { arguments: string }).arguments)
+            .join(''),
+        ),
+        { city: 'Lyon' },
+      );
       assert.equal(chunks.at(-1)?.choices[0]?.finish_reason, 'tool_calls');
     });
 
     test('through the Anthropic upstream, streamed: tool_use becomes tool_calls', async () => {
       anthropic.enqueue({ type: 'reply', reply: { toolUses: [{ id: 'toolu_01', name: 'get_weather', input: { city: 'Rome' } }] } });
-      const runner = client.chat.completions.stream({ model: VIA_ANTHROPIC, messages: [{ role: 'user', content: 'Rome?' }], tools: [WEATHER_TOOL] });
+      const runner = client.chat.completions.stream({
+        model: VIA_ANTHROPIC,
+        messages: [{ role: 'user', content: 'Rome?' }],
+        tools: [WEATHER_TOOL],
+      });
       const completion = await runner.finalChatCompletion();
       const call = completion.choices[0]?.message.tool_calls?.[0];
       assert.ok(call?.type === 'function');
@@ -376,7 +445,8 @@ describe('POST /v1/chat/completions end to end', () => {
       ];
       const completion = await client.chat.completions.create({ model: VIA_OPENAI, messages, tools: [WEATHER_TOOL, TIME_TOOL] });
       assert.equal(completion.choices[0]?.finish_reason, 'stop');
-      const upstreamMessages = (openai.requests[0]!.body as { messages: Array<{ role: string; tool_call_id?: string; content?: unknown }> }).messages;
+      const upstreamMessages = (openai.requests[0]!.body as { messages: Array<{ role: string; tool_call_id?: string; content?: unknown }> })
+        .messages;
       const toolMessages = upstreamMessages.filter((message) => message.role === 'tool');
       assert.deepEqual(
         toolMessages.map((message) => [message.tool_call_id, message.content]),
@@ -407,9 +477,20 @@ describe('POST /v1/chat/completions end to end', () => {
       assert.match(completion.choices[0]?.message.content ?? '', /^Echo: What is this\?/);
       await client.chat.completions.create({
         model: VIA_OPENAI,
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'Describe' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Describe' },
+              { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+            ],
+          },
+        ],
       });
-      const upstreamContent = (openai.requests[0]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)!.content as Array<{ type: string; image_url?: { url: string } }>;
+      const upstreamContent = (openai.requests[0]!.body as { messages: Array<{ content: unknown }> }).messages.at(-1)!.content as Array<{
+        type: string;
+        image_url?: { url: string };
+      }>;
       assert.equal(upstreamContent.find((part) => part.type === 'image_url')?.image_url?.url, 'https://example.com/cat.png');
     });
 
@@ -419,7 +500,13 @@ describe('POST /v1/chat/completions end to end', () => {
           model: TEXT_ONLY,
           messages: [
             { role: 'system', content: 'You see things.' },
-            { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image_url', image_url: { url: PIXEL_PNG } }] },
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'Look' },
+                { type: 'image_url', image_url: { url: PIXEL_PNG } },
+              ],
+            },
           ],
         }),
         (error: unknown) => {
@@ -435,7 +522,13 @@ describe('POST /v1/chat/completions end to end', () => {
   });
 
   describe('errors', () => {
-    async function rejectsWith(promise: Promise<unknown>, errorClass: abstract new (...args: never[]) => APIError, status: number, code: string, param?: string | null): Promise<void> {
+    async function rejectsWith(
+      promise: Promise<unknown>,
+      errorClass: abstract new (...args: never[]) => APIError,
+      status: number,
+      code: string,
+      param?: string | null,
+    ): Promise<void> {
       await assert.rejects(promise, (error: unknown) => {
         assert.ok(error instanceof errorClass, `expected ${errorClass.name}, got ${String(error)}`);
         assert.equal(error.status, status);
@@ -446,25 +539,46 @@ describe('POST /v1/chat/completions end to end', () => {
     }
 
     test('400 invalid_parameter: temperature outside the SPEC range', async () => {
-      await rejectsWith(client.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'x' }], temperature: 1.5 }), OpenAI.BadRequestError, 400, 'invalid_parameter', 'temperature');
+      await rejectsWith(
+        client.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'x' }], temperature: 1.5 }),
+        OpenAI.BadRequestError,
+        400,
+        'invalid_parameter',
+        'temperature',
+      );
     });
 
     test('400 invalid_parameter: n > 1 with a clear message', async () => {
-      await assert.rejects(client.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'x' }], n: 2 }), (error: unknown) => {
-        assert.ok(error instanceof OpenAI.BadRequestError);
-        assert.equal(error.param, 'n');
-        assert.match(error.message, /one choice per request/);
-        return true;
-      });
+      await assert.rejects(
+        client.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'x' }], n: 2 }),
+        (error: unknown) => {
+          assert.ok(error instanceof OpenAI.BadRequestError);
+          assert.equal(error.param, 'n');
+          assert.match(error.message, /one choice per request/);
+          return true;
+        },
+      );
     });
 
     test('400 missing_parameter: no messages', async () => {
-      await rejectsWith(client.chat.completions.create({ model: BUILTIN } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming), OpenAI.BadRequestError, 400, 'missing_parameter', 'messages');
+      await rejectsWith(
+        client.chat.completions.create({ model: BUILTIN } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming),
+        OpenAI.BadRequestError,
+        400,
+        'missing_parameter',
+        'messages',
+      );
     });
 
     test('400 invalid_messages: a tool message that answers no call', async () => {
       await rejectsWith(
-        client.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'call_nope', content: 'y' }] }),
+        client.chat.completions.create({
+          model: BUILTIN,
+          messages: [
+            { role: 'user', content: 'x' },
+            { role: 'tool', tool_call_id: 'call_nope', content: 'y' },
+          ],
+        }),
         OpenAI.BadRequestError,
         400,
         'invalid_messages',
@@ -474,7 +588,11 @@ describe('POST /v1/chat/completions end to end', () => {
 
     test('400 invalid_format: a field of the wrong type, and a body that is not JSON', async () => {
       await rejectsWith(
-        client.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'x' }], max_tokens: '5' as unknown as number }),
+        client.chat.completions.create({
+          model: BUILTIN,
+          messages: [{ role: 'user', content: 'x' }],
+          max_tokens: '5' as unknown as number,
+        }),
         OpenAI.BadRequestError,
         400,
         'invalid_format',
@@ -486,39 +604,69 @@ describe('POST /v1/chat/completions end to end', () => {
     });
 
     test('400 for a capability the model lacks (tools on a chat-only model)', async () => {
-      await rejectsWith(client.chat.completions.create({ model: TEXT_ONLY, messages: [{ role: 'user', content: 'x' }], tools: [WEATHER_TOOL] }), OpenAI.BadRequestError, 400, 'invalid_parameter', 'tools');
+      await rejectsWith(
+        client.chat.completions.create({ model: TEXT_ONLY, messages: [{ role: 'user', content: 'x' }], tools: [WEATHER_TOOL] }),
+        OpenAI.BadRequestError,
+        400,
+        'invalid_parameter',
+        'tools',
+      );
     });
 
     test('401 for a bad key, 403 for a key without chat.completions', async () => {
       const stranger = new OpenAI({ apiKey: 'sk-not-a-real-key', baseURL: server.baseUrl, maxRetries: 0 });
-      await assert.rejects(stranger.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'x' }] }), OpenAI.AuthenticationError);
+      await assert.rejects(
+        stranger.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'x' }] }),
+        OpenAI.AuthenticationError,
+      );
       const { key } = await server.createKey({ permissions: ['models'] });
       const limited = new OpenAI({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });
-      await rejectsWith(limited.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'x' }] }), OpenAI.PermissionDeniedError, 403, 'permission_denied');
+      await rejectsWith(
+        limited.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content: 'x' }] }),
+        OpenAI.PermissionDeniedError,
+        403,
+        'permission_denied',
+      );
     });
 
     test('404 for an unknown model', async () => {
-      await rejectsWith(client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }), OpenAI.NotFoundError, 404, 'model_not_found', 'model');
+      await rejectsWith(
+        client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
+        OpenAI.NotFoundError,
+        404,
+        'model_not_found',
+        'model',
+      );
     });
 
     test('429 and 500 from the upstream reach the SDK as RateLimitError and InternalServerError, without upstream secrets', async () => {
       openai.enqueue({ type: 'error', status: 429, message: 'Slow down', headers: { 'retry-after': '1' } });
-      await assert.rejects(client.chat.completions.create({ model: VIA_OPENAI, messages: [{ role: 'user', content: 'x' }] }), (error: unknown) => {
-        assert.ok(error instanceof OpenAI.RateLimitError);
-        assert.ok(error.headers.get('retry-after') !== null);
-        return true;
-      });
+      await assert.rejects(
+        client.chat.completions.create({ model: VIA_OPENAI, messages: [{ role: 'user', content: 'x' }] }),
+        (error: unknown) => {
+          assert.ok(error instanceof OpenAI.RateLimitError);
+          assert.ok(error.headers.get('retry-after') !== null);
+          return true;
+        },
+      );
       openai.enqueue({ type: 'error', status: 503, message: `backend at ${openai.baseUrl} is down` });
-      await assert.rejects(client.chat.completions.create({ model: VIA_OPENAI, messages: [{ role: 'user', content: 'x' }] }), (error: unknown) => {
-        assert.ok(error instanceof OpenAI.InternalServerError);
-        assert.equal(error.status, 500);
-        assert.doesNotMatch(error.message, /127\.0\.0\.1|sk-upstream/);
-        return true;
-      });
+      await assert.rejects(
+        client.chat.completions.create({ model: VIA_OPENAI, messages: [{ role: 'user', content: 'x' }] }),
+        (error: unknown) => {
+          assert.ok(error instanceof OpenAI.InternalServerError);
+          assert.equal(error.status, 500);
+          assert.doesNotMatch(error.message, /127\.0\.0\.1|sk-upstream/);
+          return true;
+        },
+      );
     });
 
     test('a stream cut by the upstream ends with an error the SDK throws, never a hang or a [DONE]', async () => {
-      openai.enqueue({ type: 'reply', reply: { text: 'this stream will be cut in the middle of its words' }, interrupt: { afterEvents: 4, how: 'reset' } });
+      openai.enqueue({
+        type: 'reply',
+        reply: { text: 'this stream will be cut in the middle of its words' },
+        interrupt: { afterEvents: 4, how: 'reset' },
+      });
       const stream = await client.chat.completions.create({ model: VIA_OPENAI, messages: [{ role: 'user', content: 'x' }], stream: true });
       let text = '';
       await assert.rejects(
@@ -536,7 +684,10 @@ describe('POST /v1/chat/completions end to end', () => {
       openai.enqueue({ type: 'reply', reply: { text: 'cut again' }, interrupt: { afterEvents: 2, how: 'reset' } });
       const { text: raw } = await rawPost({ model: VIA_OPENAI, messages: [{ role: 'user', content: 'x' }], stream: true });
       const blocks = parseSse(raw).filter((block) => !block.comment);
-      assert.equal(blocks.some((block) => block.data === '[DONE]'), false);
+      assert.equal(
+        blocks.some((block) => block.data === '[DONE]'),
+        false,
+      );
       assert.ok((JSON.parse(blocks.at(-1)!.data) as { error?: { code: string } }).error?.code);
     });
   });

@@ -18,7 +18,11 @@ const UNLIMITED_TIER = {
 async function getJson(server: TestServer, path: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, any> }> {
   const response = await fetch(`${server.baseUrl}${path}`, {
     ...init,
-    headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json', ...(init.headers as Record<string, string> | undefined) },
+    headers: {
+      authorization: `Bearer ${server.key}`,
+      'content-type': 'application/json',
+      ...(init.headers as Record<string, string> | undefined),
+    },
   });
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
@@ -40,7 +44,10 @@ describe('client compatibility over HTTP', () => {
   });
 
   test('an unlimited tier reads 2^31-1 limit and remaining, with the real used count', async () => {
-    const chat = await getJson(server, '/chat/completions', { method: 'POST', body: JSON.stringify({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'Hi' }] }) });
+    const chat = await getJson(server, '/chat/completions', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'Hi' }] }),
+    });
     assert.equal(chat.status, 200);
     const total = chat.body['_metadata'].user_total_usage;
     assert.deepEqual([total.limit, total.remaining], [UNLIMITED_TOKENS, UNLIMITED_TOKENS]);
@@ -53,7 +60,10 @@ describe('client compatibility over HTTP', () => {
   });
 
   test('compatible: a response without max_output_tokens is generated and echoes null', async () => {
-    const created = await getJson(server, '/responses', { method: 'POST', body: JSON.stringify({ model: 'switchyard-echo', input: 'Hello', temperature: 1.5, reasoning: { effort: 'minimal' } }) });
+    const created = await getJson(server, '/responses', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'switchyard-echo', input: 'Hello', temperature: 1.5, reasoning: { effort: 'minimal' } }),
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     assert.equal(created.body['max_output_tokens'], null);
     assert.equal(created.body['temperature'], 1.5);
@@ -63,7 +73,12 @@ describe('client compatibility over HTTP', () => {
 
   test('a configured model without created keeps its created across a restart', async () => {
     const before = await getJson(server, '/models/configured-echo');
-    const again = await startTestServer({ config: { providers: { local: { kind: 'builtin' } }, models: [{ id: 'configured-echo', provider: 'local', upstreamModel: 'echo', capabilities: ['chat'] }] } });
+    const again = await startTestServer({
+      config: {
+        providers: { local: { kind: 'builtin' } },
+        models: [{ id: 'configured-echo', provider: 'local', upstreamModel: 'echo', capabilities: ['chat'] }],
+      },
+    });
     try {
       const response = await fetch(`${again.baseUrl}/models/configured-echo`, { headers: { authorization: `Bearer ${again.key}` } });
       assert.equal(((await response.json()) as { created: number }).created, before.body['created']);

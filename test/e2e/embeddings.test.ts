@@ -100,7 +100,12 @@ describe('embeddings end to end', () => {
 
   test('through an OpenAI-compatible upstream: request, order and usage are passed through', async () => {
     upstream.enqueue(upstreamEmbeddings);
-    const result = await client.embeddings.create({ model: VIA_UPSTREAM, input: ['a', 'bb', 'ccc'], encoding_format: 'float', dimensions: 4 });
+    const result = await client.embeddings.create({
+      model: VIA_UPSTREAM,
+      input: ['a', 'bb', 'ccc'],
+      encoding_format: 'float',
+      dimensions: 4,
+    });
     assert.deepEqual(
       result.data.map((item) => item.embedding),
       [
@@ -111,7 +116,12 @@ describe('embeddings end to end', () => {
     );
     assert.deepEqual(result.usage, { prompt_tokens: 9, total_tokens: 9 });
     assert.equal(result.model, VIA_UPSTREAM);
-    assert.deepEqual(upstream.requests[0]!.body, { model: 'upstream-embed', input: ['a', 'bb', 'ccc'], encoding_format: 'float', dimensions: 4 });
+    assert.deepEqual(upstream.requests[0]!.body, {
+      model: 'upstream-embed',
+      input: ['a', 'bb', 'ccc'],
+      encoding_format: 'float',
+      dimensions: 4,
+    });
   });
 
   test('client mistakes are 400s naming the field, as BadRequestError', async () => {
@@ -143,9 +153,15 @@ describe('embeddings end to end', () => {
       assert.deepEqual([error.code, error.param], ['invalid_parameter', 'model']);
       return true;
     });
-    await assert.rejects(new OpenAI({ apiKey: 'sk-wrong', baseURL: server.baseUrl, maxRetries: 0 }).embeddings.create({ model: BUILTIN, input: 'x' }), OpenAI.AuthenticationError);
+    await assert.rejects(
+      new OpenAI({ apiKey: 'sk-wrong', baseURL: server.baseUrl, maxRetries: 0 }).embeddings.create({ model: BUILTIN, input: 'x' }),
+      OpenAI.AuthenticationError,
+    );
     const chatOnly = await server.createKey({ permissions: ['chat.completions'] });
-    await assert.rejects(new OpenAI({ apiKey: chatOnly.key, baseURL: server.baseUrl, maxRetries: 0 }).embeddings.create({ model: BUILTIN, input: 'x' }), OpenAI.PermissionDeniedError);
+    await assert.rejects(
+      new OpenAI({ apiKey: chatOnly.key, baseURL: server.baseUrl, maxRetries: 0 }).embeddings.create({ model: BUILTIN, input: 'x' }),
+      OpenAI.PermissionDeniedError,
+    );
     upstream.enqueue({ type: 'error', status: 429, message: 'slow down', headers: { 'retry-after': '1' } });
     await assert.rejects(client.embeddings.create({ model: VIA_UPSTREAM, input: 'x' }), OpenAI.RateLimitError);
     upstream.enqueue({ type: 'error', status: 503, message: 'overloaded' });

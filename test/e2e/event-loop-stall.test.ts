@@ -13,7 +13,16 @@ before(async () => {
   server = await startTestServer({
     config: {
       server: { bodyLimitBytes: 8 * 1024 * 1024 },
-      models: [{ id: 'echo-wide', provider: 'builtin', upstreamModel: 'echo', capabilities: ['chat', 'streaming'], contextWindow: 4_000_000, maxOutputTokens: 64 }],
+      models: [
+        {
+          id: 'echo-wide',
+          provider: 'builtin',
+          upstreamModel: 'echo',
+          capabilities: ['chat', 'streaming'],
+          contextWindow: 4_000_000,
+          maxOutputTokens: 64,
+        },
+      ],
     },
   });
 });

@@ -9,7 +9,8 @@ import OpenAI, { toFile, toStreamingFile } from 'openai';
 import { ManualClock } from '../batches/support/manual-clock.ts';
 import { startBatchTestServer, type BatchTestServer } from '../batches/support/batch-test-server.ts';
 
-const JSONL = '{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"switchyard-echo","messages":[{"role":"user","content":"hi"}]}}\n';
+const JSONL =
+  '{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"switchyard-echo","messages":[{"role":"user","content":"hi"}]}}\n';
 
 async function raw(server: BatchTestServer, path: string, init: RequestInit & { key?: string } = {}) {
   const headers = new Headers(init.headers);
@@ -33,7 +34,10 @@ function assertFileError(body: any, status: { code: string; type?: string }): vo
 }
 
 /** A multipart upload sent with Transfer-Encoding: chunked and no Content-Length, piece by piece. */
-function chunkedUpload(server: BatchTestServer, pieces: string[]): Promise<{ status: number; body: any; sentHeaders: Record<string, unknown> }> {
+function chunkedUpload(
+  server: BatchTestServer,
+  pieces: string[],
+): Promise<{ status: number; body: any; sentHeaders: Record<string, unknown> }> {
   const boundary = '----switchyard-test-boundary';
   const body = [
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="streamed.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n`,
@@ -43,7 +47,11 @@ function chunkedUpload(server: BatchTestServer, pieces: string[]): Promise<{ sta
   return new Promise((resolve, reject) => {
     const request = httpRequest(`${server.origin}/v1/files`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${server.key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' },
+      headers: {
+        authorization: `Bearer ${server.key}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'transfer-encoding': 'chunked',
+      },
     });
     request.on('response', (response) => {
       let text = '';
@@ -90,7 +98,18 @@ describe('files end to end', () => {
     assert.equal(file.expires_at, file.created_at + 30 * 86_400);
     const { status, body } = await raw(server, `/v1/files/${file.id}`);
     assert.equal(status, 200);
-    assert.deepEqual(Object.keys(body).sort(), ['_metadata', 'bytes', 'created_at', 'expires_at', 'filename', 'id', 'object', 'purpose', 'status', 'status_details']);
+    assert.deepEqual(Object.keys(body).sort(), [
+      '_metadata',
+      'bytes',
+      'created_at',
+      'expires_at',
+      'filename',
+      'id',
+      'object',
+      'purpose',
+      'status',
+      'status_details',
+    ]);
     assert.equal(body._metadata.status, true);
   });
 
@@ -124,7 +143,10 @@ describe('files end to end', () => {
     assert.equal(await response.text(), JSONL);
     const deleted = await client.files.delete(file.id);
     assert.deepEqual({ id: deleted.id, object: deleted.object, deleted: deleted.deleted }, { id: file.id, object: 'file', deleted: true });
-    await assert.rejects(client.files.retrieve(file.id), (error: unknown) => error instanceof OpenAI.NotFoundError && error.code === 'file_not_found');
+    await assert.rejects(
+      client.files.retrieve(file.id),
+      (error: unknown) => error instanceof OpenAI.NotFoundError && error.code === 'file_not_found',
+    );
     await assert.rejects(client.files.content(file.id), OpenAI.NotFoundError);
     await assert.rejects(client.files.delete(file.id), OpenAI.NotFoundError);
     const missing = await raw(server, '/v1/files/file-doesnotexist');
@@ -138,7 +160,10 @@ describe('files end to end', () => {
     const file = await client.files.create({ file: await toFile(Buffer.from('secret'), 'secret.txt'), purpose: 'user_data' });
     const stranger = await server.createKey({ organization: 'org-stranger' });
     const strangerClient = new OpenAI({ apiKey: stranger.key, baseURL: server.baseUrl, maxRetries: 0 });
-    await assert.rejects(strangerClient.files.retrieve(file.id), (error: unknown) => error instanceof OpenAI.NotFoundError && error.code === 'file_not_found');
+    await assert.rejects(
+      strangerClient.files.retrieve(file.id),
+      (error: unknown) => error instanceof OpenAI.NotFoundError && error.code === 'file_not_found',
+    );
     await assert.rejects(strangerClient.files.content(file.id), OpenAI.NotFoundError);
     await assert.rejects(strangerClient.files.delete(file.id), OpenAI.NotFoundError);
     assert.ok(!(await strangerClient.files.list()).data.some((entry) => entry.id === file.id));
@@ -153,7 +178,14 @@ describe('files end to end', () => {
     const ids: string[] = [];
     for (let index = 0; index < 5; index++) {
       clock.advance(1_000);
-      ids.push((await listClient.files.create({ file: await toFile(Buffer.from(`${index}`), `f${index}.txt`), purpose: index === 0 ? 'vision' : 'user_data' })).id);
+      ids.push(
+        (
+          await listClient.files.create({
+            file: await toFile(Buffer.from(`${index}`), `f${index}.txt`),
+            purpose: index === 0 ? 'vision' : 'user_data',
+          })
+        ).id,
+      );
     }
     const seen: string[] = [];
     for await (const file of listClient.files.list({ limit: 2 })) seen.push(file.id);
@@ -164,8 +196,14 @@ describe('files end to end', () => {
     assert.equal(firstPage.body.has_more, true);
     assert.equal(firstPage.body.first_id, ids[4]);
     assert.equal(firstPage.body.last_id, ids[3]);
-    assert.deepEqual((await listClient.files.list({ purpose: 'vision' })).data.map((file) => file.id), [ids[0]]);
-    assert.deepEqual((await listClient.files.list({ order: 'asc', limit: 2 })).data.map((file) => file.id), [ids[0], ids[1]]);
+    assert.deepEqual(
+      (await listClient.files.list({ purpose: 'vision' })).data.map((file) => file.id),
+      [ids[0]],
+    );
+    assert.deepEqual(
+      (await listClient.files.list({ order: 'asc', limit: 2 })).data.map((file) => file.id),
+      [ids[0], ids[1]],
+    );
     for (const query of ['limit=0', 'limit=10001', 'limit=abc', 'order=sideways', 'after=file-unknown']) {
       const refused = await raw(server, `/v1/files?${query}`, { key: lister.key });
       assert.equal(refused.status, 400, query);
@@ -188,16 +226,27 @@ describe('files end to end', () => {
     onlyFile.append('file', new Blob(['x']), 'x.jsonl');
     const missingPurpose = await raw(server, '/v1/files', { method: 'POST', body: onlyFile });
     assert.equal(missingPurpose.body.error.param, 'purpose');
-    const json = await raw(server, '/v1/files', { method: 'POST', body: '{"purpose":"batch"}', headers: { 'content-type': 'application/json' } });
+    const json = await raw(server, '/v1/files', {
+      method: 'POST',
+      body: '{"purpose":"batch"}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(json.status, 400);
     assert.equal(json.body.error.code, 'invalid_format');
   });
 
   test('a file past its expires_at answers 410 file_expired', async () => {
-    const file = await client.files.create({ file: await toFile(Buffer.from('soon gone'), 'short.txt'), purpose: 'user_data', expires_after: { anchor: 'created_at', seconds: 3600 } });
+    const file = await client.files.create({
+      file: await toFile(Buffer.from('soon gone'), 'short.txt'),
+      purpose: 'user_data',
+      expires_after: { anchor: 'created_at', seconds: 3600 },
+    });
     assert.equal(file.expires_at, file.created_at + 3600);
     clock.advance(3_600_000);
-    await assert.rejects(client.files.retrieve(file.id), (error: unknown) => error instanceof OpenAI.APIError && error.status === 410 && error.code === 'file_expired');
+    await assert.rejects(
+      client.files.retrieve(file.id),
+      (error: unknown) => error instanceof OpenAI.APIError && error.status === 410 && error.code === 'file_expired',
+    );
     const expired = await raw(server, `/v1/files/${file.id}/content`);
     assert.equal(expired.status, 410);
     assertFileError(expired.body, { code: 'file_expired' });
@@ -228,7 +277,10 @@ describe('files end to end', () => {
 
   test('a key without the files permission is refused with 403', async () => {
     const limited = await server.createKey({ permissions: ['models'] });
-    await assert.rejects(new OpenAI({ apiKey: limited.key, baseURL: server.baseUrl, maxRetries: 0 }).files.list(), OpenAI.PermissionDeniedError);
+    await assert.rejects(
+      new OpenAI({ apiKey: limited.key, baseURL: server.baseUrl, maxRetries: 0 }).files.list(),
+      OpenAI.PermissionDeniedError,
+    );
   });
 });
 
@@ -245,12 +297,15 @@ describe('files end to end: upload size limit', () => {
   });
 
   test('an upload over uploadLimitBytes is 413 and nothing is kept; one at the limit is accepted', async () => {
-    await assert.rejects(client.files.create({ file: await toFile(Buffer.alloc(5000, 97), 'big.jsonl'), purpose: 'batch' }), (error: unknown) => {
-      assert.ok(error instanceof OpenAI.APIError);
-      assert.equal(error.status, 413);
-      assert.equal(error.code, 'file_too_large');
-      return true;
-    });
+    await assert.rejects(
+      client.files.create({ file: await toFile(Buffer.alloc(5000, 97), 'big.jsonl'), purpose: 'batch' }),
+      (error: unknown) => {
+        assert.ok(error instanceof OpenAI.APIError);
+        assert.equal(error.status, 413);
+        assert.equal(error.code, 'file_too_large');
+        return true;
+      },
+    );
     const chunked = await chunkedUpload(server, ['x'.repeat(700), 'y'.repeat(700)]);
     assert.equal(chunked.status, 413);
     assert.deepEqual((await client.files.list()).data, []);

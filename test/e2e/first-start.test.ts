@@ -17,7 +17,10 @@ import { createTestDatabase } from '../support/databases.ts';
 const INSTANCES = 5;
 
 const backends: Array<'postgres'> = process.env['TEST_DATABASE_URL'] ? ['postgres'] : [];
-if (backends.length === 0) console.warn('\n*** SKIPPED: simultaneous first start on Postgres (set TEST_DATABASE_URL=postgres://127.0.0.1:5432/test to run it) ***\n');
+if (backends.length === 0)
+  console.warn(
+    '\n*** SKIPPED: simultaneous first start on Postgres (set TEST_DATABASE_URL=postgres://127.0.0.1:5432/test to run it) ***\n',
+  );
 
 for (const backend of backends) {
   describe(`first start of ${INSTANCES} instances at once (${backend})`, () => {
@@ -35,10 +38,13 @@ for (const backend of backends) {
         try {
           const runtimes = await Promise.all(
             dataDirs.map((dataDir) =>
-              startRuntime(loadConfig({ env: {}, overrides: { dataDir, databaseUrl: database.url, logLevel: 'silent', bootstrapKey: true } }), {
-                logger: pino({ level: 'silent' }),
-                batchWorker: false,
-              }),
+              startRuntime(
+                loadConfig({ env: {}, overrides: { dataDir, databaseUrl: database.url, logLevel: 'silent', bootstrapKey: true } }),
+                {
+                  logger: pino({ level: 'silent' }),
+                  batchWorker: false,
+                },
+              ),
             ),
           );
           const created = runtimes.filter((runtime) => runtime.bootstrapKey !== undefined);
@@ -48,8 +54,14 @@ for (const backend of backends) {
           const check = openDatabase(database.url);
           try {
             const keys = await check.db.selectFrom('api_keys').select('id').execute();
-            assert.deepEqual(keys.map((key) => key.id), [created[0]!.bootstrapKey!.record.id]);
-            const applied = await check.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
+            assert.deepEqual(
+              keys.map((key) => key.id),
+              [created[0]!.bootstrapKey!.record.id],
+            );
+            const applied = await check.db
+              .selectFrom('kysely_migration' as never)
+              .select('name' as never)
+              .execute();
             assert.equal(applied.length, Object.keys(createMigrations(backend)).length);
           } finally {
             await check.close();

@@ -31,7 +31,16 @@ describe('foundation end to end', () => {
     server = await startTestServer({
       config: {
         server: { bodyLimitBytes: 4096 },
-        models: [{ id: 'acme/echo-large', provider: 'builtin', upstreamModel: 'echo', aliases: ['echo-alias'], capabilities: ['chat'], description: 'slash id' }],
+        models: [
+          {
+            id: 'acme/echo-large',
+            provider: 'builtin',
+            upstreamModel: 'echo',
+            aliases: ['echo-alias'],
+            capabilities: ['chat'],
+            description: 'slash id',
+          },
+        ],
       },
     });
     client = new OpenAI({ apiKey: server.key, baseURL: server.baseUrl, maxRetries: 0 });
@@ -46,7 +55,17 @@ describe('foundation end to end', () => {
     assert.ok(ids.includes('switchyard-echo'));
     assert.ok(ids.includes('acme/echo-large'));
     const listed = page.data.find((model) => model.id === 'acme/echo-large') as unknown as Record<string, unknown>;
-    assert.deepEqual(Object.keys(listed).sort(), ['capabilities', 'created', 'description', 'id', 'object', 'owned_by', 'parent', 'permission', 'root']);
+    assert.deepEqual(Object.keys(listed).sort(), [
+      'capabilities',
+      'created',
+      'description',
+      'id',
+      'object',
+      'owned_by',
+      'parent',
+      'permission',
+      'root',
+    ]);
     assert.deepEqual(listed['permission'], []);
     assert.equal(listed['root'], 'acme/echo-large');
     assert.equal(listed['parent'], null);
@@ -70,7 +89,15 @@ describe('foundation end to end', () => {
   test('every success carries _metadata and both request-id headers', async () => {
     const raw = await getJson(server, '/v1/models', { authorization: `Bearer ${server.key}` });
     const metadata = raw.body['_metadata'];
-    assert.deepEqual(Object.keys(metadata).sort(), ['creator', 'processing_time', 'request_id', 'status', 'tier', 'timestamp', 'user_total_usage']);
+    assert.deepEqual(Object.keys(metadata).sort(), [
+      'creator',
+      'processing_time',
+      'request_id',
+      'status',
+      'tier',
+      'timestamp',
+      'user_total_usage',
+    ]);
     assert.equal(metadata.creator, 'switchyard');
     assert.equal(metadata.status, true);
     assert.equal(metadata.tier, 'Developer');
@@ -92,7 +119,10 @@ describe('foundation end to end', () => {
     assertEnvelope(basic.body, { type: 'auth_error', code: 'missing_api_key' });
     assert.equal((await getJson(server, '/v1/models', { 'x-api-key': server.key })).status, 200);
     assert.equal((await getJson(server, '/v1/models', { authorization: `bearer ${server.key}` })).status, 200);
-    await assert.rejects(new OpenAI({ apiKey: 'sk-wrong', baseURL: server.baseUrl, maxRetries: 0 }).models.list(), OpenAI.AuthenticationError);
+    await assert.rejects(
+      new OpenAI({ apiKey: 'sk-wrong', baseURL: server.baseUrl, maxRetries: 0 }).models.list(),
+      OpenAI.AuthenticationError,
+    );
   });
 
   test('an expired key is token_expired; a key without the permission is 403', async () => {
@@ -106,7 +136,10 @@ describe('foundation end to end', () => {
     assert.equal(denied.status, 403);
     assertEnvelope(denied.body, { type: 'permission_error', code: 'permission_denied' });
     assert.match(denied.body['error'].message, /'models' permission/);
-    await assert.rejects(new OpenAI({ apiKey: limited.key, baseURL: server.baseUrl, maxRetries: 0 }).models.list(), OpenAI.PermissionDeniedError);
+    await assert.rejects(
+      new OpenAI({ apiKey: limited.key, baseURL: server.baseUrl, maxRetries: 0 }).models.list(),
+      OpenAI.PermissionDeniedError,
+    );
     // Key status needs no particular permission.
     assert.equal((await getJson(server, '/v1/auth/key', { authorization: `Bearer ${limited.key}` })).status, 200);
   });
@@ -114,12 +147,33 @@ describe('foundation end to end', () => {
   test('key status: the SPEC authorization object, field by field', async () => {
     const { status, body } = await getJson(server, '/v1/auth/key', { 'x-api-key': server.key });
     assert.equal(status, 200);
-    assert.deepEqual(Object.keys(body).sort(), ['_metadata', 'authorized', 'created', 'expires', 'id', 'object', 'organization', 'permissions', 'tier', 'usage_info']);
+    assert.deepEqual(Object.keys(body).sort(), [
+      '_metadata',
+      'authorized',
+      'created',
+      'expires',
+      'id',
+      'object',
+      'organization',
+      'permissions',
+      'tier',
+      'usage_info',
+    ]);
     assert.equal(body['object'], 'authorization');
     assert.match(body['id'], /^auth-[0-9a-f]{16}$/);
     assert.equal(body['authorized'], true);
     assert.equal(body['tier'], 'Developer');
-    assert.deepEqual(body['permissions'], ['chat.completions', 'messages', 'responses', 'embeddings', 'moderations', 'images', 'files', 'batches', 'models']);
+    assert.deepEqual(body['permissions'], [
+      'chat.completions',
+      'messages',
+      'responses',
+      'embeddings',
+      'moderations',
+      'images',
+      'files',
+      'batches',
+      'models',
+    ]);
     assert.equal(body['organization'], 'org-switchyard-ai');
     assert.ok(Number.isInteger(body['created']) && Math.abs(body['created'] - Date.now() / 1000) < 60);
     assert.equal(body['expires'], null);
@@ -157,7 +211,13 @@ describe('foundation end to end', () => {
       ['empty JSON body', '', 'application/json', 400, 'invalid_format'],
       ['a JSON array', '[1, 2]', 'application/json', 400, 'invalid_format'],
       ['a missing field', '{"messages":[{"role":"user","content":"hi"}]}', 'application/json', 400, 'missing_parameter'],
-      ['an oversized body', JSON.stringify({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'x'.repeat(10_000) }] }), 'application/json', 413, 'request_too_large'],
+      [
+        'an oversized body',
+        JSON.stringify({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'x'.repeat(10_000) }] }),
+        'application/json',
+        413,
+        'request_too_large',
+      ],
     ];
     for (const [name, body, contentType, status, code] of cases) {
       const answer = await post(body, contentType);
@@ -167,7 +227,11 @@ describe('foundation end to end', () => {
   });
 
   test('a streamed answer is counted once in the metrics, when it ends', async () => {
-    const stream = await client.chat.completions.create({ model: 'switchyard-echo', stream: true, messages: [{ role: 'user', content: 'count me once' }] });
+    const stream = await client.chat.completions.create({
+      model: 'switchyard-echo',
+      stream: true,
+      messages: [{ role: 'user', content: 'count me once' }],
+    });
     for await (const _chunk of stream) void _chunk;
     const metrics = (await getJson(server, '/metrics')).body as string;
     assert.match(metrics, /switchyard_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="200"\} 1\n/);
@@ -176,7 +240,11 @@ describe('foundation end to end', () => {
   test('CORS preflight for SDK headers is answered', async () => {
     const response = await fetch(`${server.origin}/v1/models`, {
       method: 'OPTIONS',
-      headers: { origin: 'http://example.test', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization, x-stainless-os' },
+      headers: {
+        origin: 'http://example.test',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization, x-stainless-os',
+      },
     });
     assert.equal(response.status, 204);
     assert.equal(response.headers.get('access-control-allow-origin'), '*');
@@ -200,7 +268,10 @@ describe('foundation end to end', () => {
 
   test('the CLI creates a key that works over HTTP at once, and a revocation stops it within a second', async () => {
     const env = { DATA_DIR: server.dataDir, LOG_LEVEL: 'silent' };
-    const created = await runCli(['keys', 'create', '--org', 'org-cli', '--tier', 'Production', '--permissions', 'models,embeddings', '--expires-in', '30d', '--json'], env);
+    const created = await runCli(
+      ['keys', 'create', '--org', 'org-cli', '--tier', 'Production', '--permissions', 'models,embeddings', '--expires-in', '30d', '--json'],
+      env,
+    );
     assert.equal(created.code, 0, created.stderr);
     const output = JSON.parse(created.stdout) as { id: string; key: string; organization: string; tier: string; permissions: string[] };
     assert.match(output.key, /^sk-sy-[A-Za-z0-9]{43}$/);

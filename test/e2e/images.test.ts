@@ -47,7 +47,9 @@ describe('image generation end to end', () => {
     server = await startTestServer({
       config: {
         providers: { mock: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 } },
-        models: [{ id: VIA_UPSTREAM, provider: 'mock', upstreamModel: 'dall-e-3', capabilities: ['image_generation'], imageSizes: ['1024x1024'] }],
+        models: [
+          { id: VIA_UPSTREAM, provider: 'mock', upstreamModel: 'dall-e-3', capabilities: ['image_generation'], imageSizes: ['1024x1024'] },
+        ],
       },
     });
     client = new OpenAI({ apiKey: server.key, baseURL: server.baseUrl, maxRetries: 0 });
@@ -61,7 +63,13 @@ describe('image generation end to end', () => {
   });
 
   test('images.generate with b64_json: real PNGs of the requested size, n of them', async () => {
-    const result = await client.images.generate({ model: BUILTIN, prompt: 'a lighthouse on a cliff at dusk', n: 2, size: '256x256', response_format: 'b64_json' });
+    const result = await client.images.generate({
+      model: BUILTIN,
+      prompt: 'a lighthouse on a cliff at dusk',
+      n: 2,
+      size: '256x256',
+      response_format: 'b64_json',
+    });
     assert.ok(Number.isInteger(result.created));
     assert.equal(result.data?.length, 2);
     for (const image of result.data ?? []) {
@@ -96,7 +104,10 @@ describe('image generation end to end', () => {
   });
 
   test('through an OpenAI-compatible upstream: a url result is re-served from our store, revised_prompt kept', async () => {
-    upstream.enqueue({ type: 'json', body: { created: 1, data: [{ url: `${fileHostUrl}/generated/1.png`, revised_prompt: 'a fox, oil painting' }] } });
+    upstream.enqueue({
+      type: 'json',
+      body: { created: 1, data: [{ url: `${fileHostUrl}/generated/1.png`, revised_prompt: 'a fox, oil painting' }] },
+    });
     const result = await client.images.generate({ model: VIA_UPSTREAM, prompt: 'a fox', response_format: 'url' });
     assert.deepEqual(upstream.requests[0]!.body, { model: 'dall-e-3', prompt: 'a fox', n: 1, size: '1024x1024' });
     const image = result.data![0]!;
@@ -128,7 +139,10 @@ describe('image generation end to end', () => {
     await assert.rejects(client.images.generate({ model: 'no-such-model', prompt: 'x' }), OpenAI.NotFoundError);
     await assert.rejects(client.images.generate({ model: 'switchyard-echo', prompt: 'x' }), OpenAI.BadRequestError);
     const noImages = await server.createKey({ permissions: ['embeddings'] });
-    await assert.rejects(new OpenAI({ apiKey: noImages.key, baseURL: server.baseUrl, maxRetries: 0 }).images.generate({ prompt: 'x' }), OpenAI.PermissionDeniedError);
+    await assert.rejects(
+      new OpenAI({ apiKey: noImages.key, baseURL: server.baseUrl, maxRetries: 0 }).images.generate({ prompt: 'x' }),
+      OpenAI.PermissionDeniedError,
+    );
     upstream.enqueue({ type: 'error', status: 400, message: 'Your request was rejected as a result of our safety system.' });
     await assert.rejects(client.images.generate({ model: VIA_UPSTREAM, prompt: 'x' }), OpenAI.BadRequestError);
   });

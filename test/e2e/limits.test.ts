@@ -49,7 +49,9 @@ describe('rate limits over HTTP (in-process store)', () => {
     assert.equal(body.error.details.limit, 3);
     assert.equal(body.error.details.remaining, 0);
     assert.ok(!Number.isNaN(Date.parse(body.error.details.reset)));
-    assert.ok(Number.isInteger(body.error.details.retry_after) && body.error.details.retry_after >= 1 && body.error.details.retry_after <= 60);
+    assert.ok(
+      Number.isInteger(body.error.details.retry_after) && body.error.details.retry_after >= 1 && body.error.details.retry_after <= 60,
+    );
     assert.equal(last!.headers.get('retry-after'), String(body.error.details.retry_after));
     assert.equal(body.info_metadata.tier, 'Small');
     // Key status is never rate limited, so a client can always read its usage.
@@ -100,14 +102,20 @@ if (!redisUrl || !databaseServer) {
         configFile,
         JSON.stringify({
           bootstrapKey: false,
-          tiers: { Developer: { ...smallTier, requestsPerMinute: 100 }, DailyTokens: { ...smallTier, requestsPerMinute: 0, tokensPerDay: 2_000 } },
+          tiers: {
+            Developer: { ...smallTier, requestsPerMinute: 100 },
+            DailyTokens: { ...smallTier, requestsPerMinute: 0, tokensPerDay: 2_000 },
+          },
         }),
       );
       const env = { DATABASE_URL: database.url, REDIS_URL: redisUrl, SWITCHYARD_CONFIG: configFile, DATA_DIR: directory };
       const created = await runCli(['keys', 'create', '--org', `org-exact-${randomHex(8)}`, '--json'], env);
       assert.equal(created.code, 0, created.stderr);
       key = (JSON.parse(created.stdout) as { key: string }).key;
-      const tokenCreated = await runCli(['keys', 'create', '--org', `org-exact-tokens-${randomHex(8)}`, '--tier', 'DailyTokens', '--json'], env);
+      const tokenCreated = await runCli(
+        ['keys', 'create', '--org', `org-exact-tokens-${randomHex(8)}`, '--tier', 'DailyTokens', '--json'],
+        env,
+      );
       assert.equal(tokenCreated.code, 0, tokenCreated.stderr);
       tokenKey = (JSON.parse(tokenCreated.stdout) as { key: string }).key;
       servers.push(await startServerProcess(env), await startServerProcess(env));
@@ -121,7 +129,9 @@ if (!redisUrl || !databaseServer) {
       const headers = { authorization: `Bearer ${key}` };
       await awaitFreshMinute();
       const statuses = await Promise.all(
-        Array.from({ length: 1000 }, (_, index) => fetch(`${servers[index % 2]!.origin}/v1/models`, { headers }).then((response) => response.status)),
+        Array.from({ length: 1000 }, (_, index) =>
+          fetch(`${servers[index % 2]!.origin}/v1/models`, { headers }).then((response) => response.status),
+        ),
       );
       const admitted = statuses.filter((status) => status === 200).length;
       const refused = statuses.filter((status) => status === 429).length;
@@ -131,7 +141,13 @@ if (!redisUrl || !databaseServer) {
 
     test('a token budget under 1,000 concurrent streams: every settlement counted, never over the limit', async () => {
       const headers = { authorization: `Bearer ${tokenKey}`, 'content-type': 'application/json' };
-      const body = JSON.stringify({ model: 'switchyard-echo', max_tokens: 20, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+      const body = JSON.stringify({
+        model: 'switchyard-echo',
+        max_tokens: 20,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       const outcomes = await Promise.all(
         Array.from({ length: 1000 }, async (_, index) => {
           const response = await fetch(`${servers[index % 2]!.origin}/v1/chat/completions`, { method: 'POST', headers, body });

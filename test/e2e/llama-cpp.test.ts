@@ -17,7 +17,15 @@ describe('llama-cpp backend over HTTP', () => {
       config: {
         // One thread: the test machine's cores are shared with other suites.
         providers: { local: { kind: 'llama-cpp', threads: 1, sequencesPerModel: 2, maxContextTokens: 512 } },
-        models: [{ id: 'tiny-llama', provider: 'local', upstreamModel: buildTinyLlamaGguf(), capabilities: ['chat', 'streaming', 'json_mode'], maxOutputTokens: 16 }],
+        models: [
+          {
+            id: 'tiny-llama',
+            provider: 'local',
+            upstreamModel: buildTinyLlamaGguf(),
+            capabilities: ['chat', 'streaming', 'json_mode'],
+            maxOutputTokens: 16,
+          },
+        ],
       },
     });
     openai = new OpenAI({ apiKey: server.key, baseURL: server.baseUrl, maxRetries: 0 });
@@ -25,12 +33,22 @@ describe('llama-cpp backend over HTTP', () => {
   after(async () => server.close());
 
   test('chat completion, non-streaming and streaming, with usage from the model tokenizer', async () => {
-    const completion = await openai.chat.completions.create({ model: 'tiny-llama', max_tokens: 5, messages: [{ role: 'user', content: 'Tell me a story' }] });
+    const completion = await openai.chat.completions.create({
+      model: 'tiny-llama',
+      max_tokens: 5,
+      messages: [{ role: 'user', content: 'Tell me a story' }],
+    });
     assert.equal(completion.choices[0]!.finish_reason, 'length');
     assert.match(completion.choices[0]!.message.content ?? '', /quick|brown|fox|The/);
     assert.equal(completion.usage!.completion_tokens, 5);
     let text = '';
-    const stream = await openai.chat.completions.create({ model: 'tiny-llama', max_tokens: 8, stream: true, stop: ['lazy'], messages: [{ role: 'user', content: 'Go on' }] });
+    const stream = await openai.chat.completions.create({
+      model: 'tiny-llama',
+      max_tokens: 8,
+      stream: true,
+      stop: ['lazy'],
+      messages: [{ role: 'user', content: 'Go on' }],
+    });
     let finish: string | null = null;
     for await (const chunk of stream) {
       text += chunk.choices[0]?.delta.content ?? '';
@@ -45,7 +63,13 @@ describe('llama-cpp backend over HTTP', () => {
     const completion = await openai.chat.completions.create({
       model: 'tiny-llama',
       max_tokens: 16,
-      response_format: { type: 'json_schema', json_schema: { name: 'flag', schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false } } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'flag',
+          schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false },
+        },
+      },
       messages: [{ role: 'user', content: 'Answer in JSON' }],
     });
     const parsed = JSON.parse(completion.choices[0]!.message.content!) as { ok: unknown };

@@ -67,7 +67,12 @@ test('no key, key prefix or upstream key appears in trace-level logs', async () 
   // Multipart upload (@fastify/multipart logs its busboy options, request headers included, at trace).
   const form = new FormData();
   form.append('purpose', 'batch');
-  const line = JSON.stringify({ custom_id: 'a', method: 'POST', url: '/v1/chat/completions', body: { model: 'up-model', messages: [{ role: 'user', content: 'Hi' }] } });
+  const line = JSON.stringify({
+    custom_id: 'a',
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: { model: 'up-model', messages: [{ role: 'user', content: 'Hi' }] },
+  });
   form.append('file', new Blob([`${line}\n`], { type: 'application/jsonl' }), 'input.jsonl');
   const upload = await fetch(`${server.origin}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
   assert.equal(upload.status, 200, await upload.clone().text());
@@ -77,7 +82,9 @@ test('no key, key prefix or upstream key appears in trace-level logs', async () 
   assert.equal((await fetch(`${server.origin}/v1/models`, { headers: { authorization: `Bearer ${key}x` } })).status, 401);
 
   // A client that disconnects mid-stream.
-  const slow: MockSseEvent[] = Array.from({ length: 40 }, () => ({ data: { id: 'c1', choices: [{ index: 0, delta: { content: 'word ' } }] } }));
+  const slow: MockSseEvent[] = Array.from({ length: 40 }, () => ({
+    data: { id: 'c1', choices: [{ index: 0, delta: { content: 'word ' } }] },
+  }));
   upstream.enqueue({ type: 'events', events: slow, delayMs: 50 });
   const controller = new AbortController();
   const leaving = await chat(true, controller.signal);
@@ -89,7 +96,12 @@ test('no key, key prefix or upstream key appears in trace-level logs', async () 
 
   await server.stop();
   const output = server.output();
-  const secrets = { key, 'key prefix': key.slice('sk-sy-'.length, 'sk-sy-'.length + 8), 'upstream key': UPSTREAM_KEY, 'upstream key prefix': UPSTREAM_KEY.slice(0, 16) };
+  const secrets = {
+    key,
+    'key prefix': key.slice('sk-sy-'.length, 'sk-sy-'.length + 8),
+    'upstream key': UPSTREAM_KEY,
+    'upstream key prefix': UPSTREAM_KEY.slice(0, 16),
+  };
   for (const [name, secret] of Object.entries(secrets)) {
     const at = output.indexOf(secret);
     // The bootstrap key is printed once on purpose at first start (stdout, not a log line): skip that line.
@@ -103,7 +115,8 @@ test('no key, key prefix or upstream key appears in trace-level logs', async () 
     .map((text) => JSON.parse(text) as { level: number; msg?: string; err?: unknown });
   assert.ok(records.length > 10, 'trace logging produced records');
   // The multipart plugin did log the request headers, censored.
-  const busboy = records.find((record) => record.msg === 'Providing options to busboy') as { busboyOptions?: { headers?: Record<string, string> } } | undefined;
+  const busboy = records.find((record) => record.msg === 'Providing options to busboy') as
+    { busboyOptions?: { headers?: Record<string, string> } } | undefined;
   assert.equal(busboy?.busboyOptions?.headers?.['authorization'], '[redacted]');
   const disconnects = records.filter((record) => /disconnect/i.test(record.msg ?? ''));
   assert.equal(disconnects.length, 1, JSON.stringify(disconnects));

@@ -12,7 +12,13 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
 type Client = Anthropic;
 type ErrorClasses = Pick<
   typeof Anthropic,
-  'APIError' | 'BadRequestError' | 'AuthenticationError' | 'PermissionDeniedError' | 'NotFoundError' | 'RateLimitError' | 'InternalServerError'
+  | 'APIError'
+  | 'BadRequestError'
+  | 'AuthenticationError'
+  | 'PermissionDeniedError'
+  | 'NotFoundError'
+  | 'RateLimitError'
+  | 'InternalServerError'
 >;
 
 interface Sdk {
@@ -46,7 +52,12 @@ const VIA_ANTHROPIC = 'mock-anthropic-model';
 const ALL_CAPABILITIES = ['chat', 'vision', 'function_calling', 'json_mode', 'streaming', 'thinking'] as const;
 
 /** Raw request, to see the wire (headers, SSE lines) the SDKs hide. */
-async function rawPost(server: TestServer, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; text: string }> {
+async function rawPost(
+  server: TestServer,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; text: string }> {
   const response = await fetch(`${server.origin}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': server.key, 'anthropic-version': '2023-06-01', ...headers },
@@ -86,10 +97,22 @@ describe('POST /v1/messages end to end', () => {
           'mock-openai': { kind: 'openai-compatible', baseUrl: openai.baseUrl, apiKey: 'sk-upstream', maxRetries: 0 },
           'mock-anthropic': { kind: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-upstream', maxRetries: 0 },
           // OpenAI's own API has no top_k: the backend drops it and says so.
-          'mock-openai-dialect': { kind: 'openai-compatible', dialect: 'openai', baseUrl: openai.baseUrl, apiKey: 'sk-upstream', maxRetries: 0 },
+          'mock-openai-dialect': {
+            kind: 'openai-compatible',
+            dialect: 'openai',
+            baseUrl: openai.baseUrl,
+            apiKey: 'sk-upstream',
+            maxRetries: 0,
+          },
         },
         models: [
-          { id: VIA_OPENAI, provider: 'mock-openai', upstreamModel: 'gpt-mock', capabilities: [...ALL_CAPABILITIES], aliases: ['oa-alias'] },
+          {
+            id: VIA_OPENAI,
+            provider: 'mock-openai',
+            upstreamModel: 'gpt-mock',
+            capabilities: [...ALL_CAPABILITIES],
+            aliases: ['oa-alias'],
+          },
           { id: VIA_ANTHROPIC, provider: 'mock-anthropic', upstreamModel: 'claude-mock', capabilities: [...ALL_CAPABILITIES] },
           { id: 'text-only-model', provider: 'mock-openai', upstreamModel: 'gpt-mock', capabilities: ['chat'] },
           { id: 'openai-dialect-model', provider: 'mock-openai-dialect', upstreamModel: 'gpt-mock', capabilities: [...ALL_CAPABILITIES] },
@@ -117,7 +140,11 @@ describe('POST /v1/messages end to end', () => {
       });
 
       test('create with the built-in model', async () => {
-        const message = await client.messages.create({ model: BUILTIN, max_tokens: 64, messages: [{ role: 'user', content: 'Hello there' }] });
+        const message = await client.messages.create({
+          model: BUILTIN,
+          max_tokens: 64,
+          messages: [{ role: 'user', content: 'Hello there' }],
+        });
         assert.match(message.id, /^msg_/);
         assert.equal(message.type, 'message');
         assert.equal(message.role, 'assistant');
@@ -133,7 +160,11 @@ describe('POST /v1/messages end to end', () => {
       });
 
       test('messages.stream() and finalMessage() with the built-in model', async () => {
-        const stream = client.messages.stream({ model: BUILTIN, max_tokens: 64, messages: [{ role: 'user', content: 'Stream me please' }] });
+        const stream = client.messages.stream({
+          model: BUILTIN,
+          max_tokens: 64,
+          messages: [{ role: 'user', content: 'Stream me please' }],
+        });
         let streamed = '';
         stream.on('text', (delta) => {
           streamed += delta;
@@ -309,7 +340,12 @@ describe('POST /v1/messages end to end', () => {
         });
         assert.equal(message.stop_reason, 'stop_sequence');
         assert.equal(message.stop_sequence, ' three');
-        assert.deepEqual(message.usage, { input_tokens: 5, output_tokens: 2, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 });
+        assert.deepEqual(message.usage, {
+          input_tokens: 5,
+          output_tokens: 2,
+          cache_read_input_tokens: 100,
+          cache_creation_input_tokens: 20,
+        });
       });
 
       test('count_tokens', async () => {
@@ -333,21 +369,29 @@ describe('POST /v1/messages end to end', () => {
             assert.equal(error.status, 400);
             const body = error.error as { type: string; error: { type: string; code: string; param: string } };
             assert.equal(body.type, 'error');
-            assert.deepEqual([body.error.type, body.error.code, body.error.param], ['invalid_request_error', 'invalid_parameter', 'max_tokens']);
+            assert.deepEqual(
+              [body.error.type, body.error.code, body.error.param],
+              ['invalid_request_error', 'invalid_parameter', 'max_tokens'],
+            );
             return true;
           },
         );
         await assert.rejects(
           client.messages.create({ model: BUILTIN, max_tokens: 10, messages: [{ role: 'assistant', content: 'x' }] }),
-          (error: unknown) => error instanceof errors.BadRequestError && (error.error as { error: { code: string } }).error.code === 'invalid_messages',
+          (error: unknown) =>
+            error instanceof errors.BadRequestError && (error.error as { error: { code: string } }).error.code === 'invalid_messages',
         );
         await assert.rejects(
-          sdk.client('sk-not-a-real-key', server.origin).messages.create({ model: BUILTIN, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
+          sdk
+            .client('sk-not-a-real-key', server.origin)
+            .messages.create({ model: BUILTIN, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
           errors.AuthenticationError,
         );
         const limited = await server.createKey({ permissions: ['chat.completions'] });
         await assert.rejects(
-          sdk.client(limited.key, server.origin).messages.create({ model: BUILTIN, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
+          sdk
+            .client(limited.key, server.origin)
+            .messages.create({ model: BUILTIN, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
           errors.PermissionDeniedError,
         );
         await assert.rejects(
@@ -394,7 +438,10 @@ describe('POST /v1/messages end to end', () => {
       });
 
       test('an upstream failure after the stream began ends it with an error event the SDK raises', async () => {
-        anthropic.enqueue({ type: 'reply', reply: { text: 'Partial answer', errorEvent: { type: 'overloaded_error', message: 'Overloaded' } } });
+        anthropic.enqueue({
+          type: 'reply',
+          reply: { text: 'Partial answer', errorEvent: { type: 'overloaded_error', message: 'Overloaded' } },
+        });
         const stream = client.messages.stream({ model: VIA_ANTHROPIC, max_tokens: 64, messages: [{ role: 'user', content: 'Go' }] });
         await assert.rejects(stream.finalMessage(), (error: unknown) => {
           assert.ok(error instanceof sdk.errors.APIError);
@@ -418,11 +465,21 @@ describe('POST /v1/messages end to end', () => {
 
   describe('settings a backend does not honour are reported, never dropped silently', () => {
     const post = (body: Record<string, unknown>): Promise<Response> =>
-      fetch(`${server.origin}/v1/messages`, { method: 'POST', headers: { 'x-api-key': server.key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${server.origin}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': server.key, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
 
     for (const stream of [false, true]) {
       test(`top_k to an upstream without it: left out upstream and named in the header (stream: ${stream})`, async () => {
-        const response = await post({ model: 'openai-dialect-model', max_tokens: 32, top_k: 5, stream, messages: [{ role: 'user', content: 'hi' }] });
+        const response = await post({
+          model: 'openai-dialect-model',
+          max_tokens: 32,
+          top_k: 5,
+          stream,
+          messages: [{ role: 'user', content: 'hi' }],
+        });
         assert.equal(response.status, 200);
         await response.text();
         assert.equal(response.headers.get('x-switchyard-ignored-parameters'), 'top_k');
@@ -459,13 +516,21 @@ describe('POST /v1/messages end to end', () => {
         name: 'OpenAI-compatible upstream',
         model: VIA_OPENAI,
         text: () => openai.enqueue({ type: 'reply', reply: { text: 'The answer is 42.' } }),
-        tool: () => openai.enqueue({ type: 'reply', reply: { toolCalls: [{ id: 'call_matrix', name: 'get_weather', arguments: { city: 'Paris' } }] } }),
+        tool: () =>
+          openai.enqueue({
+            type: 'reply',
+            reply: { toolCalls: [{ id: 'call_matrix', name: 'get_weather', arguments: { city: 'Paris' } }] },
+          }),
       },
       {
         name: 'Anthropic upstream',
         model: VIA_ANTHROPIC,
         text: () => anthropic.enqueue({ type: 'reply', reply: { text: 'The answer is 42.' } }),
-        tool: () => anthropic.enqueue({ type: 'reply', reply: { toolUses: [{ id: 'toolu_matrix', name: 'get_weather', input: { city: 'Paris' } }] } }),
+        tool: () =>
+          anthropic.enqueue({
+            type: 'reply',
+            reply: { toolUses: [{ id: 'toolu_matrix', name: 'get_weather', input: { city: 'Paris' } }] },
+          }),
       },
     ];
     const expected = {
@@ -485,7 +550,9 @@ describe('POST /v1/messages end to end', () => {
               messages: [{ role: 'user' as const, content: kind === 'text' ? 'What is six times seven?' : 'Weather in Paris?' }],
             };
             const message = streaming ? await client.messages.stream(request).finalMessage() : await client.messages.create(request);
-            const content = (JSON.parse(JSON.stringify(message.content)) as Array<Record<string, unknown>>).map(({ id: _id, ...rest }) => rest);
+            const content = (JSON.parse(JSON.stringify(message.content)) as Array<Record<string, unknown>>).map(
+              ({ id: _id, ...rest }) => rest,
+            );
             assert.deepEqual({ stop_reason: message.stop_reason, content }, expected[kind]);
             assert.equal(message.model, backend.model);
             assert.ok(message.usage.output_tokens > 0);
@@ -497,7 +564,12 @@ describe('POST /v1/messages end to end', () => {
 
   test('raw wire: every event is named, pings while the upstream is slow, x-api-key and anthropic-version 2023-06-01', async () => {
     openai.enqueue({ type: 'reply', reply: { text: 'slow words' }, delayMs: 250 });
-    const response = await rawPost(server, '/v1/messages', { model: VIA_OPENAI, max_tokens: 64, stream: true, messages: [{ role: 'user', content: 'x' }] });
+    const response = await rawPost(server, '/v1/messages', {
+      model: VIA_OPENAI,
+      max_tokens: 64,
+      stream: true,
+      messages: [{ role: 'user', content: 'x' }],
+    });
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
     assert.match(response.headers.get('request-id') ?? '', /^req_/);
@@ -506,7 +578,10 @@ describe('POST /v1/messages end to end', () => {
     const names = events.map((event) => event.event).filter((name) => name !== 'ping');
     assert.deepEqual(names.slice(0, 2), ['message_start', 'content_block_start']);
     assert.deepEqual(names.slice(-4), ['content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
-    assert.ok(events.some((event) => event.event === 'ping'), 'ping events are the keep-alive of this endpoint');
+    assert.ok(
+      events.some((event) => event.event === 'ping'),
+      'ping events are the keep-alive of this endpoint',
+    );
   });
 
   test('raw wire: error bodies are the SPEC envelope plus top-level type "error"', async () => {
@@ -518,7 +593,12 @@ describe('POST /v1/messages end to end', () => {
     assert.deepEqual([body.error.code, body.error.param], ['missing_parameter', 'max_tokens']);
     assert.equal(body.info_metadata.status, false);
 
-    const unauthenticated = await rawPost(server, '/v1/messages/count_tokens', { model: BUILTIN, messages: [] }, { 'x-api-key': 'sk-wrong' });
+    const unauthenticated = await rawPost(
+      server,
+      '/v1/messages/count_tokens',
+      { model: BUILTIN, messages: [] },
+      { 'x-api-key': 'sk-wrong' },
+    );
     assert.equal(unauthenticated.status, 401);
     assert.equal((JSON.parse(unauthenticated.text) as Record<string, unknown>)['type'], 'error');
   });

@@ -44,7 +44,9 @@ describe('metering end to end', () => {
       config: {
         tiers: { Developer: tier({ tokensPerDay: 100_000 }), Tight: tier({ tokensPerMinute: 50 }) } as never,
         providers: { up: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 } },
-        models: [{ id: 'priced', provider: 'up', capabilities: ['chat', 'streaming'], pricing: { inputPerMillion: 1000, outputPerMillion: 2000 } }],
+        models: [
+          { id: 'priced', provider: 'up', capabilities: ['chat', 'streaming'], pricing: { inputPerMillion: 1000, outputPerMillion: 2000 } },
+        ],
       },
     });
   });
@@ -56,11 +58,17 @@ describe('metering end to end', () => {
   test('a completed request is charged its real usage, not the reservation', async () => {
     const { key } = await server.createKey({ organization: 'org-real-usage' });
     const client = new OpenAI({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });
-    const completion = await client.chat.completions.create({ model: 'switchyard-echo', max_tokens: 500, messages: [{ role: 'user', content: 'count me' }] });
+    const completion = await client.chat.completions.create({
+      model: 'switchyard-echo',
+      max_tokens: 500,
+      messages: [{ role: 'user', content: 'count me' }],
+    });
     const used = completion.usage!.total_tokens;
     assert.ok(used > 0 && used < 500);
     assert.equal(await dailyUsed(server, key), used);
-    const raw = await client.chat.completions.create({ model: 'switchyard-echo', max_tokens: 500, messages: [{ role: 'user', content: 'again' }] }).withResponse();
+    const raw = await client.chat.completions
+      .create({ model: 'switchyard-echo', max_tokens: 500, messages: [{ role: 'user', content: 'again' }] })
+      .withResponse();
     const metadata = (raw.data as any)._metadata;
     assert.equal(metadata.user_total_usage.used, used + raw.data.usage!.total_tokens);
     assert.equal(raw.response.headers.get('x-ratelimit-limit-tokens'), null); // no per-minute token limit on this tier
@@ -107,7 +115,10 @@ describe('metering end to end', () => {
     const { key } = await server.createKey({ organization: 'org-failure' });
     upstream.enqueue({ type: 'error', status: 500, message: 'upstream broke' });
     const client = new OpenAI({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });
-    await assert.rejects(client.chat.completions.create({ model: 'priced', max_tokens: 1000, messages: [{ role: 'user', content: 'x' }] }), OpenAI.InternalServerError);
+    await assert.rejects(
+      client.chat.completions.create({ model: 'priced', max_tokens: 1000, messages: [{ role: 'user', content: 'x' }] }),
+      OpenAI.InternalServerError,
+    );
     assert.equal(await dailyUsed(server, key), 0);
   });
 
@@ -149,10 +160,20 @@ describe('metering end to end', () => {
   test('the ledger records each request with its cost, and `switchyard usage` reports it after shutdown', async () => {
     const { key } = await server.createKey({ organization: 'org-ledger' });
     const client = new OpenAI({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });
-    upstream.enqueue({ type: 'reply', reply: { text: 'priced answer', usage: { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 } } });
+    upstream.enqueue({
+      type: 'reply',
+      reply: { text: 'priced answer', usage: { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 } },
+    });
     await client.chat.completions.create({ model: 'priced', messages: [{ role: 'user', content: 'bill me' }] });
-    upstream.enqueue({ type: 'reply', reply: { text: 'priced answer', usage: { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 } } });
-    const stream = await client.chat.completions.create({ model: 'priced', stream: true, messages: [{ role: 'user', content: 'bill me' }] });
+    upstream.enqueue({
+      type: 'reply',
+      reply: { text: 'priced answer', usage: { prompt_tokens: 100, completion_tokens: 50, total_tokens: 150 } },
+    });
+    const stream = await client.chat.completions.create({
+      model: 'priced',
+      stream: true,
+      messages: [{ role: 'user', content: 'bill me' }],
+    });
     for await (const _chunk of stream) void _chunk;
     await client.chat.completions.create({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'free' }] });
 
@@ -160,7 +181,9 @@ describe('metering end to end', () => {
     await server.runtime.close(); // graceful: flushes the ledger
     const report = await runCli(['usage', '--org', 'org-ledger', '--json'], { DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
     assert.equal(report.code, 0, report.stderr);
-    const { models } = JSON.parse(report.stdout) as { models: Array<{ model: string; requests: number; inputTokens: number; outputTokens: number; costUsd: number }> };
+    const { models } = JSON.parse(report.stdout) as {
+      models: Array<{ model: string; requests: number; inputTokens: number; outputTokens: number; costUsd: number }>;
+    };
     const priced = models.find((row) => row.model === 'priced')!;
     assert.equal(priced.requests, 2);
     assert.equal(priced.inputTokens, 200);
@@ -177,7 +200,10 @@ describe('quotas across a restart of a single instance', () => {
     const first = await startTestServer({ config: { dataDir } });
     const { key } = await first.createKey({ organization: 'org-restart' });
     const client = new OpenAI({ apiKey: key, baseURL: first.baseUrl, maxRetries: 0 });
-    const completion = await client.chat.completions.create({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'remember me' }] });
+    const completion = await client.chat.completions.create({
+      model: 'switchyard-echo',
+      messages: [{ role: 'user', content: 'remember me' }],
+    });
     const used = completion.usage!.total_tokens;
     await first.close();
 

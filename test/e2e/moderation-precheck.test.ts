@@ -19,7 +19,15 @@ describe('moderation pre-check on generation inputs', () => {
       config: {
         tiers: {
           Developer: { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0, concurrentBatches: 1, permissions },
-          Guarded: { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0, concurrentBatches: 1, permissions, moderateInputs: true },
+          Guarded: {
+            requestsPerMinute: 0,
+            tokensPerMinute: 0,
+            tokensPerDay: 0,
+            tokensPerMonth: 0,
+            concurrentBatches: 1,
+            permissions,
+            moderateInputs: true,
+          },
         } as never,
         providers: { up: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 } },
         models: [
@@ -49,7 +57,10 @@ describe('moderation pre-check on generation inputs', () => {
       },
     );
     assert.equal(upstream.requests.length, 0);
-    const clean = await client.chat.completions.create({ model: 'open-model', messages: [{ role: 'user', content: 'What is the capital of France?' }] });
+    const clean = await client.chat.completions.create({
+      model: 'open-model',
+      messages: [{ role: 'user', content: 'What is the capital of France?' }],
+    });
     assert.equal(clean.choices[0]!.finish_reason, 'stop');
     assert.equal(upstream.requests.length, 1);
   });
@@ -57,7 +68,10 @@ describe('moderation pre-check on generation inputs', () => {
   test('a guarded model refuses flagged input whatever the tier; other models do not check', async () => {
     const client = new OpenAI({ apiKey: server.key, baseURL: server.baseUrl, maxRetries: 0 });
     upstream.reset();
-    await assert.rejects(client.chat.completions.create({ model: 'guarded-model', messages: [{ role: 'user', content: FLAGGED }] }), OpenAI.BadRequestError);
+    await assert.rejects(
+      client.chat.completions.create({ model: 'guarded-model', messages: [{ role: 'user', content: FLAGGED }] }),
+      OpenAI.BadRequestError,
+    );
     assert.equal(upstream.requests.length, 0);
     await client.chat.completions.create({ model: 'open-model', messages: [{ role: 'user', content: FLAGGED }] });
     assert.equal(upstream.requests.length, 1);

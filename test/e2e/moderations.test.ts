@@ -105,7 +105,10 @@ describe('moderations end to end', () => {
     await assert.rejects(client.moderations.create({ model: 'no-such-model', input: 'x' }), OpenAI.NotFoundError);
     await assert.rejects(client.moderations.create({ model: 'switchyard-embeddings', input: 'x' }), OpenAI.BadRequestError);
     const embeddingsOnly = await server.createKey({ permissions: ['embeddings'] });
-    await assert.rejects(new OpenAI({ apiKey: embeddingsOnly.key, baseURL: server.baseUrl, maxRetries: 0 }).moderations.create({ input: 'x' }), OpenAI.PermissionDeniedError);
+    await assert.rejects(
+      new OpenAI({ apiKey: embeddingsOnly.key, baseURL: server.baseUrl, maxRetries: 0 }).moderations.create({ input: 'x' }),
+      OpenAI.PermissionDeniedError,
+    );
     upstream.enqueue({ type: 'error', status: 500, message: 'boom' });
     await assert.rejects(client.moderations.create({ model: VIA_UPSTREAM, input: 'x' }), OpenAI.InternalServerError);
   });

@@ -30,7 +30,9 @@ if (!runnable) {
 /** A private redis-server (no persistence) this suite may stop without touching anyone else's. */
 async function startOwnRedis(): Promise<{ url: string; process: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   for (let attempt = 0; attempt < 100; attempt++) {
     const ping = spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' });
     if (ping.stdout.trim() === 'PONG') break;
@@ -95,7 +97,9 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
     });
 
     test('a simultaneous first start prints exactly one key, and it is the only key', async () => {
-      const printed = instances.map((instance) => /First start: created an API key[^\n]*\n\n\s+(sk-\S+)/.exec(instance.output())?.[1]).filter((found) => found !== undefined);
+      const printed = instances
+        .map((instance) => /First start: created an API key[^\n]*\n\n\s+(sk-\S+)/.exec(instance.output())?.[1])
+        .filter((found) => found !== undefined);
       assert.equal(printed.length, 1, instances.map((instance) => instance.output()).join('\n---\n'));
       key = printed[0]!;
       const client = new pg.Client({ connectionString: database.url });
@@ -110,7 +114,9 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
     test('a file uploaded through one instance is read, downloaded and deleted through the others', async () => {
       const [first, second, third] = instances as [ServerProcess, ServerProcess, ServerProcess];
       const auth = { authorization: `Bearer ${key}` };
-      const content = Array.from({ length: 2000 }, (_, index) => JSON.stringify({ custom_id: `line-${index}`, payload: 'x'.repeat(200) })).join('\n') + '\n';
+      const content =
+        Array.from({ length: 2000 }, (_, index) => JSON.stringify({ custom_id: `line-${index}`, payload: 'x'.repeat(200) })).join('\n') +
+        '\n';
       const form = new FormData();
       form.append('purpose', 'user_data');
       form.append('file', new Blob([content], { type: 'application/jsonl' }), 'shared.jsonl');
@@ -141,10 +147,18 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
           await client.end();
         }
       } else {
-        const s3Client = new S3Client({ region: 'us-east-1', endpoint: s3!.endpoint, forcePathStyle: true, credentials: S3_TEST_CREDENTIALS });
+        const s3Client = new S3Client({
+          region: 'us-east-1',
+          endpoint: s3!.endpoint,
+          forcePathStyle: true,
+          credentials: S3_TEST_CREDENTIALS,
+        });
         const listed = await s3Client.send(new ListObjectsV2Command({ Bucket: 'switchyard-files', Prefix: 'instances/' }));
         s3Client.destroy();
-        assert.deepEqual((listed.Contents ?? []).map((object) => object.Key), []);
+        assert.deepEqual(
+          (listed.Contents ?? []).map((object) => object.Key),
+          [],
+        );
       }
     });
 

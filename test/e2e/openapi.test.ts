@@ -53,7 +53,9 @@ describe('GET /v1/openapi.json', () => {
   });
 
   test('every operation has a 200 schema, request bodies where it takes one, and declared path parameters', () => {
-    const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, path, operation })));
+    const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, path, operation })),
+    );
     assert.ok(operations.length >= 20, `only ${operations.length} operations`);
     for (const { key, path, operation } of operations) {
       const schemas = OPERATION_SCHEMAS[key];
@@ -63,12 +65,18 @@ describe('GET /v1/openapi.json', () => {
       assert.ok(operation.responses['default'] !== undefined, `${key}: no error response`);
       if (key.startsWith('POST ') && !key.endsWith('/cancel')) assert.ok(operation.requestBody !== undefined, `${key}: no request body`);
       for (const name of [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1])) {
-        assert.ok(operation.parameters?.some((parameter) => parameter.in === 'path' && parameter.name === name), `${key}: path parameter ${name} undeclared`);
+        assert.ok(
+          operation.parameters?.some((parameter) => parameter.in === 'path' && parameter.name === name),
+          `${key}: path parameter ${name} undeclared`,
+        );
       }
     }
     // Nothing in the table that the server does not serve.
     const served = new Set(operations.map((operation) => operation.key));
-    assert.deepEqual(Object.keys(OPERATION_SCHEMAS).filter((key) => !served.has(key)), []);
+    assert.deepEqual(
+      Object.keys(OPERATION_SCHEMAS).filter((key) => !served.has(key)),
+      [],
+    );
   });
 
   test('every $ref names a component schema', () => {

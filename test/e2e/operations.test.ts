@@ -32,12 +32,18 @@ function send(server: TestServer, method: string, path: string, headers: Record<
 }
 
 async function imageUrl(server: TestServer, headers: Record<string, string> = {}): Promise<string> {
-  const answer = await send(server, 'POST', '/v1/images/generations', { 'content-type': 'application/json', authorization: `Bearer ${server.key}`, ...headers }, {
-    model: 'switchyard-images',
-    prompt: 'a lighthouse',
-    size: '256x256',
-    response_format: 'url',
-  });
+  const answer = await send(
+    server,
+    'POST',
+    '/v1/images/generations',
+    { 'content-type': 'application/json', authorization: `Bearer ${server.key}`, ...headers },
+    {
+      model: 'switchyard-images',
+      prompt: 'a lighthouse',
+      size: '256x256',
+      response_format: 'url',
+    },
+  );
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   return answer.body.data[0].url as string;
 }

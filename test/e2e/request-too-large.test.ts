@@ -38,7 +38,10 @@ describe('413 request_too_large', () => {
         outcomes.push(`failed: ${cause?.code ?? String(error)}`);
       }
     }
-    assert.deepEqual(outcomes, Array.from({ length: TRIES }, () => '413 request_too_large'));
+    assert.deepEqual(
+      outcomes,
+      Array.from({ length: TRIES }, () => '413 request_too_large'),
+    );
   });
 
   test('a 413 after a chunked upload past the limit is read as well', async () => {

@@ -49,7 +49,10 @@ function parseSse(text: string): SseEventBlock[] {
         .filter((line) => line.startsWith('data: '))
         .map((line) => line.slice('data: '.length))
         .join('\n');
-      return { event: lines.find((line) => line.startsWith('event: '))?.slice('event: '.length), data: JSON.parse(data) as Record<string, any> };
+      return {
+        event: lines.find((line) => line.startsWith('event: '))?.slice('event: '.length),
+        data: JSON.parse(data) as Record<string, any>,
+      };
     });
 }
 
@@ -70,7 +73,12 @@ describe('POST /v1/responses end to end', () => {
   let anthropic: MockAnthropicServer;
   let client: OpenAI;
 
-  async function rawRequest(method: string, path: string, body?: unknown, key = server.key): Promise<{ status: number; headers: Headers; text: string }> {
+  async function rawRequest(
+    method: string,
+    path: string,
+    body?: unknown,
+    key = server.key,
+  ): Promise<{ status: number; headers: Headers; text: string }> {
     const response = await fetch(`${server.baseUrl}${path}`, {
       method,
       headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -90,9 +98,21 @@ describe('POST /v1/responses end to end', () => {
         },
         models: [
           { id: VIA_OPENAI, provider: 'mock-openai', upstreamModel: 'gpt-mock', capabilities: [...ALL_CAPABILITIES] },
-          { id: VIA_ANTHROPIC, provider: 'mock-anthropic', upstreamModel: 'claude-mock', capabilities: [...ALL_CAPABILITIES], contextWindow: 200_000 },
+          {
+            id: VIA_ANTHROPIC,
+            provider: 'mock-anthropic',
+            upstreamModel: 'claude-mock',
+            capabilities: [...ALL_CAPABILITIES],
+            contextWindow: 200_000,
+          },
           { id: TEXT_ONLY, provider: 'mock-openai', upstreamModel: 'gpt-mock', capabilities: ['chat'] },
-          { id: SMALL_CONTEXT, provider: 'mock-openai', upstreamModel: 'gpt-mock', capabilities: ['chat', 'streaming'], contextWindow: 400 },
+          {
+            id: SMALL_CONTEXT,
+            provider: 'mock-openai',
+            upstreamModel: 'gpt-mock',
+            capabilities: ['chat', 'streaming'],
+            contextWindow: 400,
+          },
         ],
       },
     });
@@ -113,9 +133,19 @@ describe('POST /v1/responses end to end', () => {
   describe('create', () => {
     test('the built-in model: the SPEC Response object, field for field, with _metadata', async () => {
       const { data: response, response: http } = await client.responses
-        .create({ model: BUILTIN, input: 'Hello there', max_output_tokens: 64, instructions: 'Be brief.', metadata: { ticket: '42' }, user: 'end-user-1' })
+        .create({
+          model: BUILTIN,
+          input: 'Hello there',
+          max_output_tokens: 64,
+          instructions: 'Be brief.',
+          metadata: { ticket: '42' },
+          user: 'end-user-1',
+        })
         .withResponse();
-      assert.deepEqual(Object.keys(response).filter((key) => key !== 'output_text'), SPEC_FIELDS);
+      assert.deepEqual(
+        Object.keys(response).filter((key) => key !== 'output_text'),
+        SPEC_FIELDS,
+      );
       assert.match(response.id, /^resp_[0-9a-f]{48}$/);
       assert.equal(response.object, 'response');
       assert.ok(Number.isInteger(response.created_at));
@@ -129,7 +159,9 @@ describe('POST /v1/responses end to end', () => {
       const message = response.output[0]!;
       assert.equal(message.type, 'message');
       assert.match(message.id!, /^msg_[0-9a-f]{48}$/);
-      assert.deepEqual(message.type === 'message' ? message.content : [], [{ type: 'output_text', text: 'Echo: Hello there', annotations: [] }]);
+      assert.deepEqual(message.type === 'message' ? message.content : [], [
+        { type: 'output_text', text: 'Echo: Hello there', annotations: [] },
+      ]);
       assert.equal(response.parallel_tool_calls, true);
       assert.equal(response.previous_response_id, null);
       assert.deepEqual(response.reasoning, { effort: null, summary: null });
@@ -153,7 +185,13 @@ describe('POST /v1/responses end to end', () => {
     });
 
     test('through an OpenAI-compatible upstream: instructions, sampling and the token cap reach it', async () => {
-      const response = await client.responses.create({ model: VIA_OPENAI, instructions: 'Answer in French.', input: 'Good morning', max_output_tokens: 50, top_p: 0.9 });
+      const response = await client.responses.create({
+        model: VIA_OPENAI,
+        instructions: 'Answer in French.',
+        input: 'Good morning',
+        max_output_tokens: 50,
+        top_p: 0.9,
+      });
       assert.equal(response.output_text, 'Mock: Good morning');
       const body = openai.requests[0]!.body as Record<string, any>;
       assert.equal(body['model'], 'gpt-mock');
@@ -168,7 +206,12 @@ describe('POST /v1/responses end to end', () => {
 
     test('through an Anthropic upstream: reasoning.effort becomes a thinking budget; the signature comes back as encrypted_content', async () => {
       anthropic.enqueue({ type: 'reply', reply: { thinking: { text: 'Considering.', signature: 'sig-anthropic' }, text: 'Bonjour.' } });
-      const response = await client.responses.create({ model: VIA_ANTHROPIC, input: 'Hello', max_output_tokens: 20_000, reasoning: { effort: 'high' } });
+      const response = await client.responses.create({
+        model: VIA_ANTHROPIC,
+        input: 'Hello',
+        max_output_tokens: 20_000,
+        reasoning: { effort: 'high' },
+      });
       const body = anthropic.requests[0]!.body as Record<string, any>;
       assert.deepEqual(body['thinking'], { type: 'enabled', budget_tokens: 16_384 });
       assert.equal(body['max_tokens'], 20_000);
@@ -182,7 +225,11 @@ describe('POST /v1/responses end to end', () => {
     });
 
     test('an answer cut by max_output_tokens is incomplete with the reason', async () => {
-      const response = await client.responses.create({ model: BUILTIN, input: 'one two three four five six seven eight nine ten', max_output_tokens: 3 });
+      const response = await client.responses.create({
+        model: BUILTIN,
+        input: 'one two three four five six seven eight nine ten',
+        max_output_tokens: 3,
+      });
       assert.equal(response.status, 'incomplete');
       assert.deepEqual(response.incomplete_details, { reason: 'max_output_tokens' });
       assert.equal(response.output[0]!.type === 'message' ? response.output[0]!.status : '', 'incomplete');
@@ -199,7 +246,12 @@ describe('POST /v1/responses end to end', () => {
     });
 
     test('valid parameters that are not honoured are named in a header', async () => {
-      const raw = await rawRequest('POST', '/responses', { model: BUILTIN, input: 'Hi', max_output_tokens: 20, text: { verbosity: 'low' } });
+      const raw = await rawRequest('POST', '/responses', {
+        model: BUILTIN,
+        input: 'Hi',
+        max_output_tokens: 20,
+        text: { verbosity: 'low' },
+      });
       assert.equal(raw.status, 200);
       assert.equal(raw.headers.get('x-switchyard-ignored-parameters'), 'text.verbosity');
     });
@@ -219,7 +271,12 @@ describe('POST /v1/responses end to end', () => {
         assert.equal(deltas.join(''), expected);
         assert.equal(final.status, 'completed');
         assert.ok((final.usage?.total_tokens ?? 0) > 0);
-        assert.deepEqual(types.slice(0, 4), ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+        assert.deepEqual(types.slice(0, 4), [
+          'response.created',
+          'response.in_progress',
+          'response.output_item.added',
+          'response.content_part.added',
+        ]);
         assert.equal(types.at(-1), 'response.completed');
         // Stored before the stream ended.
         assert.equal((await client.responses.retrieve(final.id)).output_text, expected);
@@ -258,7 +315,13 @@ describe('POST /v1/responses end to end', () => {
 
   describe('function calling across two turns with previous_response_id', () => {
     test('the built-in model: a forced call, then its output continues the stored conversation', async () => {
-      const first = await client.responses.create({ model: BUILTIN, input: 'Weather in Paris?', max_output_tokens: 64, tools: [WEATHER_TOOL], tool_choice: 'required' });
+      const first = await client.responses.create({
+        model: BUILTIN,
+        input: 'Weather in Paris?',
+        max_output_tokens: 64,
+        tools: [WEATHER_TOOL],
+        tool_choice: 'required',
+      });
       const call = first.output.find((item) => item.type === 'function_call');
       assert.ok(call !== undefined && call.type === 'function_call');
       assert.match(call.id!, /^fc_[0-9a-f]{48}$/);
@@ -277,7 +340,13 @@ describe('POST /v1/responses end to end', () => {
 
     test('through an OpenAI-compatible upstream: the second request carries the whole chain, not the old instructions', async () => {
       openai.enqueue({ type: 'reply', reply: { toolCalls: [{ id: 'call_w1', name: 'get_weather', arguments: { city: 'Paris' } }] } });
-      const first = await client.responses.create({ model: VIA_OPENAI, instructions: 'Use tools.', input: 'Weather in Paris?', max_output_tokens: 64, tools: [WEATHER_TOOL] });
+      const first = await client.responses.create({
+        model: VIA_OPENAI,
+        instructions: 'Use tools.',
+        input: 'Weather in Paris?',
+        max_output_tokens: 64,
+        tools: [WEATHER_TOOL],
+      });
       const call = first.output[0]!;
       assert.ok(call.type === 'function_call');
       assert.equal(call.call_id, 'call_w1');
@@ -304,10 +373,19 @@ describe('POST /v1/responses end to end', () => {
     test('through an Anthropic upstream, streamed: tool_use then tool_result, with the thinking signature sent back', async () => {
       anthropic.enqueue({
         type: 'reply',
-        reply: { thinking: { text: 'Need the weather.', signature: 'sig-1' }, toolUses: [{ id: 'toolu_w1', name: 'get_weather', input: { city: 'Rome' } }] },
+        reply: {
+          thinking: { text: 'Need the weather.', signature: 'sig-1' },
+          toolUses: [{ id: 'toolu_w1', name: 'get_weather', input: { city: 'Rome' } }],
+        },
       });
       const first = await client.responses
-        .stream({ model: VIA_ANTHROPIC, input: 'Weather in Rome?', max_output_tokens: 4096, tools: [WEATHER_TOOL], reasoning: { effort: 'low' } })
+        .stream({
+          model: VIA_ANTHROPIC,
+          input: 'Weather in Rome?',
+          max_output_tokens: 4096,
+          tools: [WEATHER_TOOL],
+          reasoning: { effort: 'low' },
+        })
         .finalResponse();
       assert.deepEqual(
         first.output.map((item) => item.type),
@@ -338,7 +416,12 @@ describe('POST /v1/responses end to end', () => {
     test('a function_call_output that answers nothing in the chain is 400 invalid_messages', async () => {
       const first = await client.responses.create({ model: BUILTIN, input: 'Hi', max_output_tokens: 32 });
       await assert.rejects(
-        client.responses.create({ model: BUILTIN, previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_nope', output: 'x' }], max_output_tokens: 32 }),
+        client.responses.create({
+          model: BUILTIN,
+          previous_response_id: first.id,
+          input: [{ type: 'function_call_output', call_id: 'call_nope', output: 'x' }],
+          max_output_tokens: 32,
+        }),
         isApiError(400, 'invalid_messages', 'input[0].call_id'),
       );
     });
@@ -346,7 +429,12 @@ describe('POST /v1/responses end to end', () => {
 
   describe('json_schema output', () => {
     test('responses.parse() with a zod text format on the built-in model', async () => {
-      const parsed = await client.responses.parse({ model: BUILTIN, input: 'Weather in Paris', max_output_tokens: 200, text: { format: zodTextFormat(Weather, 'weather') } });
+      const parsed = await client.responses.parse({
+        model: BUILTIN,
+        input: 'Weather in Paris',
+        max_output_tokens: 200,
+        text: { format: zodTextFormat(Weather, 'weather') },
+      });
       assert.equal(parsed.status, 'completed');
       assert.ok(Weather.safeParse(parsed.output_parsed).success);
       assert.equal(parsed.text?.format?.type, 'json_schema');
@@ -354,7 +442,14 @@ describe('POST /v1/responses end to end', () => {
 
     test('through an OpenAI-compatible upstream: the schema reaches it as response_format; streamed and parsed', async () => {
       openai.enqueue({ type: 'reply', reply: { text: '{"city":"Paris","temperature":21,"sunny":true}' } });
-      const final = await client.responses.stream({ model: VIA_OPENAI, input: 'Weather in Paris', max_output_tokens: 200, text: { format: zodTextFormat(Weather, 'weather') } }).finalResponse();
+      const final = await client.responses
+        .stream({
+          model: VIA_OPENAI,
+          input: 'Weather in Paris',
+          max_output_tokens: 200,
+          text: { format: zodTextFormat(Weather, 'weather') },
+        })
+        .finalResponse();
       assert.deepEqual(final.output_parsed, { city: 'Paris', temperature: 21, sunny: true });
       const body = openai.requests[0]!.body as Record<string, any>;
       assert.equal(body['response_format'].type, 'json_schema');
@@ -381,14 +476,23 @@ describe('POST /v1/responses end to end', () => {
       const firstPage = await client.responses.inputItems.list(created.id, { limit: 2 });
       assert.equal(firstPage.data.length, 2);
       assert.equal(firstPage.has_more, true);
-      assert.equal(firstPage.data[0]!.type === 'message' && firstPage.data[0]!.content[0]?.type === 'input_text' ? firstPage.data[0]!.content[0].text : '', 'five', 'desc by default');
+      assert.equal(
+        firstPage.data[0]!.type === 'message' && firstPage.data[0]!.content[0]?.type === 'input_text'
+          ? firstPage.data[0]!.content[0].text
+          : '',
+        'five',
+        'desc by default',
+      );
       const raw = JSON.parse((await rawRequest('GET', `/responses/${created.id}/input_items?limit=2&order=asc`)).text);
       assert.deepEqual(Object.keys(raw).sort(), ['_metadata', 'data', 'first_id', 'has_more', 'last_id', 'object']);
       assert.equal(raw.first_id, raw.data[0].id);
       assert.equal(raw.last_id, raw.data[1].id);
 
       const deleted = (await client.responses.delete(created.id)) as unknown as Record<string, unknown>;
-      assert.deepEqual({ id: deleted['id'], object: deleted['object'], deleted: deleted['deleted'] }, { id: created.id, object: 'response', deleted: true });
+      assert.deepEqual(
+        { id: deleted['id'], object: deleted['object'], deleted: deleted['deleted'] },
+        { id: created.id, object: 'response', deleted: true },
+      );
       await assert.rejects(client.responses.retrieve(created.id), isApiError(404, 'response_not_found'));
       const rawDelete = await rawRequest('DELETE', `/responses/${created.id}`);
       assert.equal(rawDelete.status, 404);
@@ -428,7 +532,12 @@ describe('POST /v1/responses end to end', () => {
 
     test('a three-turn conversation prepends every earlier turn, oldest first', async () => {
       const first = await client.responses.create({ model: VIA_OPENAI, input: 'turn one', max_output_tokens: 32 });
-      const second = await client.responses.create({ model: VIA_OPENAI, input: 'turn two', max_output_tokens: 32, previous_response_id: first.id });
+      const second = await client.responses.create({
+        model: VIA_OPENAI,
+        input: 'turn two',
+        max_output_tokens: 32,
+        previous_response_id: first.id,
+      });
       await client.responses.create({ model: VIA_OPENAI, input: 'turn three', max_output_tokens: 32, previous_response_id: second.id });
       const messages = (openai.requests[2]!.body as { messages: Array<{ role: string; content: unknown }> }).messages;
       assert.deepEqual(
@@ -451,16 +560,24 @@ describe('POST /v1/responses end to end', () => {
     ]).flat();
 
     test('disabled (the default): an input longer than the context window is a clear 400 on input', async () => {
-      await assert.rejects(client.responses.create({ model: SMALL_CONTEXT, input: [...longTurns, { role: 'user', content: 'last' }], max_output_tokens: 50 }), (error: unknown) => {
-        isApiError(400, 'invalid_parameter', 'input')(error);
-        assert.match((error as Error).message, /too long/);
-        return true;
-      });
+      await assert.rejects(
+        client.responses.create({ model: SMALL_CONTEXT, input: [...longTurns, { role: 'user', content: 'last' }], max_output_tokens: 50 }),
+        (error: unknown) => {
+          isApiError(400, 'invalid_parameter', 'input')(error);
+          assert.match((error as Error).message, /too long/);
+          return true;
+        },
+      );
       assert.equal(openai.requests.length, 0);
     });
 
     test('auto: the oldest turns are dropped and the last user turn is kept', async () => {
-      const response = await client.responses.create({ model: SMALL_CONTEXT, input: [...longTurns, { role: 'user', content: 'last' }], max_output_tokens: 50, truncation: 'auto' });
+      const response = await client.responses.create({
+        model: SMALL_CONTEXT,
+        input: [...longTurns, { role: 'user', content: 'last' }],
+        max_output_tokens: 50,
+        truncation: 'auto',
+      });
       assert.equal(response.truncation, 'auto');
       assert.equal(response.output_text, 'Mock: last');
       const messages = (openai.requests[0]!.body as { messages: Array<{ role: string; content: string }> }).messages;
@@ -472,22 +589,43 @@ describe('POST /v1/responses end to end', () => {
 
   describe('errors', () => {
     test('request mistakes are 400 with the SPEC code and param', async () => {
-      await assert.rejects(client.responses.create({ model: BUILTIN, input: 'x' }), isApiError(400, 'missing_parameter', 'max_output_tokens'));
-      await assert.rejects(client.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 0 }), isApiError(400, 'invalid_parameter', 'max_output_tokens'));
-      await assert.rejects(client.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 5, temperature: 1.5 }), isApiError(400, 'invalid_parameter', 'temperature'));
+      await assert.rejects(
+        client.responses.create({ model: BUILTIN, input: 'x' }),
+        isApiError(400, 'missing_parameter', 'max_output_tokens'),
+      );
+      await assert.rejects(
+        client.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 0 }),
+        isApiError(400, 'invalid_parameter', 'max_output_tokens'),
+      );
+      await assert.rejects(
+        client.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 5, temperature: 1.5 }),
+        isApiError(400, 'invalid_parameter', 'temperature'),
+      );
       await assert.rejects(
         client.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 5, tools: [{ type: 'web_search' }] }),
         isApiError(400, 'invalid_parameter', 'tools[0].type'),
       );
       await assert.rejects(
-        client.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 5, metadata: Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, 'v'])) }),
+        client.responses.create({
+          model: BUILTIN,
+          input: 'x',
+          max_output_tokens: 5,
+          metadata: Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, 'v'])),
+        }),
         isApiError(400, 'invalid_parameter', 'metadata'),
       );
       await assert.rejects(
-        client.responses.create({ model: BUILTIN, input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1', detail: 'auto' }] }], max_output_tokens: 5 }),
+        client.responses.create({
+          model: BUILTIN,
+          input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1', detail: 'auto' }] }],
+          max_output_tokens: 5,
+        }),
         isApiError(400, 'invalid_parameter', 'input[0].content[0].file_id'),
       );
-      await assert.rejects(client.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 5, previous_response_id: 'resp_unknown' }), isApiError(400, 'invalid_parameter', 'previous_response_id'));
+      await assert.rejects(
+        client.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 5, previous_response_id: 'resp_unknown' }),
+        isApiError(400, 'invalid_parameter', 'previous_response_id'),
+      );
       const raw = await rawRequest('POST', '/responses', { model: BUILTIN, input: 'x' });
       const body = JSON.parse(raw.text);
       assert.deepEqual(Object.keys(body).sort(), ['error', 'info_metadata']);
@@ -495,7 +633,10 @@ describe('POST /v1/responses end to end', () => {
     });
 
     test('model errors: unknown is 404, a missing capability is 400 naming the response-style field', async () => {
-      await assert.rejects(client.responses.create({ model: 'no-such-model', input: 'x', max_output_tokens: 5 }), isApiError(404, 'model_not_found', 'model'));
+      await assert.rejects(
+        client.responses.create({ model: 'no-such-model', input: 'x', max_output_tokens: 5 }),
+        isApiError(404, 'model_not_found', 'model'),
+      );
       await assert.rejects(
         client.responses.create({ model: TEXT_ONLY, input: 'x', max_output_tokens: 5, tools: [WEATHER_TOOL] }),
         isApiError(400, 'invalid_parameter', 'tools'),
@@ -508,11 +649,22 @@ describe('POST /v1/responses end to end', () => {
         client.responses.create({ model: TEXT_ONLY, input: 'x', max_output_tokens: 5, reasoning: { effort: 'low' } }),
         isApiError(400, 'invalid_parameter', 'reasoning.effort'),
       );
-      await assert.rejects(client.responses.create({ model: TEXT_ONLY, input: 'x', max_output_tokens: 5, stream: true }), isApiError(400, 'invalid_parameter', 'stream'));
+      await assert.rejects(
+        client.responses.create({ model: TEXT_ONLY, input: 'x', max_output_tokens: 5, stream: true }),
+        isApiError(400, 'invalid_parameter', 'stream'),
+      );
       await assert.rejects(
         client.responses.create({
           model: TEXT_ONLY,
-          input: [{ role: 'user', content: [{ type: 'input_text', text: 'see' }, { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' }] }],
+          input: [
+            {
+              role: 'user',
+              content: [
+                { type: 'input_text', text: 'see' },
+                { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' },
+              ],
+            },
+          ],
           max_output_tokens: 5,
         }),
         isApiError(400, 'invalid_parameter', 'input[0].content[1]'),
@@ -524,7 +676,10 @@ describe('POST /v1/responses end to end', () => {
       await assert.rejects(bad.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 5 }), OpenAI.AuthenticationError);
       const limited = await server.createKey({ permissions: ['models'] });
       const limitedClient = new OpenAI({ apiKey: limited.key, baseURL: server.baseUrl, maxRetries: 0 });
-      await assert.rejects(limitedClient.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 5 }), OpenAI.PermissionDeniedError);
+      await assert.rejects(
+        limitedClient.responses.create({ model: BUILTIN, input: 'x', max_output_tokens: 5 }),
+        OpenAI.PermissionDeniedError,
+      );
       await assert.rejects(limitedClient.responses.retrieve('resp_x'), OpenAI.PermissionDeniedError);
     });
 
@@ -538,7 +693,10 @@ describe('POST /v1/responses end to end', () => {
         return true;
       });
       anthropic.enqueue({ type: 'error', status: 500, message: 'boom' });
-      await assert.rejects(client.responses.stream({ model: VIA_ANTHROPIC, input: 'x', max_output_tokens: 5 }).finalResponse(), OpenAI.InternalServerError);
+      await assert.rejects(
+        client.responses.stream({ model: VIA_ANTHROPIC, input: 'x', max_output_tokens: 5 }).finalResponse(),
+        OpenAI.InternalServerError,
+      );
     });
 
     test('GET with stream=true is refused clearly; unknown ids are 404', async () => {
@@ -583,7 +741,12 @@ describe('a stored conversation survives a server restart', () => {
     const firstServer = await start();
     const firstClient = new OpenAI({ apiKey: firstServer.key, baseURL: firstServer.baseUrl, maxRetries: 0 });
     openai.enqueue({ type: 'reply', reply: { toolCalls: [{ id: 'call_r1', name: 'get_weather', arguments: { city: 'Oslo' } }] } });
-    const first = await firstClient.responses.create({ model: VIA_OPENAI, input: 'Weather in Oslo?', max_output_tokens: 64, tools: [WEATHER_TOOL] });
+    const first = await firstClient.responses.create({
+      model: VIA_OPENAI,
+      input: 'Weather in Oslo?',
+      max_output_tokens: 64,
+      tools: [WEATHER_TOOL],
+    });
     await firstServer.runtime.close();
 
     const afterRestart = await start();
@@ -594,7 +757,13 @@ describe('a stored conversation survives a server restart', () => {
     };
     assert.deepEqual(withoutMetadata(await client.responses.retrieve(first.id)), withoutMetadata(first), 'the stored response is intact');
     const second = await client.responses
-      .stream({ model: VIA_OPENAI, previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: 'call_r1', output: 'snow' }], max_output_tokens: 64, tools: [WEATHER_TOOL] })
+      .stream({
+        model: VIA_OPENAI,
+        previous_response_id: first.id,
+        input: [{ type: 'function_call_output', call_id: 'call_r1', output: 'snow' }],
+        max_output_tokens: 64,
+        tools: [WEATHER_TOOL],
+      })
       .finalResponse();
     assert.equal(second.status, 'completed');
     const messages = (openai.requests.at(-1)!.body as { messages: Array<Record<string, any>> }).messages;

@@ -38,7 +38,10 @@ describe('routing end to end', () => {
             id: 'routed',
             capabilities: ['chat', 'streaming'],
             routing: 'weighted',
-            deployments: [{ provider: 'openai-a', weight: 1000, requestsPerMinute: 500 }, { provider: 'openai-b', upstreamModel: 'routed-2024', weight: 1 }],
+            deployments: [
+              { provider: 'openai-a', weight: 1000, requestsPerMinute: 500 },
+              { provider: 'openai-b', upstreamModel: 'routed-2024', weight: 1 },
+            ],
           },
         ],
       },
@@ -95,7 +98,12 @@ describe('routing end to end', () => {
           'openai-b': { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' },
         },
         models: [
-          { id: 'routed', capabilities: ['chat'], routing: 'least-busy', deployments: [{ provider: 'openai-a', weight: 3, requestsPerMinute: 500 }, { provider: 'openai-b' }] },
+          {
+            id: 'routed',
+            capabilities: ['chat'],
+            routing: 'least-busy',
+            deployments: [{ provider: 'openai-a', weight: 3, requestsPerMinute: 500 }, { provider: 'openai-b' }],
+          },
           { id: 'plain', provider: 'openai-b', capabilities: ['chat'] },
         ],
       },

@@ -45,7 +45,12 @@ describe('graceful shutdown', () => {
     const response = await fetch(`${server.origin}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'slow-model', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'count' }] }),
+      body: JSON.stringify({
+        model: 'slow-model',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'count' }],
+      }),
     });
     assert.equal(response.status, 200);
     const reader = response.body!.getReader();

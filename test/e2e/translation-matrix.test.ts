@@ -56,8 +56,10 @@ describe('translation matrix: format x backend x streaming x text/tool', () => {
 
   /** Scripts the mock upstream behind `model` for the next request. */
   function script(model: string, kind: Kind): void {
-    if (model === 'via-openai' && kind === 'tool') openaiUpstream.enqueue({ type: 'reply', reply: { toolCalls: [{ name: TOOL.name, arguments: { city: 'Paris' } }] } });
-    if (model === 'via-anthropic' && kind === 'tool') anthropicUpstream.enqueue({ type: 'reply', reply: { toolUses: [{ name: TOOL.name, input: { city: 'Paris' } }] } });
+    if (model === 'via-openai' && kind === 'tool')
+      openaiUpstream.enqueue({ type: 'reply', reply: { toolCalls: [{ name: TOOL.name, arguments: { city: 'Paris' } }] } });
+    if (model === 'via-anthropic' && kind === 'tool')
+      anthropicUpstream.enqueue({ type: 'reply', reply: { toolUses: [{ name: TOOL.name, input: { city: 'Paris' } }] } });
   }
 
   async function run(format: Format, model: string, stream: boolean, kind: Kind): Promise<Outcome> {
@@ -74,7 +76,9 @@ describe('translation matrix: format x backend x streaming x text/tool', () => {
             }
           : {}),
       };
-      const completion = stream ? await openai.chat.completions.stream(body).finalChatCompletion() : await openai.chat.completions.create(body);
+      const completion = stream
+        ? await openai.chat.completions.stream(body).finalChatCompletion()
+        : await openai.chat.completions.create(body);
       const message = completion.choices[0]!.message;
       return {
         text: message.content ?? '',
@@ -89,7 +93,12 @@ describe('translation matrix: format x backend x streaming x text/tool', () => {
         model,
         max_tokens: 256,
         messages: [{ role: 'user' as const, content: QUESTION }],
-        ...(withTool ? { tools: [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }], tool_choice: { type: 'tool' as const, name: TOOL.name } } : {}),
+        ...(withTool
+          ? {
+              tools: [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }],
+              tool_choice: { type: 'tool' as const, name: TOOL.name },
+            }
+          : {}),
       };
       const message = stream ? await anthropic.messages.stream(body).finalMessage() : await anthropic.messages.create(body);
       return {
@@ -102,13 +111,18 @@ describe('translation matrix: format x backend x streaming x text/tool', () => {
       max_output_tokens: 256,
       input: QUESTION,
       ...(withTool
-        ? { tools: [{ type: 'function' as const, name: TOOL.name, description: TOOL.description, parameters: TOOL.schema, strict: true }], tool_choice: { type: 'function' as const, name: TOOL.name } }
+        ? {
+            tools: [{ type: 'function' as const, name: TOOL.name, description: TOOL.description, parameters: TOOL.schema, strict: true }],
+            tool_choice: { type: 'function' as const, name: TOOL.name },
+          }
         : {}),
     };
     const response = stream ? await openai.responses.stream(body).finalResponse() : await openai.responses.create(body);
     return {
       text: response.output_text,
-      toolCalls: response.output.flatMap((item) => (item.type === 'function_call' ? [{ name: item.name, arguments: JSON.parse(item.arguments) as unknown }] : [])),
+      toolCalls: response.output.flatMap((item) =>
+        item.type === 'function_call' ? [{ name: item.name, arguments: JSON.parse(item.arguments) as unknown }] : [],
+      ),
     };
   }
 
@@ -123,7 +137,8 @@ describe('translation matrix: format x backend x streaming x text/tool', () => {
       test(`${model}, ${kind}: every format, streamed or not, gives the same result`, async () => {
         const outcomes: Array<[string, Outcome]> = [];
         for (const format of ['chat', 'messages', 'responses'] as const) {
-          for (const stream of [false, true]) outcomes.push([`${format}${stream ? ' streamed' : ''}`, await run(format, model, stream, kind)]);
+          for (const stream of [false, true])
+            outcomes.push([`${format}${stream ? ' streamed' : ''}`, await run(format, model, stream, kind)]);
         }
         const [, reference] = outcomes[0]!;
         if (kind === 'text') {
@@ -148,7 +163,8 @@ describe('translation matrix: format x backend x streaming x text/tool', () => {
       await run('chat', model, false, 'text');
       await run('chat', model, true, 'text');
     }
-    const streamFlags = (requests: ReadonlyArray<{ body: unknown }>) => requests.map((request) => (request.body as { stream?: boolean }).stream === true);
+    const streamFlags = (requests: ReadonlyArray<{ body: unknown }>) =>
+      requests.map((request) => (request.body as { stream?: boolean }).stream === true);
     assert.deepEqual(streamFlags(openaiUpstream.requests), [false, true]);
     assert.deepEqual(streamFlags(anthropicUpstream.requests), [false, true]);
   });

@@ -37,7 +37,10 @@ function requestFor(format: Format, model: string, stream: boolean, maxTokens?: 
         },
       };
     case 'messages':
-      return { path: '/v1/messages', body: { model, stream, max_tokens: maxTokens ?? 256, messages: [{ role: 'user', content: 'Hello' }] } };
+      return {
+        path: '/v1/messages',
+        body: { model, stream, max_tokens: maxTokens ?? 256, messages: [{ role: 'user', content: 'Hello' }] },
+      };
     case 'responses':
       return { path: '/v1/responses', body: { model, stream, store: false, input: 'Hello', max_output_tokens: maxTokens ?? 256 } };
   }
@@ -63,34 +66,70 @@ interface Fault {
   expect: (streamed: boolean) => Expectation;
 }
 
-const chunk = (content: string): MockSseEvent => ({ data: { id: 'chatcmpl-1', model: 'gpt-mock', choices: [{ index: 0, delta: { content } }] } });
+const chunk = (content: string): MockSseEvent => ({
+  data: { id: 'chatcmpl-1', model: 'gpt-mock', choices: [{ index: 0, delta: { content } }] },
+});
 const jsonHeaders = { 'content-type': 'application/json' };
 
 const FAULTS: Fault[] = [
-  { name: 'refused connection', refused: true, behaviour: () => ({ type: 'hang' }), expect: () => ({ status: 500, code: 'service_unavailable', attempts: 0 }) },
-  { name: 'reset before headers', behaviour: () => ({ type: 'reset' }), expect: () => ({ status: 500, code: 'service_unavailable', attempts: 2 }) },
-  { name: '5xx', behaviour: () => ({ type: 'error', status: 503, message: `overloaded at ${'http://10.1.2.3:8000/v1'} key ${UPSTREAM_KEY}` }), expect: () => ({ status: 500, code: 'service_unavailable', attempts: 2 }) },
-  { name: '429 with retry-after', behaviour: () => ({ type: 'error', status: 429, headers: { 'retry-after': '0' } }), expect: () => ({ status: 429, code: 'upstream_rate_limited', attempts: 2 }) },
+  {
+    name: 'refused connection',
+    refused: true,
+    behaviour: () => ({ type: 'hang' }),
+    expect: () => ({ status: 500, code: 'service_unavailable', attempts: 0 }),
+  },
+  {
+    name: 'reset before headers',
+    behaviour: () => ({ type: 'reset' }),
+    expect: () => ({ status: 500, code: 'service_unavailable', attempts: 2 }),
+  },
+  {
+    name: '5xx',
+    behaviour: () => ({ type: 'error', status: 503, message: `overloaded at ${'http://10.1.2.3:8000/v1'} key ${UPSTREAM_KEY}` }),
+    expect: () => ({ status: 500, code: 'service_unavailable', attempts: 2 }),
+  },
+  {
+    name: '429 with retry-after',
+    behaviour: () => ({ type: 'error', status: 429, headers: { 'retry-after': '0' } }),
+    expect: () => ({ status: 429, code: 'upstream_rate_limited', attempts: 2 }),
+  },
   { name: 'timeout', behaviour: () => ({ type: 'hang' }), expect: () => ({ status: 500, code: 'timeout', attempts: 2 }) },
   {
     name: '200 with malformed JSON',
-    behaviour: (streamed) => (streamed ? { type: 'events', events: [{ data: '{"id":"chatcmpl-1","choices":[' }] } : { type: 'raw', status: 200, body: '{"id":"chatcmpl-1","choices":[', headers: jsonHeaders }),
+    behaviour: (streamed) =>
+      streamed
+        ? { type: 'events', events: [{ data: '{"id":"chatcmpl-1","choices":[' }] }
+        : { type: 'raw', status: 200, body: '{"id":"chatcmpl-1","choices":[', headers: jsonHeaders },
     expect: () => ({ status: 500, code: 'service_unavailable', attempts: 2 }),
   },
   {
     name: '200 with an empty body',
-    behaviour: (streamed) => ({ type: 'raw', status: 200, body: '', headers: streamed ? { 'content-type': 'text/event-stream' } : jsonHeaders }),
+    behaviour: (streamed) => ({
+      type: 'raw',
+      status: 200,
+      body: '',
+      headers: streamed ? { 'content-type': 'text/event-stream' } : jsonHeaders,
+    }),
     expect: () => ({ status: 500, code: 'service_unavailable', attempts: 2 }),
   },
   {
     name: 'stream that stops mid-way',
-    behaviour: () => ({ type: 'events', events: [chunk('Hel'), chunk('lo'), chunk(' there')], interrupt: { afterEvents: 2, how: 'reset' } }),
-    expect: (streamed) => (streamed ? { midStream: true, code: 'service_unavailable', attempts: 1 } : { status: 500, code: 'service_unavailable', attempts: 1 }),
+    behaviour: () => ({
+      type: 'events',
+      events: [chunk('Hel'), chunk('lo'), chunk(' there')],
+      interrupt: { afterEvents: 2, how: 'reset' },
+    }),
+    expect: (streamed) =>
+      streamed ? { midStream: true, code: 'service_unavailable', attempts: 1 } : { status: 500, code: 'service_unavailable', attempts: 1 },
   },
   {
     name: 'stream with an error event',
-    behaviour: () => ({ type: 'events', events: [chunk('Hel'), { data: { error: { message: `overloaded, see ${'https://internal.example/v1'}`, type: 'server_error' } } }] }),
-    expect: (streamed) => (streamed ? { midStream: true, code: 'service_unavailable', attempts: 1 } : { status: 500, code: 'service_unavailable', attempts: 1 }),
+    behaviour: () => ({
+      type: 'events',
+      events: [chunk('Hel'), { data: { error: { message: `overloaded, see ${'https://internal.example/v1'}`, type: 'server_error' } } }],
+    }),
+    expect: (streamed) =>
+      streamed ? { midStream: true, code: 'service_unavailable', attempts: 1 } : { status: 500, code: 'service_unavailable', attempts: 1 },
   },
   {
     name: 'stream that never ends',
@@ -116,7 +155,10 @@ function sseEvents(text: string): Array<{ event: string | undefined; data: strin
     .filter((block) => block.trim() !== '' && !block.startsWith(':'))
     .map((block) => {
       const lines = block.split(/\r?\n/);
-      const event = lines.find((line) => line.startsWith('event:'))?.slice(6).trim();
+      const event = lines
+        .find((line) => line.startsWith('event:'))
+        ?.slice(6)
+        .trim();
       const data = lines
         .filter((line) => line.startsWith('data:'))
         .map((line) => line.slice(5).trimStart())
@@ -159,7 +201,14 @@ describe('upstream faults, every format, streamed and not', () => {
   }
 
   function assertNoUpstreamSecrets(text: string): void {
-    for (const secret of [UPSTREAM_KEY, upstream.baseUrl, new URL(upstream.baseUrl).host, new URL(refusedOrigin).host, '10.1.2.3', 'internal.example']) {
+    for (const secret of [
+      UPSTREAM_KEY,
+      upstream.baseUrl,
+      new URL(upstream.baseUrl).host,
+      new URL(refusedOrigin).host,
+      '10.1.2.3',
+      'internal.example',
+    ]) {
       assert.ok(!text.includes(secret), `the client saw ${secret}: ${text.slice(0, 500)}`);
     }
   }
@@ -195,7 +244,10 @@ describe('upstream faults, every format, streamed and not', () => {
               }
               case 'messages':
                 assert.equal(last.event, 'error', text);
-                assert.match((JSON.parse(last.data) as { error: { type: string } }).error.type, /^(api_error|overloaded_error|timeout_error)$/);
+                assert.match(
+                  (JSON.parse(last.data) as { error: { type: string } }).error.type,
+                  /^(api_error|overloaded_error|timeout_error)$/,
+                );
                 assert.ok(!events.some((event) => event.event === 'message_stop'), 'no message_stop');
                 break;
               case 'responses':
@@ -211,7 +263,8 @@ describe('upstream faults, every format, streamed and not', () => {
           assert.equal(upstream.requests.length, expected.attempts, `attempts for ${fault.name}`);
           const afterwards = await usedTokens();
           // Nothing was delivered before the fault: nothing is charged. A cut stream is charged at most what it delivered.
-          if (expected.midStream !== true && expected.attempts !== 1) assert.equal(afterwards, before, 'no charge for an answer that never came');
+          if (expected.midStream !== true && expected.attempts !== 1)
+            assert.equal(afterwards, before, 'no charge for an answer that never came');
           else assert.ok(afterwards >= before);
         });
       }
@@ -227,8 +280,29 @@ describe('upstream faults, every format, streamed and not', () => {
         const long = Array.from({ length: 300 }, (_, index) => chunk(`word${index} `));
         upstream.enqueue((request: RecordedRequest) =>
           (request.body as { stream?: boolean }).stream === true
-            ? { type: 'events', events: [...long, { data: { id: 'chatcmpl-1', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 900, total_tokens: 905 } } }, { data: '[DONE]' }] }
-            : { type: 'reply', reply: { text: long.map((event) => (event.data as { choices: Array<{ delta: { content: string } }> }).choices[0]!.delta.content).join(''), usage: { prompt_tokens: 5, completion_tokens: 900 } } },
+            ? {
+                type: 'events',
+                events: [
+                  ...long,
+                  {
+                    data: {
+                      id: 'chatcmpl-1',
+                      choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+                      usage: { prompt_tokens: 5, completion_tokens: 900, total_tokens: 905 },
+                    },
+                  },
+                  { data: '[DONE]' },
+                ],
+              }
+            : {
+                type: 'reply',
+                reply: {
+                  text: long
+                    .map((event) => (event.data as { choices: Array<{ delta: { content: string } }> }).choices[0]!.delta.content)
+                    .join(''),
+                  usage: { prompt_tokens: 5, completion_tokens: 900 },
+                },
+              },
         );
         const { path, body } = requestFor(format, 'flaky-model', streamed, 10);
         const response = await fetch(`${server.origin}${path}`, {

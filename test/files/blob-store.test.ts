@@ -222,7 +222,10 @@ for (const name of backendNames()) {
     test('concurrent puts to different keys each keep their own bytes', async () => {
       const contents = Array.from({ length: 8 }, (_, index) => generated(1, 100 + index));
       const sizes = await Promise.all(contents.map((content, index) => store.put(`file-concurrent-${index}`, content.source())));
-      assert.deepEqual(sizes, contents.map(() => 1024 * 1024));
+      assert.deepEqual(
+        sizes,
+        contents.map(() => 1024 * 1024),
+      );
       for (const [index, content] of contents.entries()) {
         assert.equal((await sha256Of((await store.get(`file-concurrent-${index}`))!)).sha256, content.sha256, `blob ${index}`);
       }

@@ -15,7 +15,14 @@ import { FileService, mediaTypeFor, type UploadPart } from '../../src/services/f
 import { ManualClock } from '../batches/support/manual-clock.ts';
 
 function filePart(content: string, filename = 'input.jsonl', truncated = false): UploadPart {
-  return { kind: 'file', name: 'file', filename, mediaType: 'application/octet-stream', content: Readable.from([Buffer.from(content)]), isTruncated: () => truncated };
+  return {
+    kind: 'file',
+    name: 'file',
+    filename,
+    mediaType: 'application/octet-stream',
+    content: Readable.from([Buffer.from(content)]),
+    isTruncated: () => truncated,
+  };
 }
 
 function field(name: string, value: string): UploadPart {
@@ -73,18 +80,44 @@ describe('FileService', () => {
 
   test('upload refusals keep nothing: bad purpose, missing purpose, missing file, plain-field file, too large', async () => {
     const before = storedBlobs().length;
-    await rejectsWith(files.upload('org-a', parts(filePart('x'), field('purpose', 'fine-tune')), 1000), 400, 'invalid_parameter', 'purpose');
+    await rejectsWith(
+      files.upload('org-a', parts(filePart('x'), field('purpose', 'fine-tune')), 1000),
+      400,
+      'invalid_parameter',
+      'purpose',
+    );
     await rejectsWith(files.upload('org-a', parts(filePart('x')), 1000), 400, 'missing_parameter', 'purpose');
     await rejectsWith(files.upload('org-a', parts(field('purpose', 'batch')), 1000), 400, 'missing_parameter', 'file');
-    await rejectsWith(files.upload('org-a', parts(field('purpose', 'batch'), field('file', 'inline text')), 1000), 400, 'invalid_parameter', 'file');
-    await rejectsWith(files.upload('org-a', parts(field('purpose', 'batch'), filePart('x'.repeat(10), 'big.jsonl', true)), 10), 413, 'file_too_large', 'file');
+    await rejectsWith(
+      files.upload('org-a', parts(field('purpose', 'batch'), field('file', 'inline text')), 1000),
+      400,
+      'invalid_parameter',
+      'file',
+    );
+    await rejectsWith(
+      files.upload('org-a', parts(field('purpose', 'batch'), filePart('x'.repeat(10), 'big.jsonl', true)), 10),
+      413,
+      'file_too_large',
+      'file',
+    );
     await rejectsWith(files.upload('org-a', parts(field('purpose', 'batch'), filePart('x'.repeat(11))), 10), 413, 'file_too_large');
     assert.equal(storedBlobs().length, before);
-    assert.deepEqual(readdirSync(blobDirectory).filter((name) => name.startsWith('.')), [], 'no temporary file left either');
+    assert.deepEqual(
+      readdirSync(blobDirectory).filter((name) => name.startsWith('.')),
+      [],
+      'no temporary file left either',
+    );
   });
 
   test('a second file part is read and ignored; purpose values other than batch never expire by default', async () => {
-    const extra: UploadPart = { kind: 'file', name: 'other', filename: 'x.txt', mediaType: 'text/plain', content: Readable.from(['ignored']), isTruncated: () => false };
+    const extra: UploadPart = {
+      kind: 'file',
+      name: 'other',
+      filename: 'x.txt',
+      mediaType: 'text/plain',
+      content: Readable.from(['ignored']),
+      isTruncated: () => false,
+    };
     const file = await files.upload('org-a', parts(field('purpose', 'user_data'), extra, filePart('hello', 'notes.txt')), 1000);
     assert.equal(file.expiresAt, null);
     assert.equal(file.mediaType, 'text/plain');
@@ -92,15 +125,38 @@ describe('FileService', () => {
   });
 
   test('expires_after: anchored at created_at, 3600 to 2592000 seconds', async () => {
-    const file = await files.upload('org-a', parts(field('purpose', 'user_data'), field('expires_after[anchor]', 'created_at'), field('expires_after[seconds]', '3600'), filePart('x')), 1000);
+    const file = await files.upload(
+      'org-a',
+      parts(
+        field('purpose', 'user_data'),
+        field('expires_after[anchor]', 'created_at'),
+        field('expires_after[seconds]', '3600'),
+        filePart('x'),
+      ),
+      1000,
+    );
     assert.equal(file.expiresAt, clock.now() + 3_600_000);
     await rejectsWith(
-      files.upload('org-a', parts(field('purpose', 'user_data'), field('expires_after[anchor]', 'created_at'), field('expires_after[seconds]', '60'), filePart('x')), 1000),
+      files.upload(
+        'org-a',
+        parts(
+          field('purpose', 'user_data'),
+          field('expires_after[anchor]', 'created_at'),
+          field('expires_after[seconds]', '60'),
+          filePart('x'),
+        ),
+        1000,
+      ),
       400,
       'invalid_parameter',
       'expires_after.seconds',
     );
-    await rejectsWith(files.upload('org-a', parts(field('purpose', 'user_data'), field('expires_after[anchor]', 'now'), filePart('x')), 1000), 400, 'invalid_parameter', 'expires_after.anchor');
+    await rejectsWith(
+      files.upload('org-a', parts(field('purpose', 'user_data'), field('expires_after[anchor]', 'now'), filePart('x')), 1000),
+      400,
+      'invalid_parameter',
+      'expires_after.anchor',
+    );
   });
 
   test('another organization sees 404 file_not_found for retrieve, content, delete', async () => {
@@ -123,8 +179,20 @@ describe('FileService', () => {
   });
 
   test('an expired file answers 410 file_expired, leaves the list, and its bytes are purged', async () => {
-    const file = await files.upload('org-x', parts(field('purpose', 'user_data'), field('expires_after[anchor]', 'created_at'), field('expires_after[seconds]', '3600'), filePart('x')), 1000);
-    assert.deepEqual((await files.list('org-x', { limit: 10, order: 'desc' })).files.map((entry) => entry.id), [file.id]);
+    const file = await files.upload(
+      'org-x',
+      parts(
+        field('purpose', 'user_data'),
+        field('expires_after[anchor]', 'created_at'),
+        field('expires_after[seconds]', '3600'),
+        filePart('x'),
+      ),
+      1000,
+    );
+    assert.deepEqual(
+      (await files.list('org-x', { limit: 10, order: 'desc' })).files.map((entry) => entry.id),
+      [file.id],
+    );
     clock.advance(3_600_000);
     await rejectsWith(files.retrieve('org-x', file.id), 410, 'file_expired');
     await rejectsWith(files.openContent('org-x', file.id), 410, 'file_expired');
@@ -139,15 +207,32 @@ describe('FileService', () => {
     const ids: string[] = [];
     for (let index = 0; index < 5; index++) {
       clock.advance(1);
-      ids.push((await files.upload('org-list', parts(field('purpose', index === 2 ? 'vision' : 'batch'), filePart(`${index}`, `f${index}.jsonl`)), 1000)).id);
+      ids.push(
+        (
+          await files.upload(
+            'org-list',
+            parts(field('purpose', index === 2 ? 'vision' : 'batch'), filePart(`${index}`, `f${index}.jsonl`)),
+            1000,
+          )
+        ).id,
+      );
     }
     const first = await files.list('org-list', { limit: 2, order: 'desc' });
-    assert.deepEqual(first.files.map((file) => file.id), [ids[4], ids[3]]);
+    assert.deepEqual(
+      first.files.map((file) => file.id),
+      [ids[4], ids[3]],
+    );
     assert.equal(first.hasMore, true);
     const second = await files.list('org-list', { limit: 3, order: 'desc', after: ids[3]! });
-    assert.deepEqual(second.files.map((file) => file.id), [ids[2], ids[1], ids[0]]);
+    assert.deepEqual(
+      second.files.map((file) => file.id),
+      [ids[2], ids[1], ids[0]],
+    );
     assert.equal(second.hasMore, false);
-    assert.deepEqual((await files.list('org-list', { limit: 10, order: 'asc', purpose: 'vision' })).files.map((file) => file.id), [ids[2]]);
+    assert.deepEqual(
+      (await files.list('org-list', { limit: 10, order: 'asc', purpose: 'vision' })).files.map((file) => file.id),
+      [ids[2]],
+    );
     await rejectsWith(files.list('org-list', { limit: 10, order: 'desc', after: 'file-nope' }), 400, 'invalid_parameter', 'after');
   });
 
@@ -164,7 +249,11 @@ describe('FileService', () => {
     const signature = url.searchParams.get('signature')!;
     const opened = await files.openSignedContent(fileId, expires, signature);
     assert.deepEqual(Buffer.from(await opened.content.toArray().then((chunks) => Buffer.concat(chunks))), png);
-    await rejectsWith(files.openSignedContent(fileId, expires, `${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`), 403, 'invalid_signature');
+    await rejectsWith(
+      files.openSignedContent(fileId, expires, `${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`),
+      403,
+      'invalid_signature',
+    );
     await rejectsWith(files.openSignedContent(fileId, String(Number(expires) + 1), signature), 403, 'invalid_signature');
     clock.advance(61_000);
     await rejectsWith(files.openSignedContent(fileId, expires, signature), 403, 'url_expired');
@@ -181,7 +270,18 @@ describe('FileService', () => {
 
   test('a streamed upload is written as it arrives', async () => {
     const source = new PassThrough();
-    const uploading = files.upload('org-a', parts(field('purpose', 'batch'), { kind: 'file', name: 'file', filename: 's.jsonl', mediaType: '', content: source, isTruncated: () => false }), 1000);
+    const uploading = files.upload(
+      'org-a',
+      parts(field('purpose', 'batch'), {
+        kind: 'file',
+        name: 'file',
+        filename: 's.jsonl',
+        mediaType: '',
+        content: source,
+        isTruncated: () => false,
+      }),
+      1000,
+    );
     source.write('{"line":1}\n');
     source.end('{"line":2}\n');
     const file = await uploading;

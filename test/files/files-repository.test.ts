@@ -46,15 +46,24 @@ for (const backend of storageBackends()) {
     });
 
     test('insert and find round-trip every field, sizes beyond 32 bits included', async () => {
-      assert.deepEqual(await files.findById('file-2'), file('file-2', { createdAt: 2_000, purpose: 'user_data', mediaType: 'text/plain', bytes: 5_000_000_000 }));
+      assert.deepEqual(
+        await files.findById('file-2'),
+        file('file-2', { createdAt: 2_000, purpose: 'user_data', mediaType: 'text/plain', bytes: 5_000_000_000 }),
+      );
       assert.equal(await files.findById('file-none'), undefined);
     });
 
     test('list: newest first, ties by id, live files of the organization only', async () => {
       const page = await files.list({ organizationId: 'org-a', order: 'desc', limit: 100, now: 5_000 });
-      assert.deepEqual(page.map((row) => row.id), ['file-later', 'file-3b', 'file-3a', 'file-2', 'file-1']);
+      assert.deepEqual(
+        page.map((row) => row.id),
+        ['file-later', 'file-3b', 'file-3a', 'file-2', 'file-1'],
+      );
       const ascending = await files.list({ organizationId: 'org-a', order: 'asc', limit: 100, now: 5_000 });
-      assert.deepEqual(ascending.map((row) => row.id), ['file-1', 'file-2', 'file-3a', 'file-3b', 'file-later']);
+      assert.deepEqual(
+        ascending.map((row) => row.id),
+        ['file-1', 'file-2', 'file-3a', 'file-3b', 'file-later'],
+      );
       const beforeExpiry = await files.list({ organizationId: 'org-a', order: 'desc', limit: 100, now: 3_999 });
       assert.ok(beforeExpiry.some((row) => row.id === 'file-expired'));
     });
@@ -64,7 +73,13 @@ for (const backend of storageBackends()) {
         const seen: string[] = [];
         let after: { createdAt: number; id: string } | undefined;
         for (;;) {
-          const page = await files.list({ organizationId: 'org-a', order, limit: 2, now: 5_000, ...(after === undefined ? {} : { after }) });
+          const page = await files.list({
+            organizationId: 'org-a',
+            order,
+            limit: 2,
+            now: 5_000,
+            ...(after === undefined ? {} : { after }),
+          });
           seen.push(...page.map((row) => row.id));
           if (page.length < 2) return seen;
           const last = page[page.length - 1]!;
@@ -74,7 +89,10 @@ for (const backend of storageBackends()) {
       assert.deepEqual(await walk('desc'), ['file-later', 'file-3b', 'file-3a', 'file-2', 'file-1']);
       assert.deepEqual(await walk('asc'), ['file-1', 'file-2', 'file-3a', 'file-3b', 'file-later']);
       const userData = await files.list({ organizationId: 'org-a', order: 'desc', limit: 10, now: 5_000, purpose: 'user_data' });
-      assert.deepEqual(userData.map((row) => row.id), ['file-2']);
+      assert.deepEqual(
+        userData.map((row) => row.id),
+        ['file-2'],
+      );
     });
 
     test('markDeleted once; deleted files leave the list; purge marks stay', async () => {
@@ -91,10 +109,19 @@ for (const backend of storageBackends()) {
     });
 
     test('expired files still holding bytes are found for purging, oldest expiry first', async () => {
-      assert.deepEqual((await files.findExpiredUnpurged(10_000, 10)).map((row) => row.id), ['file-expired', 'file-later']);
-      assert.deepEqual((await files.findExpiredUnpurged(5_000, 10)).map((row) => row.id), ['file-expired']);
+      assert.deepEqual(
+        (await files.findExpiredUnpurged(10_000, 10)).map((row) => row.id),
+        ['file-expired', 'file-later'],
+      );
+      assert.deepEqual(
+        (await files.findExpiredUnpurged(5_000, 10)).map((row) => row.id),
+        ['file-expired'],
+      );
       await files.markPurged('file-expired', 5_000);
-      assert.deepEqual((await files.findExpiredUnpurged(5_000, 10)).map((row) => row.id), []);
+      assert.deepEqual(
+        (await files.findExpiredUnpurged(5_000, 10)).map((row) => row.id),
+        [],
+      );
     });
 
     test('ensureSetting: the first value wins for every caller, even racing ones', async () => {

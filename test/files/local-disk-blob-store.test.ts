@@ -54,7 +54,10 @@ describe('LocalDiskBlobStore', () => {
     source.destroy(new Error('client went away'));
     await assert.rejects(putting, /client went away/);
     assert.equal(await store.get('file-broken'), undefined);
-    assert.deepEqual(readdirSync(store.directory).filter((name) => name.includes('file-broken')), []);
+    assert.deepEqual(
+      readdirSync(store.directory).filter((name) => name.includes('file-broken')),
+      [],
+    );
   });
 
   test('more than maxBytes is refused with BlobTooLargeError and nothing is kept', async () => {

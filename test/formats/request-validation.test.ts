@@ -43,7 +43,11 @@ describe('requestValidation on /v1/responses', () => {
   });
 
   test('reasoning.effort minimal only in compatible, generated as low and echoed as sent', () => {
-    refused(() => decodeResponsesRequest(body({ max_output_tokens: 5, reasoning: { effort: 'minimal' } }), SPEC), 'invalid_parameter', 'reasoning.effort');
+    refused(
+      () => decodeResponsesRequest(body({ max_output_tokens: 5, reasoning: { effort: 'minimal' } }), SPEC),
+      'invalid_parameter',
+      'reasoning.effort',
+    );
     const decoded = decodeResponsesRequest(body({ max_output_tokens: 5, reasoning: { effort: 'minimal' } }), COMPATIBLE);
     assert.equal(decoded.request.reasoningEffort, 'low');
     assert.equal(decoded.options.echo.reasoning.effort, 'minimal');
@@ -51,8 +55,21 @@ describe('requestValidation on /v1/responses', () => {
 
   for (const options of [SPEC, COMPATIBLE]) {
     test(`item_reference items are placed where they stood and answered calls check out (${options.validation})`, () => {
-      const call: ResponseItem = { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{}', status: 'completed' };
-      const answer: ResponseItem = { id: 'msg_2', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Sunny.', annotations: [] }] };
+      const call: ResponseItem = {
+        id: 'fc_1',
+        type: 'function_call',
+        call_id: 'call_1',
+        name: 'weather',
+        arguments: '{}',
+        status: 'completed',
+      };
+      const answer: ResponseItem = {
+        id: 'msg_2',
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Sunny.', annotations: [] }],
+      };
       const decoded = decodeResponsesRequest(
         {
           model: 'm',
@@ -75,14 +92,33 @@ describe('requestValidation on /v1/responses', () => {
         ],
       );
       assert.deepEqual(decoded.request.messages, []);
-      resolveItemReferences(decoded, new Map<string, ResponseItem>([['fc_1', call], ['msg_2', answer]]));
+      resolveItemReferences(
+        decoded,
+        new Map<string, ResponseItem>([
+          ['fc_1', call],
+          ['msg_2', answer],
+        ]),
+      );
       assert.deepEqual(decoded.input.map((item) => item.id).slice(1, 4), ['fc_1', decoded.input[2]!.id, 'msg_2']);
-      assert.deepEqual(decoded.request.messages.map((message: { role: string }) => message.role), ['user', 'assistant', 'tool', 'assistant', 'user']);
+      assert.deepEqual(
+        decoded.request.messages.map((message: { role: string }) => message.role),
+        ['user', 'assistant', 'tool', 'assistant', 'user'],
+      );
       assert.deepEqual(decoded.itemReferences, []);
     });
 
     test(`an item_reference that resolves to nothing is a 400 naming input[i].id (${options.validation})`, () => {
-      const decoded = decodeResponsesRequest({ model: 'm', max_output_tokens: 5, input: [{ role: 'user', content: 'a' }, { type: 'item_reference', id: 'msg_other' }] }, options);
+      const decoded = decodeResponsesRequest(
+        {
+          model: 'm',
+          max_output_tokens: 5,
+          input: [
+            { role: 'user', content: 'a' },
+            { type: 'item_reference', id: 'msg_other' },
+          ],
+        },
+        options,
+      );
       refused(() => resolveItemReferences(decoded, new Map()), 'invalid_parameter', 'input[1].id');
     });
   }
@@ -101,13 +137,28 @@ describe('requestValidation on /v1/messages', () => {
     refused(() => decodeMessagesRequest(body({ messages }), SPEC), 'invalid_messages', 'messages[1].role');
     const { request } = decodeMessagesRequest(body({ messages }), COMPATIBLE);
     assert.deepEqual(request.messages, [
-      { role: 'user', content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'three' }, { type: 'text', text: 'four' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: 'two' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'three' },
+          { type: 'text', text: 'four' },
+        ],
+      },
     ]);
   });
 
   test('an assistant message first: 400 in spec, accepted in compatible', () => {
-    const messages = [{ role: 'assistant', content: 'Hello, how can I help?' }, { role: 'user', content: 'Hi' }];
+    const messages = [
+      { role: 'assistant', content: 'Hello, how can I help?' },
+      { role: 'user', content: 'Hi' },
+    ];
     refused(() => decodeMessagesRequest(body({ messages }), SPEC), 'invalid_messages', 'messages[0].role');
     assert.equal(decodeMessagesRequest(body({ messages }), COMPATIBLE).request.messages[0]!.role, 'assistant');
   });
@@ -115,7 +166,9 @@ describe('requestValidation on /v1/messages', () => {
   test('a tool without description: 400 in spec, accepted in compatible', () => {
     const tools = [{ name: 'lookup', input_schema: { type: 'object', properties: {} } }];
     refused(() => decodeMessagesRequest(body({ tools }), SPEC), 'missing_parameter', 'tools[0].description');
-    assert.deepEqual(decodeMessagesRequest(body({ tools }), COMPATIBLE).request.tools, [{ name: 'lookup', inputSchema: { type: 'object', properties: {} } }]);
+    assert.deepEqual(decodeMessagesRequest(body({ tools }), COMPATIBLE).request.tools, [
+      { name: 'lookup', inputSchema: { type: 'object', properties: {} } },
+    ]);
   });
 
   test('temperature up to 2 only in compatible; top_p stays 0-1', () => {
@@ -128,8 +181,14 @@ describe('requestValidation on /v1/messages', () => {
     test(`output_config.format and output_format become the canonical json_schema format (${options.validation})`, () => {
       const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
       const expected = { type: 'json_schema', name: 'output', schema };
-      assert.deepEqual(decodeMessagesRequest(body({ output_config: { format: { type: 'json_schema', schema } } }), options).request.responseFormat, expected);
-      assert.deepEqual(decodeMessagesRequest(body({ output_format: { type: 'json_schema', schema } }), options).request.responseFormat, expected);
+      assert.deepEqual(
+        decodeMessagesRequest(body({ output_config: { format: { type: 'json_schema', schema } } }), options).request.responseFormat,
+        expected,
+      );
+      assert.deepEqual(
+        decodeMessagesRequest(body({ output_format: { type: 'json_schema', schema } }), options).request.responseFormat,
+        expected,
+      );
       assert.equal(decodeMessagesRequest(body({ output_config: {} }), options).request.responseFormat, undefined);
     });
   }

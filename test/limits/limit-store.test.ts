@@ -419,7 +419,9 @@ for (const backend of backends) {
       assert.equal(reservations.length, 100);
       assert.ok(results.every((result) => result.admitted || result.rejection.code === 'tpm_exceeded'));
       // Each reservation settled twice at once: exactly one of the two counts.
-      const settlements = await Promise.all(reservations.flatMap((reservation) => [store.settle(reservation, 7), store.settle(reservation, 7)]));
+      const settlements = await Promise.all(
+        reservations.flatMap((reservation) => [store.settle(reservation, 7), store.settle(reservation, 7)]),
+      );
       assert.equal(settlements.filter((settlement) => settlement.settled).length, 100);
       const usage = await store.usage(subject, limits);
       assert.equal(usage.tokensPerMinute.used, 700);
@@ -456,7 +458,9 @@ for (const backend of backends) {
         input: AdmitManyInput,
         context: TestContext,
       ): Promise<{ child: AdmitManyOutput; here: AdmitResult[]; childSettled: number; hereSettled: number }> {
-        const child = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify(input)], { stdio: ['pipe', 'pipe', 'inherit'] });
+        const child = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify(input)], {
+          stdio: ['pipe', 'pipe', 'inherit'],
+        });
         const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
         const lines = createInterface({ input: child.stdout });
         const childLines = lines[Symbol.asyncIterator]();
@@ -488,7 +492,9 @@ for (const backend of backends) {
           // Settlement starts only once both processes finished admitting (it releases tokens).
           child.stdin.write('settle\n');
           const admittedHere = here.flatMap((result) => (result.admitted ? [result.reservation] : []));
-          const outcomes = await Promise.all(admittedHere.flatMap((reservation) => [store.settle(reservation, settleTokens), store.settle(reservation, settleTokens)]));
+          const outcomes = await Promise.all(
+            admittedHere.flatMap((reservation) => [store.settle(reservation, settleTokens), store.settle(reservation, settleTokens)]),
+          );
           hereSettled = outcomes.filter((outcome) => outcome.settled).length;
           childSettled = (JSON.parse(await nextChildLine()) as SettleManyOutput).settled;
         }
@@ -498,41 +504,58 @@ for (const backend of backends) {
         return { child: childOutput, here, childSettled, hereSettled };
       }
 
-      test('exactness across two Node processes: 500 + 500 concurrent admits against 100 requests per minute admit exactly 100', { timeout: 60_000 }, async (context) => {
-        const subject = freshSubject();
-        const limits = policy({ requestsPerMinute: 100 });
-        const nowMs = at('2025-06-15T10:00:00Z');
-        const { child, here } = await admitFromTwoProcesses({ redisUrl: redisUrl!, keyPrefix: runPrefix, subject, policy: limits, nowMs, count: 500, parallel: 50, estimatedTokens: 5 }, context);
-        const admittedHere = here.filter((result) => result.admitted).length;
-        assert.equal(child.admitted + admittedHere, 100);
-        assert.equal(child.rejected + (500 - admittedHere), 900);
-        assert.deepEqual(Object.keys(child.codes).filter((code) => code !== 'rpm_exceeded'), []);
-        const store = backend.create(new ManualClock(nowMs));
-        assert.equal((await store.usage(subject, limits)).requestsPerMinute.used, 100);
-      });
+      test(
+        'exactness across two Node processes: 500 + 500 concurrent admits against 100 requests per minute admit exactly 100',
+        { timeout: 60_000 },
+        async (context) => {
+          const subject = freshSubject();
+          const limits = policy({ requestsPerMinute: 100 });
+          const nowMs = at('2025-06-15T10:00:00Z');
+          const { child, here } = await admitFromTwoProcesses(
+            { redisUrl: redisUrl!, keyPrefix: runPrefix, subject, policy: limits, nowMs, count: 500, parallel: 50, estimatedTokens: 5 },
+            context,
+          );
+          const admittedHere = here.filter((result) => result.admitted).length;
+          assert.equal(child.admitted + admittedHere, 100);
+          assert.equal(child.rejected + (500 - admittedHere), 900);
+          assert.deepEqual(
+            Object.keys(child.codes).filter((code) => code !== 'rpm_exceeded'),
+            [],
+          );
+          const store = backend.create(new ManualClock(nowMs));
+          assert.equal((await store.usage(subject, limits)).requestsPerMinute.used, 100);
+        },
+      );
 
-      test('exactness across two Node processes: a token limit admits exactly 100 of 1,000, and every settlement lands once', { timeout: 60_000 }, async (context) => {
-        const subject = freshSubject();
-        const limits = policy({ tokensPerMinute: 1000, tokensPerDay: 1_000_000 });
-        const nowMs = at('2025-06-15T10:00:00Z');
-        const { child, here, childSettled, hereSettled } = await admitFromTwoProcesses({
-          redisUrl: redisUrl!,
-          keyPrefix: runPrefix,
-          subject,
-          policy: limits,
-          nowMs,
-          count: 500,
-          parallel: 50,
-          estimatedTokens: 10,
-          settleTokens: 3,
-        }, context);
-        const admittedHere = here.filter((result) => result.admitted).length;
-        assert.equal(child.admitted + admittedHere, 100);
-        assert.equal(childSettled + hereSettled, 100);
-        const usage = await backend.create(new ManualClock(nowMs)).usage(subject, limits);
-        assert.equal(usage.tokensPerMinute.used, 300);
-        assert.equal(usage.daily.used, 300);
-      });
+      test(
+        'exactness across two Node processes: a token limit admits exactly 100 of 1,000, and every settlement lands once',
+        { timeout: 60_000 },
+        async (context) => {
+          const subject = freshSubject();
+          const limits = policy({ tokensPerMinute: 1000, tokensPerDay: 1_000_000 });
+          const nowMs = at('2025-06-15T10:00:00Z');
+          const { child, here, childSettled, hereSettled } = await admitFromTwoProcesses(
+            {
+              redisUrl: redisUrl!,
+              keyPrefix: runPrefix,
+              subject,
+              policy: limits,
+              nowMs,
+              count: 500,
+              parallel: 50,
+              estimatedTokens: 10,
+              settleTokens: 3,
+            },
+            context,
+          );
+          const admittedHere = here.filter((result) => result.admitted).length;
+          assert.equal(child.admitted + admittedHere, 100);
+          assert.equal(childSettled + hereSettled, 100);
+          const usage = await backend.create(new ManualClock(nowMs)).usage(subject, limits);
+          assert.equal(usage.tokensPerMinute.used, 300);
+          assert.equal(usage.daily.used, 300);
+        },
+      );
 
       test('scripts are reloaded after Redis forgets them (NOSCRIPT falls back to EVAL)', async () => {
         const store = backend.create(new ManualClock(at('2025-06-15T10:00:00Z')));
@@ -559,7 +582,9 @@ for (const backend of backends) {
 
       test('an unreachable Redis answers 500 service_unavailable', async () => {
         const store = new RedisLimitStore({ redis: 'redis://127.0.0.1:1', clock: new ManualClock(at('2025-06-15T10:00:00Z')) });
-        const error = await store.admit({ subject: freshSubject(), policy: NO_LIMITS, estimatedTokens: 1 }).catch((caught: unknown) => caught);
+        const error = await store
+          .admit({ subject: freshSubject(), policy: NO_LIMITS, estimatedTokens: 1 })
+          .catch((caught: unknown) => caught);
         assert.ok(error instanceof ServiceError);
         assert.equal(error.status, 500);
         assert.equal(error.code, 'service_unavailable');

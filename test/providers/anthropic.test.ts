@@ -112,7 +112,10 @@ describe('convertToAnthropicRequest', () => {
 
   test('tool choice spellings', () => {
     const withTools = (toolChoice: GenerationRequest['toolChoice']) =>
-      convertToAnthropicRequest(userRequest('x', { tools: [{ name: 't', inputSchema: { type: 'object' } }], ...(toolChoice ? { toolChoice } : {}) }), options).body.tool_choice;
+      convertToAnthropicRequest(
+        userRequest('x', { tools: [{ name: 't', inputSchema: { type: 'object' } }], ...(toolChoice ? { toolChoice } : {}) }),
+        options,
+      ).body.tool_choice;
     assert.deepEqual(withTools({ type: 'auto' }), { type: 'auto' });
     assert.deepEqual(withTools({ type: 'none' }), { type: 'none' });
     assert.deepEqual(withTools({ type: 'tool', name: 't' }), { type: 'tool', name: 't' });
@@ -157,25 +160,44 @@ describe('convertToAnthropicRequest', () => {
     assert.equal(converted.jsonToolName, undefined);
     assert.deepEqual(converted.body.output_config, { format: { type: 'json_schema', schema } });
     assert.equal(converted.body.tools, undefined);
-    const withTools = convertToAnthropicRequest(userRequest('x', { responseFormat: { type: 'json_schema', name: 'a', schema }, tools: [{ name: 't', inputSchema: {} }] }), options);
+    const withTools = convertToAnthropicRequest(
+      userRequest('x', { responseFormat: { type: 'json_schema', name: 'a', schema }, tools: [{ name: 't', inputSchema: {} }] }),
+      options,
+    );
     assert.deepEqual(withTools.body.output_config, { format: { type: 'json_schema', schema } });
-    assert.deepEqual(withTools.body.tools?.map((tool) => tool.name), ['t']);
+    assert.deepEqual(
+      withTools.body.tools?.map((tool) => tool.name),
+      ['t'],
+    );
   });
 
   test('json_object becomes a forced json tool; with other tools it is a 400', () => {
     const converted = convertToAnthropicRequest(userRequest('x', { responseFormat: { type: 'json_object' } }), options);
     assert.equal(converted.jsonToolName, 'json');
-    assert.deepEqual(converted.body.tools, [{ name: 'json', description: 'Respond with a JSON document.', input_schema: { type: 'object', additionalProperties: true } }]);
+    assert.deepEqual(converted.body.tools, [
+      { name: 'json', description: 'Respond with a JSON document.', input_schema: { type: 'object', additionalProperties: true } },
+    ]);
     assert.deepEqual(converted.body.tool_choice, { type: 'tool', name: 'json' });
     assert.throws(
-      () => convertToAnthropicRequest(userRequest('x', { responseFormat: { type: 'json_object' }, tools: [{ name: 't', inputSchema: {} }] }), options),
+      () =>
+        convertToAnthropicRequest(
+          userRequest('x', { responseFormat: { type: 'json_object' }, tools: [{ name: 't', inputSchema: {} }] }),
+          options,
+        ),
       { status: 400, param: 'response_format' },
     );
   });
 
   test('tool-call arguments that are not a JSON object are a 400 invalid_messages', () => {
-    const request: GenerationRequest = { model: 'm', messages: [{ role: 'assistant', content: [{ type: 'tool-call', id: 'a', name: 'b', input: '[1' }] }] };
-    assert.throws(() => convertToAnthropicRequest(request, options), { status: 400, code: 'invalid_messages', param: 'messages[0].content[0].input' });
+    const request: GenerationRequest = {
+      model: 'm',
+      messages: [{ role: 'assistant', content: [{ type: 'tool-call', id: 'a', name: 'b', input: '[1' }] }],
+    };
+    assert.throws(() => convertToAnthropicRequest(request, options), {
+      status: 400,
+      code: 'invalid_messages',
+      param: 'messages[0].content[0].input',
+    });
   });
 });
 
@@ -216,7 +238,8 @@ describe('anthropic language model against a mock upstream', () => {
   });
   beforeEach(() => server.reset());
 
-  const call = (request: GenerationRequest = userRequest('Hello'), signal = new AbortController().signal) => collect(model.stream(request, { signal }));
+  const call = (request: GenerationRequest = userRequest('Hello'), signal = new AbortController().signal) =>
+    collect(model.stream(request, { signal }));
 
   test('posts to /v1/messages with x-api-key, anthropic-version and the default max_tokens', async () => {
     await call(userRequest('Hi', { system: 'sys' }));
@@ -237,7 +260,11 @@ describe('anthropic language model against a mock upstream', () => {
   test('replays a recorded text stream (with pings), also when split every 5 bytes', async () => {
     server.enqueue({ type: 'events', events: anthropicFixtureEvents('anthropic-text') });
     const parts = await call();
-    assert.deepEqual(parts[0], { type: 'response-metadata', upstreamId: 'msg_01QC4g3HwBThD4BaNtBckFDJ', upstreamModel: 'claude-sonnet-4-5-20250929' });
+    assert.deepEqual(parts[0], {
+      type: 'response-metadata',
+      upstreamId: 'msg_01QC4g3HwBThD4BaNtBckFDJ',
+      upstreamModel: 'claude-sonnet-4-5-20250929',
+    });
     assert.equal(joinedDeltas(parts, 'text-delta'), fixtureDeltas('anthropic-text', 'text'));
     const finish = finishOf(parts);
     assert.equal(finish.finishReason, 'stop');
@@ -307,7 +334,9 @@ describe('anthropic language model against a mock upstream', () => {
 
   test('JSON output comes back as text from the json tool', async () => {
     server.enqueue({ type: 'reply', reply: { toolUses: [{ name: 'json', input: { answer: 'yes' } }] } });
-    const result = await assembleResult(model.stream(userRequest('x', { responseFormat: { type: 'json_object' } }), { signal: new AbortController().signal }));
+    const result = await assembleResult(
+      model.stream(userRequest('x', { responseFormat: { type: 'json_object' } }), { signal: new AbortController().signal }),
+    );
     assert.deepEqual(result.content, [{ type: 'text', text: '{"answer":"yes"}' }]);
     assert.equal(result.finishReason, 'stop');
     assert.deepEqual((server.requests[0]!.body as { tool_choice?: unknown }).tool_choice, { type: 'tool', name: 'json' });

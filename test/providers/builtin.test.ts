@@ -63,7 +63,16 @@ describe('echo engine', () => {
   test('mentions images and documents of the message', async () => {
     const result = await assemble({
       model: 'm',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, { type: 'image', url: 'https://example.com/a.png' }, { type: 'image', url: 'data:image/png;base64,AA==' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this' },
+            { type: 'image', url: 'https://example.com/a.png' },
+            { type: 'image', url: 'data:image/png;base64,AA==' },
+          ],
+        },
+      ],
     });
     assert.deepEqual(result.content, [{ type: 'text', text: 'Echo: what is this [2 images]' }]);
   });
@@ -111,10 +120,18 @@ describe('echo engine', () => {
   test('a named tool is called alone; required with parallel calls calls every tool', async () => {
     const timeTool = { name: 'get_time', inputSchema: { type: 'object', properties: { zone: { type: 'string' } }, required: ['zone'] } };
     const named = await assemble(userRequest('Tokyo', { tools: [weatherTool, timeTool], toolChoice: { type: 'tool', name: 'get_time' } }));
-    assert.deepEqual(named.content.map((part) => (part.type === 'tool-call' ? [part.name, part.input] : null)), [['get_time', '{"zone":"Tokyo"}']]);
+    assert.deepEqual(
+      named.content.map((part) => (part.type === 'tool-call' ? [part.name, part.input] : null)),
+      [['get_time', '{"zone":"Tokyo"}']],
+    );
     const parallel = await assemble(userRequest('Tokyo', { tools: [weatherTool, timeTool], toolChoice: { type: 'required' } }));
-    assert.deepEqual(parallel.content.map((part) => (part.type === 'tool-call' ? part.name : null)), ['get_weather', 'get_time']);
-    const single = await assemble(userRequest('Tokyo', { tools: [weatherTool, timeTool], toolChoice: { type: 'required' }, parallelToolCalls: false }));
+    assert.deepEqual(
+      parallel.content.map((part) => (part.type === 'tool-call' ? part.name : null)),
+      ['get_weather', 'get_time'],
+    );
+    const single = await assemble(
+      userRequest('Tokyo', { tools: [weatherTool, timeTool], toolChoice: { type: 'required' }, parallelToolCalls: false }),
+    );
     assert.equal(single.content.length, 1);
     const auto = await assemble(userRequest('Tokyo', { tools: [weatherTool], toolChoice: { type: 'auto' } }));
     assert.deepEqual(auto.content, [{ type: 'text', text: 'Echo: Tokyo' }]);
@@ -166,7 +183,8 @@ describe('echo engine', () => {
 
   test('stops with the abort reason when the signal aborts', async () => {
     const controller = new AbortController();
-    const iterator = echo.stream(userRequest('a b c d e f g h i j k l m n o p q r s t u v w x y z'), { signal: controller.signal })[Symbol.asyncIterator]();
+    const parts = echo.stream(userRequest('a b c d e f g h i j k l m n o p q r s t u v w x y z'), { signal: controller.signal });
+    const iterator = parts[Symbol.asyncIterator]();
     await iterator.next();
     const reason = new Error('stop');
     controller.abort(reason);

@@ -7,7 +7,10 @@ import { ServiceError } from '../../src/core/service-error.ts';
 import { UpstreamError } from '../../src/core/upstream-error.ts';
 import { convertToOpenAICompatibleRequest } from '../../src/providers/openai-compatible/convert-to-openai-compatible-request.ts';
 import { mapOpenAICompatibleFinishReason } from '../../src/providers/openai-compatible/map-openai-compatible-finish-reason.ts';
-import { createOpenAICompatibleProvider, type OpenAICompatibleProviderConfig } from '../../src/providers/openai-compatible/openai-compatible-provider.ts';
+import {
+  createOpenAICompatibleProvider,
+  type OpenAICompatibleProviderConfig,
+} from '../../src/providers/openai-compatible/openai-compatible-provider.ts';
 import { MockOpenAIServer, openAIFixtureEvents, readChunkFixture, readJsonFixture } from '../support/mock-upstreams/index.ts';
 import { collect, finishOf, joinedDeltas, rejection, userRequest } from './helpers.ts';
 
@@ -55,7 +58,9 @@ describe('convertToOpenAICompatibleRequest', () => {
           ],
         },
       ],
-      tools: [{ name: 'lookup', description: 'Looks up', inputSchema: { type: 'object', properties: { q: { type: 'string' } } }, strict: true }],
+      tools: [
+        { name: 'lookup', description: 'Looks up', inputSchema: { type: 'object', properties: { q: { type: 'string' } } }, strict: true },
+      ],
       toolChoice: { type: 'tool', name: 'lookup' },
       parallelToolCalls: false,
       temperature: 0.5,
@@ -99,7 +104,12 @@ describe('convertToOpenAICompatibleRequest', () => {
       tools: [
         {
           type: 'function',
-          function: { name: 'lookup', description: 'Looks up', parameters: { type: 'object', properties: { q: { type: 'string' } } }, strict: true },
+          function: {
+            name: 'lookup',
+            description: 'Looks up',
+            parameters: { type: 'object', properties: { q: { type: 'string' } } },
+            strict: true,
+          },
         },
       ],
       tool_choice: { type: 'function', function: { name: 'lookup' } },
@@ -118,7 +128,13 @@ describe('convertToOpenAICompatibleRequest', () => {
 
   test('uses max_completion_tokens and drops top_k for OpenAI itself; json_object; tool choice spellings', () => {
     const body = convertToOpenAICompatibleRequest(
-      userRequest('hi', { maxOutputTokens: 5, topK: 3, responseFormat: { type: 'json_object' }, toolChoice: { type: 'required' }, reasoningEffort: 'high' }),
+      userRequest('hi', {
+        maxOutputTokens: 5,
+        topK: 3,
+        responseFormat: { type: 'json_object' },
+        toolChoice: { type: 'required' },
+        reasoningEffort: 'high',
+      }),
       { upstreamModel: 'gpt', maxTokensField: 'max_completion_tokens', acceptsTopK: false },
     );
     assert.equal(body.max_completion_tokens, 5);
@@ -136,19 +152,38 @@ describe('convertToOpenAICompatibleRequest', () => {
   test('a document by URL and an image inside a tool result are 400s naming the part', () => {
     const documentByUrl: GenerationRequest = {
       model: 'm',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'document', url: 'https://example.com/a.pdf' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'x' },
+            { type: 'document', url: 'https://example.com/a.pdf' },
+          ],
+        },
+      ],
     };
-    assert.throws(() => convertToOpenAICompatibleRequest(documentByUrl, options), (error: unknown) => {
-      assert.ok(error instanceof ServiceError);
-      assert.equal(error.status, 400);
-      assert.equal(error.param, 'messages[0].content[1]');
-      return true;
-    });
+    assert.throws(
+      () => convertToOpenAICompatibleRequest(documentByUrl, options),
+      (error: unknown) => {
+        assert.ok(error instanceof ServiceError);
+        assert.equal(error.status, 400);
+        assert.equal(error.param, 'messages[0].content[1]');
+        return true;
+      },
+    );
     const imageInToolResult: GenerationRequest = {
       model: 'm',
-      messages: [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', content: [{ type: 'image', url: 'https://example.com/x.png' }] }] }],
+      messages: [
+        {
+          role: 'tool',
+          content: [{ type: 'tool-result', toolCallId: 'c', content: [{ type: 'image', url: 'https://example.com/x.png' }] }],
+        },
+      ],
     };
-    assert.throws(() => convertToOpenAICompatibleRequest(imageInToolResult, options), { status: 400, param: 'messages[0].content[0].content[0]' });
+    assert.throws(() => convertToOpenAICompatibleRequest(imageInToolResult, options), {
+      status: 400,
+      param: 'messages[0].content[0].content[0]',
+    });
   });
 });
 
@@ -188,7 +223,8 @@ describe('openai-compatible language model against a mock upstream', () => {
   });
   beforeEach(() => server.reset());
 
-  const call = (request: GenerationRequest = userRequest('Hello'), signal = new AbortController().signal) => collect(model.stream(request, { signal, requestId: 'req_test' }));
+  const call = (request: GenerationRequest = userRequest('Hello'), signal = new AbortController().signal) =>
+    collect(model.stream(request, { signal, requestId: 'req_test' }));
 
   test('sends a streaming chat completions request with the key and configured headers', async () => {
     await call(userRequest('Hello there', { maxOutputTokens: 20 }));
@@ -210,22 +246,29 @@ describe('openai-compatible language model against a mock upstream', () => {
   test('replays a recorded OpenAI text stream', async () => {
     server.enqueue({ type: 'events', events: openAIFixtureEvents('openai-text') });
     const parts = await call();
-    assert.deepEqual(parts[0], { type: 'response-metadata', upstreamId: 'chatcmpl-D8Z5oo6uDh67AD85p73ksdT1KxhE0', upstreamModel: 'gpt-4.1-nano-2025-04-14' });
+    assert.deepEqual(parts[0], {
+      type: 'response-metadata',
+      upstreamId: 'chatcmpl-D8Z5oo6uDh67AD85p73ksdT1KxhE0',
+      upstreamModel: 'gpt-4.1-nano-2025-04-14',
+    });
     assert.deepEqual(parts[1], { type: 'text-start', id: 'text-0' });
     assert.equal(joinedDeltas(parts, 'text-delta'), fixtureDeltas('openai-text', 'content'));
     assert.deepEqual(parts.at(-2), { type: 'text-end', id: 'text-0' });
     const finish = finishOf(parts);
     assert.equal(finish.finishReason, 'stop');
     assert.equal(finish.stopSequence, null);
-    assert.deepEqual({ ...finish.usage, raw: undefined }, {
-      inputTokens: 16,
-      cachedInputTokens: 0,
-      cacheWriteInputTokens: 0,
-      outputTokens: 300,
-      reasoningTokens: 0,
-      estimated: false,
-      raw: undefined,
-    });
+    assert.deepEqual(
+      { ...finish.usage, raw: undefined },
+      {
+        inputTokens: 16,
+        cachedInputTokens: 0,
+        cacheWriteInputTokens: 0,
+        outputTokens: 300,
+        reasoningTokens: 0,
+        estimated: false,
+        raw: undefined,
+      },
+    );
   });
 
   test('the same stream written 7 bytes at a time gives the same parts', async () => {
@@ -285,7 +328,10 @@ describe('openai-compatible language model against a mock upstream', () => {
   });
 
   test('non-streaming result assembled from a scripted reply', async () => {
-    server.enqueue({ type: 'reply', reply: { reasoning: 'Think first.', text: 'The answer is 4.', usage: { prompt_tokens: 9, completion_tokens: 7 } } });
+    server.enqueue({
+      type: 'reply',
+      reply: { reasoning: 'Think first.', text: 'The answer is 4.', usage: { prompt_tokens: 9, completion_tokens: 7 } },
+    });
     const result = await assembleResult(model.stream(userRequest('2+2?'), { signal: new AbortController().signal }));
     assert.deepEqual(result.content, [
       { type: 'reasoning', text: 'Think first.' },
@@ -348,7 +394,11 @@ describe('openai-compatible language model against a mock upstream', () => {
   });
 
   test('HTTP errors are thrown before any part, mapped and retry hints kept', async () => {
-    server.enqueue({ type: 'error', status: 400, body: { error: { message: "'messages' is too long", type: 'invalid_request_error', param: 'messages', code: null } } });
+    server.enqueue({
+      type: 'error',
+      status: 400,
+      body: { error: { message: "'messages' is too long", type: 'invalid_request_error', param: 'messages', code: null } },
+    });
     const badRequest = await rejection(call());
     assert.ok(badRequest instanceof UpstreamError);
     assert.equal(badRequest.status, 400);
@@ -394,7 +444,7 @@ describe('openai-compatible language model against a mock upstream', () => {
     server.enqueue({ type: 'error', status: 401, message: `Incorrect API key provided: ${API_KEY}.` });
     const unauthorized = await rejection(call());
     assert.ok(unauthorized instanceof ServiceError);
-    assert.equal(unauthorized.status, 500, 'the upstream key is the operator\'s, not the caller\'s');
+    assert.equal(unauthorized.status, 500, "the upstream key is the operator's, not the caller's");
     assert.ok(!unauthorized.message.includes(API_KEY));
   });
 

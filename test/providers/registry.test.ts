@@ -48,13 +48,17 @@ describe('ProviderRegistry', () => {
       assert.deepEqual(local.content, [{ type: 'text', text: 'Mock: hi' }]);
       assert.equal((openai.requests.at(-1)?.body as { model?: string }).model, 'llama-3');
 
-      const claude = await assembleResult(registry.languageModel(model(config.models, 'claude-chat')).stream(userRequest('hello'), { signal }));
+      const claude = await assembleResult(
+        registry.languageModel(model(config.models, 'claude-chat')).stream(userRequest('hello'), { signal }),
+      );
       assert.deepEqual(claude.content, [{ type: 'text', text: 'Mock: hello' }]);
       const sent = anthropic.requests.at(-1);
       assert.equal(sent?.headers['x-api-key'], 'sk-ant-from-env');
       assert.equal((sent?.body as { max_tokens?: number }).max_tokens, 321, 'the model config gives the default max_tokens');
 
-      const echo = await assembleResult(registry.languageModel(model(config.models, 'switchyard-echo')).stream(userRequest('yo'), { signal }));
+      const echo = await assembleResult(
+        registry.languageModel(model(config.models, 'switchyard-echo')).stream(userRequest('yo'), { signal }),
+      );
       assert.deepEqual(echo.content, [{ type: 'text', text: 'Echo: yo' }]);
     } finally {
       await registry.close();
@@ -76,7 +80,10 @@ describe('ProviderRegistry', () => {
   test('a llama-cpp provider is created without touching the native side until a request comes', async () => {
     const config = loadConfig({
       env: {},
-      overrides: { providers: { gguf: { kind: 'llama-cpp', threads: 1 } }, models: [{ id: 'local-gguf', provider: 'gguf', upstreamModel: '/models/none.gguf', capabilities: ['chat'] }] },
+      overrides: {
+        providers: { gguf: { kind: 'llama-cpp', threads: 1 } },
+        models: [{ id: 'local-gguf', provider: 'gguf', upstreamModel: '/models/none.gguf', capabilities: ['chat'] }],
+      },
     });
     const registry = ProviderRegistry.fromConfig(config);
     try {

@@ -17,7 +17,9 @@ const ANTHROPIC_KEY = 'sk-ant-upstream-secret-0123456789';
 
 /** Calls the model and expects a thrown UpstreamError that names no URL or key. */
 async function expectThrownFault(model: LanguageModel, whole: boolean, secrets: string[]): Promise<UpstreamError> {
-  const error = await rejection(collect(model.stream(userRequest('Hi'), { signal: new AbortController().signal, preferWholeResponse: whole })));
+  const error = await rejection(
+    collect(model.stream(userRequest('Hi'), { signal: new AbortController().signal, preferWholeResponse: whole })),
+  );
   assert.ok(error instanceof UpstreamError, `expected an UpstreamError, got ${String(error)}`);
   assert.equal(error.status, 500);
   assert.equal(error.type, 'server_error');
@@ -37,7 +39,15 @@ describe('openai-compatible: malformed 200 answers are faults', () => {
   before(async () => {
     await server.start();
     provider = createOpenAICompatibleProvider(
-      { kind: 'openai-compatible', id: 'faulty', baseUrl: server.baseUrl, apiKeyValue: OPENAI_KEY, timeoutMs: 5000, maxRetries: 0, headers: {} },
+      {
+        kind: 'openai-compatible',
+        id: 'faulty',
+        baseUrl: server.baseUrl,
+        apiKeyValue: OPENAI_KEY,
+        timeoutMs: 5000,
+        maxRetries: 0,
+        headers: {},
+      },
       {},
     );
     model = provider.languageModel!('m');
@@ -69,7 +79,12 @@ describe('openai-compatible: malformed 200 answers are faults', () => {
   }
 
   test('whole answer: an `error` object in a 200 is thrown with the sanitised message', async () => {
-    server.enqueue({ type: 'raw', status: 200, body: JSON.stringify({ error: { message: `overloaded at ${server.baseUrl} with ${OPENAI_KEY}` } }), headers: jsonHeaders });
+    server.enqueue({
+      type: 'raw',
+      status: 200,
+      body: JSON.stringify({ error: { message: `overloaded at ${server.baseUrl} with ${OPENAI_KEY}` } }),
+      headers: jsonHeaders,
+    });
     const error = await expectThrownFault(model, true, secrets());
     assert.match(error.message, /overloaded/);
   });
@@ -79,7 +94,11 @@ describe('openai-compatible: malformed 200 answers are faults', () => {
     ['an event that is not JSON', [{ data: '{"choices": [' }, { data: '[DONE]' }], /not JSON/],
     ['[DONE] without any choice', [{ data: { id: 'c1', object: 'chat.completion.chunk' } }, { data: '[DONE]' }], /no choices/],
     ['an `error` key', [{ data: { error: { message: `boom ${OPENAI_KEY}`, type: 'server_error' } } }], /boom/],
-    ['an SSE event named error', [{ event: 'error', data: { message: 'boom at http://upstream.internal:9/v1' } }, { data: '[DONE]' }], /boom at \[url\]/],
+    [
+      'an SSE event named error',
+      [{ event: 'error', data: { message: 'boom at http://upstream.internal:9/v1' } }, { data: '[DONE]' }],
+      /boom at \[url\]/,
+    ],
     ['a stream cut before its finish', [{ data: { id: 'c1', choices: [{ index: 0, delta: { role: 'assistant' } }] } }], /ended before/],
   ];
   for (const [name, events, pattern] of streamCases) {
@@ -126,7 +145,16 @@ describe('anthropic: malformed 200 answers are faults', () => {
   before(async () => {
     await server.start();
     provider = createAnthropicProvider(
-      { kind: 'anthropic', id: 'faulty', baseUrl: server.baseUrl, apiKeyValue: ANTHROPIC_KEY, anthropicVersion: '2023-06-01', timeoutMs: 5000, maxRetries: 0, headers: {} },
+      {
+        kind: 'anthropic',
+        id: 'faulty',
+        baseUrl: server.baseUrl,
+        apiKeyValue: ANTHROPIC_KEY,
+        anthropicVersion: '2023-06-01',
+        timeoutMs: 5000,
+        maxRetries: 0,
+        headers: {},
+      },
       {},
     );
     model = provider.languageModel!('claude', { defaultMaxOutputTokens: 100 });
@@ -151,10 +179,17 @@ describe('anthropic: malformed 200 answers are faults', () => {
     });
   }
 
-  const start: MockSseEvent = { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_1', model: 'claude', usage: { input_tokens: 3, output_tokens: 0 } } } };
+  const start: MockSseEvent = {
+    event: 'message_start',
+    data: { type: 'message_start', message: { id: 'msg_1', model: 'claude', usage: { input_tokens: 3, output_tokens: 0 } } },
+  };
   const streamCases: Array<[string, MockSseEvent[], RegExp]> = [
     ['an event that is not JSON', [{ event: 'message_start', data: '{"type":' }], /not JSON/],
-    ['an error event', [start, { event: 'error', data: { type: 'error', error: { type: 'api_error', message: `boom ${ANTHROPIC_KEY}` } } }], /boom/],
+    [
+      'an error event',
+      [start, { event: 'error', data: { type: 'error', error: { type: 'api_error', message: `boom ${ANTHROPIC_KEY}` } } }],
+      /boom/,
+    ],
     ['an SSE event named error with other data', [{ event: 'error', data: { message: 'boom' } }], /upstream provider failed/],
     ['a stream cut before message_stop', [start], /ended before/],
   ];

@@ -64,7 +64,12 @@ describe('GenerationService', () => {
             capabilities: ['chat', 'streaming', 'function_calling'],
             fallbacks: ['text-only', 'backup-model'],
           },
-          { id: 'backup-model', provider: 'backup', upstreamModel: 'claude-backup', capabilities: ['chat', 'streaming', 'function_calling'] },
+          {
+            id: 'backup-model',
+            provider: 'backup',
+            upstreamModel: 'claude-backup',
+            capabilities: ['chat', 'streaming', 'function_calling'],
+          },
           { id: 'text-only', provider: 'primary', capabilities: ['chat'] },
           { id: 'slow-model', provider: 'slow', capabilities: ['chat'] },
         ],
@@ -98,7 +103,12 @@ describe('GenerationService', () => {
     });
 
     test('an unknown model is a 404 model_not_found on param model', () => {
-      assert.throws(() => service.resolve('nope', ['chat']), { status: 404, code: 'model_not_found', param: 'model', type: 'invalid_request_error' });
+      assert.throws(() => service.resolve('nope', ['chat']), {
+        status: 404,
+        code: 'model_not_found',
+        param: 'model',
+        type: 'invalid_request_error',
+      });
     });
 
     test('a missing capability is a 400 naming the capability and the param', () => {
@@ -120,12 +130,27 @@ describe('GenerationService', () => {
     test('images need vision, tools need function_calling, JSON needs json_mode, thinking needs thinking', async () => {
       const image: GenerationRequest = {
         model: 'text-only',
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image', url: 'https://example.com/a.png' }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'image', url: 'https://example.com/a.png' },
+            ],
+          },
+        ],
       };
-      await assert.rejects(service.stream(image, { signal: signal() }), { status: 400, param: 'messages[0].content[1]', message: /'vision'/ });
-      await assert.rejects(service.stream(image, { signal: signal(), capabilityParams: { vision: 'messages[0].content[1].image_url.url' } }), {
-        param: 'messages[0].content[1].image_url.url',
+      await assert.rejects(service.stream(image, { signal: signal() }), {
+        status: 400,
+        param: 'messages[0].content[1]',
+        message: /'vision'/,
       });
+      await assert.rejects(
+        service.stream(image, { signal: signal(), capabilityParams: { vision: 'messages[0].content[1].image_url.url' } }),
+        {
+          param: 'messages[0].content[1].image_url.url',
+        },
+      );
       await assert.rejects(service.stream(request('text-only', 'x', { tools: [{ name: 't', inputSchema: {} }] }), { signal: signal() }), {
         status: 400,
         param: 'tools',
@@ -236,7 +261,9 @@ describe('GenerationService', () => {
   describe('fallbacks', () => {
     test('after the retries of the first model, the next fallback with the needed capabilities answers', async () => {
       primary.enqueue({ type: 'error', status: 503 }, { type: 'error', status: 503 }, { type: 'error', status: 503 });
-      const stream = await service.stream(request('main', 'rescue me', { tools: [{ name: 'lookup', inputSchema: { type: 'object' } }] }), { signal: signal() });
+      const stream = await service.stream(request('main', 'rescue me', { tools: [{ name: 'lookup', inputSchema: { type: 'object' } }] }), {
+        signal: signal(),
+      });
       // text-only lacks function_calling, so the Anthropic-backed model is next.
       assert.equal(stream.model.id, 'backup-model');
       assert.equal(stream.requestedModel.id, 'main');

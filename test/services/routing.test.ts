@@ -72,17 +72,31 @@ interface Harness {
   service: GenerationService;
 }
 
-function harness(overrides: ConfigInput, options: { state?: DeploymentStateStore; clock?: Clock; random?: () => number; env?: NodeJS.ProcessEnv } = {}): Harness {
+function harness(
+  overrides: ConfigInput,
+  options: { state?: DeploymentStateStore; clock?: Clock; random?: () => number; env?: NodeJS.ProcessEnv } = {},
+): Harness {
   const config = loadConfig({ env: options.env ?? {}, overrides: { builtinModels: false, ...overrides } });
   const registry = ProviderRegistry.fromConfig(config);
   const clock = options.clock ?? { now: () => Date.UTC(2026, 0, 1, 12, 0, 10) };
   const state = options.state ?? new MemoryDeploymentState({ clock });
-  const router = new Router({ models: deploymentTable(config), state, clock, ...(options.random === undefined ? {} : { random: options.random }) });
+  const router = new Router({
+    models: deploymentTable(config),
+    state,
+    clock,
+    ...(options.random === undefined ? {} : { random: options.random }),
+  });
   const service = new GenerationService({ config, registry, router, sleep: async () => undefined, random: () => 0.5 });
   return { config, registry, state, router, service };
 }
 
-const provider = (baseUrl: string, extra: Record<string, unknown> = {}) => ({ kind: 'openai-compatible' as const, baseUrl, maxRetries: 0, timeoutMs: 5000, ...extra });
+const provider = (baseUrl: string, extra: Record<string, unknown> = {}) => ({
+  kind: 'openai-compatible' as const,
+  baseUrl,
+  maxRetries: 0,
+  timeoutMs: 5000,
+  ...extra,
+});
 
 describe('routing across deployments', () => {
   const upstreamA = new MockOpenAIServer();
@@ -106,9 +120,16 @@ describe('routing across deployments', () => {
     upstreamC.reset();
   });
 
-  function build(models: ConfigInput['models'], options: Parameters<typeof harness>[1] = {}, providers?: ConfigInput['providers']): Harness {
+  function build(
+    models: ConfigInput['models'],
+    options: Parameters<typeof harness>[1] = {},
+    providers?: ConfigInput['providers'],
+  ): Harness {
     const built = harness(
-      { providers: providers ?? { a: provider(upstreamA.baseUrl), b: provider(upstreamB.baseUrl), c: provider(upstreamC.baseUrl) }, models },
+      {
+        providers: providers ?? { a: provider(upstreamA.baseUrl), b: provider(upstreamB.baseUrl), c: provider(upstreamC.baseUrl) },
+        models,
+      },
       options,
     );
     open.push(built);
@@ -124,9 +145,19 @@ describe('routing across deployments', () => {
   });
 
   test('weighted: 2,000 routing decisions split 3:1 within five standard deviations', async () => {
-    const { router, service } = build([
-      { id: 'split', capabilities: ['chat'], deployments: [{ provider: 'a', weight: 3 }, { provider: 'b', weight: 1 }] },
-    ], { random: seededRandom(15) });
+    const { router, service } = build(
+      [
+        {
+          id: 'split',
+          capabilities: ['chat'],
+          deployments: [
+            { provider: 'a', weight: 3 },
+            { provider: 'b', weight: 1 },
+          ],
+        },
+      ],
+      { random: seededRandom(15) },
+    );
     // The decisions themselves, on the router (real HTTP for 2,000 requests would only add time)...
     const total = 2000;
     const model = { id: 'split' } as Parameters<Router['route']>[0];
@@ -139,7 +170,10 @@ describe('routing across deployments', () => {
     }
     const expected = total * 0.75;
     const standardDeviation = Math.sqrt(total * 0.75 * 0.25);
-    assert.ok(Math.abs(toA - expected) < 5 * standardDeviation, `a was chosen ${toA} of ${total} times; expected ${expected} ± ${Math.round(5 * standardDeviation)}`);
+    assert.ok(
+      Math.abs(toA - expected) < 5 * standardDeviation,
+      `a was chosen ${toA} of ${total} times; expected ${expected} ± ${Math.round(5 * standardDeviation)}`,
+    );
     // ...and the same router in front of the real upstreams: every answer comes from the deployment it names.
     for (let index = 0; index < 40; index++) {
       const stream = await service.stream(request('split'), { signal: new AbortController().signal });
@@ -173,7 +207,10 @@ describe('routing across deployments', () => {
   test('429 with retry-after: 2 keeps the deployment out for 2 s, then it is back', async () => {
     const clock = new SteppedClock(Date.UTC(2026, 0, 1, 12, 0, 10));
     // random 0: A is always chosen when it is healthy.
-    const { service, state } = build([{ id: 'cooling', capabilities: ['chat'], deployments: [{ provider: 'a' }, { provider: 'b' }] }], { clock, random: () => 0 });
+    const { service, state } = build([{ id: 'cooling', capabilities: ['chat'], deployments: [{ provider: 'a' }, { provider: 'b' }] }], {
+      clock,
+      random: () => 0,
+    });
     upstreamA.enqueue({ type: 'error', status: 429, headers: { 'retry-after': '2' } });
     const ask = async (): Promise<string> => {
       const stream = await service.stream(request('cooling'), { signal: new AbortController().signal });
@@ -202,7 +239,10 @@ describe('routing across deployments', () => {
       { dead: provider(`http://127.0.0.1:${port}/v1`), b: provider(upstreamB.baseUrl) },
     );
     for (let index = 0; index < 10; index++) {
-      const stream = await service.stream(request('half-dead', `q${index}`), { signal: new AbortController().signal, capabilities: ['streaming'] });
+      const stream = await service.stream(request('half-dead', `q${index}`), {
+        signal: new AbortController().signal,
+        capabilities: ['streaming'],
+      });
       const parts = await collect(stream);
       assert.equal(stream.deployment, 'b');
       assert.ok(parts.some((part) => part.type === 'finish'));
@@ -247,9 +287,15 @@ describe('routing across deployments', () => {
   });
 
   test('a stream never switches deployment after its first byte', async () => {
-    const { service } = build([{ id: 'pinned', capabilities: ['chat', 'streaming'], deployments: [{ provider: 'a' }, { provider: 'b' }] }], { random: () => 0 });
+    const { service } = build(
+      [{ id: 'pinned', capabilities: ['chat', 'streaming'], deployments: [{ provider: 'a' }, { provider: 'b' }] }],
+      { random: () => 0 },
+    );
     upstreamA.enqueue({ type: 'reply', reply: { text: 'partial answer that is cut' }, interrupt: { afterEvents: 2, how: 'reset' } });
-    const stream: GenerationStream = await service.stream(request('pinned'), { signal: new AbortController().signal, capabilities: ['streaming'] });
+    const stream: GenerationStream = await service.stream(request('pinned'), {
+      signal: new AbortController().signal,
+      capabilities: ['streaming'],
+    });
     const parts = await collect(stream);
     assert.equal(stream.deployment, 'a');
     assert.equal(parts.at(-1)?.type, 'error');
@@ -258,9 +304,12 @@ describe('routing across deployments', () => {
   });
 
   test('latency routing tries unmeasured deployments first, then the fastest', async () => {
-    const { router, state } = build([{ id: 'fast', capabilities: ['chat'], routing: 'latency', deployments: [{ provider: 'a' }, { provider: 'b' }, { provider: 'c' }] }], {
-      random: () => 0.5,
-    });
+    const { router, state } = build(
+      [{ id: 'fast', capabilities: ['chat'], routing: 'latency', deployments: [{ provider: 'a' }, { provider: 'b' }, { provider: 'c' }] }],
+      {
+        random: () => 0.5,
+      },
+    );
     state.observeLatency({ model: 'fast', deployment: 'a' }, 300);
     state.observeLatency({ model: 'fast', deployment: 'b' }, 40);
     const model = { id: 'fast' } as Parameters<Router['route']>[0];
@@ -338,7 +387,14 @@ if (redisUrl === undefined || redisUrl === '') {
           {
             providers: { a: provider(upstreamA.baseUrl), b: provider(upstreamB.baseUrl) },
             models: [
-              { id: 'limited', capabilities: ['chat'], deployments: [{ provider: 'a', weight: 100, requestsPerMinute: 20 }, { provider: 'b', weight: 1 }] },
+              {
+                id: 'limited',
+                capabilities: ['chat'],
+                deployments: [
+                  { provider: 'a', weight: 100, requestsPerMinute: 20 },
+                  { provider: 'b', weight: 1 },
+                ],
+              },
               { id: 'shared-cooldown', capabilities: ['chat'], deployments: [{ provider: 'a' }, { provider: 'b' }] },
             ],
           },
@@ -358,7 +414,9 @@ if (redisUrl === undefined || redisUrl === '') {
     test('per-deployment requests per minute is never exceeded across both instances', async () => {
       const results = await Promise.all(
         Array.from({ length: 60 }, async (_, index) => {
-          const stream = await instances[index % 2]!.service.stream(request('limited', `q${index}`), { signal: new AbortController().signal });
+          const stream = await instances[index % 2]!.service.stream(request('limited', `q${index}`), {
+            signal: new AbortController().signal,
+          });
           await collect(stream);
           return stream.deployment;
         }),
@@ -373,7 +431,12 @@ if (redisUrl === undefined || redisUrl === '') {
       let printed: Printed | undefined;
       for (let poll = 0; poll < 40; poll++) {
         const lines: string[] = [];
-        await routesCommand(instances[1]!.config, { positionals: [], flags: { model: 'limited', json: true } }, (line) => lines.push(line), { state: instances[1]!.state, clock });
+        await routesCommand(
+          instances[1]!.config,
+          { positionals: [], flags: { model: 'limited', json: true } },
+          (line) => lines.push(line),
+          { state: instances[1]!.state, clock },
+        );
         printed = JSON.parse(lines[0]!) as Printed;
         if (printed.deployments.every((row) => row.live.in_flight === 0)) break;
         await new Promise((resolve) => setTimeout(resolve, 25));

@@ -29,13 +29,22 @@ export class DashboardClient {
     return response;
   }
 
-  async request(method: string, path: string, body?: unknown, options: { csrf?: boolean; cookie?: string | null; headers?: Record<string, string> } = {}): Promise<DashboardResponse> {
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { csrf?: boolean; cookie?: string | null; headers?: Record<string, string> } = {},
+  ): Promise<DashboardResponse> {
     const headers: Record<string, string> = { ...options.headers };
     const cookie = options.cookie === undefined ? this.cookie : options.cookie;
     if (cookie !== undefined && cookie !== null) headers['cookie'] = `switchyard_session=${cookie}`;
     if ((options.csrf ?? true) && this.csrf !== undefined && method !== 'GET') headers['x-csrf-token'] = this.csrf;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${this.origin}/dashboard/api/${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const response = await fetch(`${this.origin}/dashboard/api/${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -48,7 +57,13 @@ export class DashboardClient {
 }
 
 /** Creates an owner with a password through the runtime's accounts (as `owners create --password-stdin` does). */
-export async function createOwner(runtime: Runtime, organization: string, email: string, password: string, options: { role?: 'owner' | 'member'; allowedTiers?: string[] } = {}): Promise<void> {
+export async function createOwner(
+  runtime: Runtime,
+  organization: string,
+  email: string,
+  password: string,
+  options: { role?: 'owner' | 'member'; allowedTiers?: string[] } = {},
+): Promise<void> {
   await runtime.accounts.createOwner({ organization, email, password, ...options });
 }
 

@@ -17,7 +17,11 @@ export interface TestDatabase {
 
 export async function createSqliteTestDatabase(): Promise<TestDatabase> {
   const directory = mkdtempSync(join(tmpdir(), 'switchyard-db-'));
-  return { name: 'sqlite', url: `sqlite:${join(directory, 'test.db')}`, drop: async () => rmSync(directory, { recursive: true, force: true }) };
+  return {
+    name: 'sqlite',
+    url: `sqlite:${join(directory, 'test.db')}`,
+    drop: async () => rmSync(directory, { recursive: true, force: true }),
+  };
 }
 
 /** A new, empty Postgres database on the TEST_DATABASE_URL server; undefined when it is not set. */
@@ -44,7 +48,9 @@ export async function createPostgresTestDatabase(): Promise<TestDatabase | undef
         // pg's Pool.end() resolves before the server has seen its clients go; forcing the drop then
         // would kill them mid-goodbye and they raise "terminating connection" errors. Wait (bounded).
         for (let attempt = 0; attempt < 100; attempt++) {
-          const result = await dropper.query<{ count: string }>('SELECT count(*) AS count FROM pg_stat_activity WHERE datname = $1', [name]);
+          const result = await dropper.query<{ count: string }>('SELECT count(*) AS count FROM pg_stat_activity WHERE datname = $1', [
+            name,
+          ]);
           if (Number(result.rows[0]?.count ?? 0) === 0) break;
           await new Promise((resolve) => setTimeout(resolve, 20));
         }

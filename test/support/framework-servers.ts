@@ -42,8 +42,20 @@ export async function startFrameworkServers(): Promise<FrameworkServers> {
           'mock-anthropic': { kind: 'anthropic', baseUrl: anthropic.baseUrl, apiKey: 'sk-ant-upstream', maxRetries: 0 },
         },
         models: [
-          { id: VIA_OPENAI, provider: 'mock-openai', upstreamModel: 'gpt-mock', capabilities: [...ALL_CAPABILITIES], contextWindow: 128_000 },
-          { id: VIA_ANTHROPIC, provider: 'mock-anthropic', upstreamModel: 'claude-mock', capabilities: [...ALL_CAPABILITIES], contextWindow: 200_000 },
+          {
+            id: VIA_OPENAI,
+            provider: 'mock-openai',
+            upstreamModel: 'gpt-mock',
+            capabilities: [...ALL_CAPABILITIES],
+            contextWindow: 128_000,
+          },
+          {
+            id: VIA_ANTHROPIC,
+            provider: 'mock-anthropic',
+            upstreamModel: 'claude-mock',
+            capabilities: [...ALL_CAPABILITIES],
+            contextWindow: 200_000,
+          },
         ],
       },
     });
@@ -110,16 +122,30 @@ export const WEATHER_RESULT = 'Sunny, 21 degrees';
  */
 export function scriptToolRun(harness: FrameworkServers, engine: Engine, finalText = 'It is sunny in Paris.'): void {
   if (engine === VIA_OPENAI) {
-    harness.openai.enqueue({ type: 'reply', reply: { toolCalls: [{ name: WEATHER_TOOL_NAME, arguments: WEATHER_ARGUMENTS }], finishReason: 'tool_calls' } }, { type: 'reply', reply: { text: finalText } });
+    harness.openai.enqueue(
+      { type: 'reply', reply: { toolCalls: [{ name: WEATHER_TOOL_NAME, arguments: WEATHER_ARGUMENTS }], finishReason: 'tool_calls' } },
+      { type: 'reply', reply: { text: finalText } },
+    );
   } else if (engine === VIA_ANTHROPIC) {
-    harness.anthropic.enqueue({ type: 'reply', reply: { toolUses: [{ name: WEATHER_TOOL_NAME, input: WEATHER_ARGUMENTS }], stopReason: 'tool_use' } }, { type: 'reply', reply: { text: finalText } });
+    harness.anthropic.enqueue(
+      { type: 'reply', reply: { toolUses: [{ name: WEATHER_TOOL_NAME, input: WEATHER_ARGUMENTS }], stopReason: 'tool_use' } },
+      { type: 'reply', reply: { text: finalText } },
+    );
   }
 }
 
 /** Scripts one forced tool call (upstreams); the built-in engine calls a forced tool by itself. */
 export function scriptForcedTool(harness: FrameworkServers, engine: Engine): void {
-  if (engine === VIA_OPENAI) harness.openai.enqueue({ type: 'reply', reply: { toolCalls: [{ name: WEATHER_TOOL_NAME, arguments: WEATHER_ARGUMENTS }], finishReason: 'tool_calls' } });
-  else if (engine === VIA_ANTHROPIC) harness.anthropic.enqueue({ type: 'reply', reply: { toolUses: [{ name: WEATHER_TOOL_NAME, input: WEATHER_ARGUMENTS }], stopReason: 'tool_use' } });
+  if (engine === VIA_OPENAI)
+    harness.openai.enqueue({
+      type: 'reply',
+      reply: { toolCalls: [{ name: WEATHER_TOOL_NAME, arguments: WEATHER_ARGUMENTS }], finishReason: 'tool_calls' },
+    });
+  else if (engine === VIA_ANTHROPIC)
+    harness.anthropic.enqueue({
+      type: 'reply',
+      reply: { toolUses: [{ name: WEATHER_TOOL_NAME, input: WEATHER_ARGUMENTS }], stopReason: 'tool_use' },
+    });
 }
 
 /** Scripts one JSON answer (upstreams); the built-in engine samples one from the schema. */

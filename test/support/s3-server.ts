@@ -20,7 +20,13 @@ export interface S3TestServer {
 
 export async function startS3Server(buckets: string[]): Promise<S3TestServer> {
   const directory = mkdtempSync(join(tmpdir(), 'switchyard-s3rver-'));
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: buckets.map((name) => ({ name })) });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: buckets.map((name) => ({ name })),
+  });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   return {

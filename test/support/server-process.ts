@@ -14,7 +14,10 @@ export interface ServerProcess {
 }
 
 /** @param port Where to listen; default a random port in 20000-39999. */
-export async function startServerProcess(env: NodeJS.ProcessEnv, port = 20_000 + Math.floor(Math.random() * 20_000)): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: NodeJS.ProcessEnv,
+  port = 20_000 + Math.floor(Math.random() * 20_000),
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
     env: { PATH: process.env['PATH'], LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -20,7 +20,12 @@ export interface TestServer {
   key: string;
   dataDir: string;
   /** Creates another key on this server. */
-  createKey(options?: { tier?: string; permissions?: string[]; organization?: string; expiresInMs?: number }): Promise<{ key: string; id: string }>;
+  createKey(options?: {
+    tier?: string;
+    permissions?: string[];
+    organization?: string;
+    expiresInMs?: number;
+  }): Promise<{ key: string; id: string }>;
   close(): Promise<void>;
 }
 
@@ -35,7 +40,13 @@ export async function startTestServer(options: StartTestServerOptions = {}): Pro
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-test-'));
   const config = loadConfig({
     env: options.env ?? {},
-    overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, ...options.config, server: { port: 0, host: '127.0.0.1', ...options.config?.server } },
+    overrides: {
+      dataDir,
+      logLevel: 'silent',
+      bootstrapKey: false,
+      ...options.config,
+      server: { port: 0, host: '127.0.0.1', ...options.config?.server },
+    },
   });
   const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }) });
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });

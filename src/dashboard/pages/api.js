@@ -25,7 +25,12 @@ export async function api(path, { method = 'GET', body, redirectOn401 = true } =
   const headers = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`/dashboard/api/${path}`, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(`/dashboard/api/${path}`, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const payload = await response.json().catch(() => ({}));
   if (!response.ok) {
     const error = new ApiError(response.status, payload.error);

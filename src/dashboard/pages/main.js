@@ -37,7 +37,14 @@ function ErrorNote({ error }) {
 
 function usePoll(load, intervalMs) {
   const [state, setState] = useState({ data: undefined, error: undefined });
-  const refresh = useCallback(() => load().then((data) => setState({ data, error: undefined }), (error) => setState((old) => ({ ...old, error }))), [load]);
+  const refresh = useCallback(
+    () =>
+      load().then(
+        (data) => setState({ data, error: undefined }),
+        (error) => setState((old) => ({ ...old, error })),
+      ),
+    [load],
+  );
   useEffect(() => {
     refresh();
     if (!intervalMs) return undefined;
@@ -58,7 +65,11 @@ function SignIn({ onSignedIn }) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     try {
-      const session = await api('sign-in', { method: 'POST', body: { email: form.get('email'), password: form.get('password'), ...(form.get('totp') ? { totp: form.get('totp') } : {}) }, redirectOn401: false });
+      const session = await api('sign-in', {
+        method: 'POST',
+        body: { email: form.get('email'), password: form.get('password'), ...(form.get('totp') ? { totp: form.get('totp') } : {}) },
+        redirectOn401: false,
+      });
       const next = params.get('next');
       onSignedIn(session, next && next.startsWith('/dashboard/') && !next.startsWith('//') ? next : '/dashboard/keys');
     } catch (caught) {
@@ -144,7 +155,10 @@ function CreateKeyForm({ tiers, permissions, onCreated, readOnly }) {
     const chosen = permissions.filter((name) => form.get(`permission-${name}`) === 'on');
     const days = form.get('expires');
     try {
-      const created = await api('keys', { method: 'POST', body: { name: form.get('name'), tier, permissions: chosen, expires_in_days: days ? Number(days) : null } });
+      const created = await api('keys', {
+        method: 'POST',
+        body: { name: form.get('name'), tier, permissions: chosen, expires_in_days: days ? Number(days) : null },
+      });
       element.reset();
       setError(undefined);
       onCreated(created);
@@ -165,7 +179,10 @@ function CreateKeyForm({ tiers, permissions, onCreated, readOnly }) {
       <legend>Permissions</legend>
       <div class="checks">
         ${permissions.map(
-          (name) => html`<label key=${`${tier}-${name}`} class="check"><input type="checkbox" name=${`permission-${name}`} defaultChecked=${tierPermissions.includes(name)} /> ${name}</label>`,
+          (name) =>
+            html`<label key=${`${tier}-${name}`} class="check"
+              ><input type="checkbox" name=${`permission-${name}`} defaultChecked=${tierPermissions.includes(name)} /> ${name}</label
+            >`,
         )}
       </div>
     </fieldset>
@@ -204,29 +221,75 @@ function KeysPage({ session }) {
     <h1>API keys</h1>
     ${created ? html`<${NewSecret} created=${created} onDone=${() => setCreated(undefined)} />` : null}
     <${ErrorNote} error=${error ?? actionError} />
-    ${data
-      ? html`<${CreateKeyForm} tiers=${data.allowed_tiers} permissions=${data.permissions} onCreated=${(result) => {
-          setCreated(result);
-          refresh();
-        }} readOnly=${readOnly} />
-        <div class="table-wrap"><table aria-label="API keys">
-          <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Tier</th><th scope="col">Permissions</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-          <tbody>
-            ${data.data.length === 0 ? html`<tr><td colspan="9">No keys yet.</td></tr>` : null}
-            ${data.data.map(
-              (key) => html`<tr key=${key.id} data-key-id=${key.id}>
-                <td>${key.name ?? '—'}</td><td><code>${key.prefix}</code></td><td>${key.tier}</td>
-                <td class="permissions">${key.permissions.join(', ')}</td><td class="nowrap">${day(key.created_at)}</td><td class="nowrap">${day(key.last_used_day)}</td>
-                <td>${key.expires_at ? dateTime(key.expires_at) : 'never'}</td><td><span class=${`status ${key.status}`}>${key.status}</span></td>
-                <td class="actions">${key.status === 'active' && !readOnly
-                  ? html`<button type="button" onClick=${() => rotate(key)} aria-label=${`Rotate ${key.name ?? key.id}`}>Rotate</button>
-                      <button type="button" class="danger" onClick=${() => revoke(key)} aria-label=${`Revoke ${key.name ?? key.id}`}>Revoke</button>`
-                  : null}</td>
-              </tr>`,
-            )}
-          </tbody>
-        </table></div>`
-      : html`<p>Loading…</p>`}
+    ${
+      data
+        ? html`<${CreateKeyForm}
+              tiers=${data.allowed_tiers}
+              permissions=${data.permissions}
+              onCreated=${(result) => {
+                setCreated(result);
+                refresh();
+              }}
+              readOnly=${readOnly}
+            />
+            <div class="table-wrap">
+              <table aria-label="API keys">
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Key</th>
+                    <th scope="col">Tier</th>
+                    <th scope="col">Permissions</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Last used</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">Status</th>
+                    <th scope="col"><span class="visually-hidden">Actions</span></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${
+                    data.data.length === 0
+                      ? html`<tr>
+                          <td colspan="9">No keys yet.</td>
+                        </tr>`
+                      : null
+                  }
+                  ${data.data.map(
+                    (key) =>
+                      html`<tr key=${key.id} data-key-id=${key.id}>
+                        <td>${key.name ?? '—'}</td>
+                        <td><code>${key.prefix}</code></td>
+                        <td>${key.tier}</td>
+                        <td class="permissions">${key.permissions.join(', ')}</td>
+                        <td class="nowrap">${day(key.created_at)}</td>
+                        <td class="nowrap">${day(key.last_used_day)}</td>
+                        <td>${key.expires_at ? dateTime(key.expires_at) : 'never'}</td>
+                        <td><span class=${`status ${key.status}`}>${key.status}</span></td>
+                        <td class="actions">
+                          ${
+                            key.status === 'active' && !readOnly
+                              ? html`<button type="button" onClick=${() => rotate(key)} aria-label=${`Rotate ${key.name ?? key.id}`}>
+                                    Rotate
+                                  </button>
+                                  <button
+                                    type="button"
+                                    class="danger"
+                                    onClick=${() => revoke(key)}
+                                    aria-label=${`Revoke ${key.name ?? key.id}`}
+                                  >
+                                    Revoke
+                                  </button>`
+                              : null
+                          }
+                        </td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>`
+        : html`<p>Loading…</p>`
+    }
   </main>`;
 }
 
@@ -255,7 +318,11 @@ function UsageChart({ rows, from, to }) {
       {
         width,
         height: 240,
-        series: [{}, { label: 'Tokens', stroke: '#2563eb', fill: 'rgba(37,99,235,0.12)', scale: 'tokens' }, { label: 'Cost (USD)', stroke: '#b45309', scale: 'usd', value: (_u, value) => (value === null ? '—' : `$${value.toFixed(4)}`) }],
+        series: [
+          {},
+          { label: 'Tokens', stroke: '#2563eb', fill: 'rgba(37,99,235,0.12)', scale: 'tokens' },
+          { label: 'Cost (USD)', stroke: '#b45309', scale: 'usd', value: (_u, value) => (value === null ? '—' : `$${value.toFixed(4)}`) },
+        ],
         axes: [
           {},
           { scale: 'tokens', size: 56, values: (_u, ticks) => ticks.map((tick) => compact.format(tick)) },
@@ -267,14 +334,20 @@ function UsageChart({ rows, from, to }) {
     );
     return () => chart.destroy();
   }, [rows, from, to]);
-  return html`<figure class="chart"><div ref=${container} role="img" aria-label="Tokens and cost per day"></div><figcaption>Tokens (left axis) and cost (right axis) per day, UTC.</figcaption></figure>`;
+  return html`<figure class="chart">
+    <div ref=${container} role="img" aria-label="Tokens and cost per day"></div>
+    <figcaption>Tokens (left axis) and cost (right axis) per day, UTC.</figcaption>
+  </figure>`;
 }
 
 function LimitMeter({ label, info }) {
   const unlimited = info.limit === 0;
   return html`<div class="meter">
     <h3>${label}</h3>
-    <p><strong data-testid=${`usage-${label.toLowerCase().replace(/[^a-z]+/g, '-')}`}>${number(info.used)}</strong> tokens used ${unlimited ? '(no limit)' : `of ${number(info.limit)}`}</p>
+    <p>
+      <strong data-testid=${`usage-${label.toLowerCase().replace(/[^a-z]+/g, '-')}`}>${number(info.used)}</strong> tokens used
+      ${unlimited ? '(no limit)' : `of ${number(info.limit)}`}
+    </p>
     ${unlimited ? null : html`<progress max=${info.limit} value=${Math.min(info.used, info.limit)} aria-label=${`${label}: ${info.used} of ${info.limit} tokens`}></progress>`}
     <p class="muted">Resets ${dateTime(Date.parse(info.reset_at))}</p>
   </div>`;
@@ -287,32 +360,72 @@ function UsagePage() {
   return html`<main>
     <h1>Usage</h1>
     <${ErrorNote} error=${error} />
-    ${data
-      ? html`<section class="meters" aria-label="Usage against limits">
-          <${LimitMeter} label="Today" info=${data.limits.daily} />
-          <${LimitMeter} label="This month" info=${data.limits.monthly} />
-          <p class="muted">Limits of the ${data.limits.tier} tier, shared by every key of ${data.organization}.</p>
-        </section>
-        <div class="toolbar">
-          <label for="range">Range</label>
-          <select id="range" value=${days} onChange=${(event) => setDays(Number(event.currentTarget.value))}>
-            <option value="7">Last 7 days</option><option value="30">Last 30 days</option><option value="90">Last 90 days</option><option value="365">Last 365 days</option>
-          </select>
-          <a class="button" href=${`/dashboard/api/usage.csv?days=${days}`} download>Export CSV</a>
-        </div>
-        <${UsageChart} rows=${data.data} from=${data.from} to=${data.to} />
-        <div class="table-wrap"><table aria-label="Usage per day and model">
-          <thead><tr><th scope="col">Date</th><th scope="col">Model</th><th scope="col">Requests</th><th scope="col">Input tokens</th><th scope="col">Output tokens</th><th scope="col">Cost</th></tr></thead>
-          <tbody>
-            ${data.data.length === 0 ? html`<tr><td colspan="6">No usage in this range.</td></tr>` : null}
-            ${data.data
-              .slice()
-              .reverse()
-              .map((row) => html`<tr key=${`${row.date}-${row.model}`}><td>${row.date}</td><td>${row.model}</td><td>${number(row.requests)}</td><td>${number(row.input_tokens)}</td><td>${number(row.output_tokens)}</td><td>${usd(row.cost_usd)}</td></tr>`)}
-          </tbody>
-          <tfoot><tr><th scope="row" colspan="2">Total</th><td>${number(data.totals.requests)}</td><td>${number(data.totals.input_tokens)}</td><td>${number(data.totals.output_tokens)}</td><td>${usd(data.totals.cost_usd)}</td></tr></tfoot>
-        </table></div>`
-      : html`<p>Loading…</p>`}
+    ${
+      data
+        ? html`<section class="meters" aria-label="Usage against limits">
+              <${LimitMeter} label="Today" info=${data.limits.daily} />
+              <${LimitMeter} label="This month" info=${data.limits.monthly} />
+              <p class="muted">Limits of the ${data.limits.tier} tier, shared by every key of ${data.organization}.</p>
+            </section>
+            <div class="toolbar">
+              <label for="range">Range</label>
+              <select id="range" value=${days} onChange=${(event) => setDays(Number(event.currentTarget.value))}>
+                <option value="7">Last 7 days</option>
+                <option value="30">Last 30 days</option>
+                <option value="90">Last 90 days</option>
+                <option value="365">Last 365 days</option>
+              </select>
+              <a class="button" href=${`/dashboard/api/usage.csv?days=${days}`} download>Export CSV</a>
+            </div>
+            <${UsageChart} rows=${data.data} from=${data.from} to=${data.to} />
+            <div class="table-wrap">
+              <table aria-label="Usage per day and model">
+                <thead>
+                  <tr>
+                    <th scope="col">Date</th>
+                    <th scope="col">Model</th>
+                    <th scope="col">Requests</th>
+                    <th scope="col">Input tokens</th>
+                    <th scope="col">Output tokens</th>
+                    <th scope="col">Cost</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${
+                    data.data.length === 0
+                      ? html`<tr>
+                          <td colspan="6">No usage in this range.</td>
+                        </tr>`
+                      : null
+                  }
+                  ${data.data
+                    .slice()
+                    .reverse()
+                    .map(
+                      (row) =>
+                        html`<tr key=${`${row.date}-${row.model}`}>
+                          <td>${row.date}</td>
+                          <td>${row.model}</td>
+                          <td>${number(row.requests)}</td>
+                          <td>${number(row.input_tokens)}</td>
+                          <td>${number(row.output_tokens)}</td>
+                          <td>${usd(row.cost_usd)}</td>
+                        </tr>`,
+                    )}
+                </tbody>
+                <tfoot>
+                  <tr>
+                    <th scope="row" colspan="2">Total</th>
+                    <td>${number(data.totals.requests)}</td>
+                    <td>${number(data.totals.input_tokens)}</td>
+                    <td>${number(data.totals.output_tokens)}</td>
+                    <td>${usd(data.totals.cost_usd)}</td>
+                  </tr>
+                </tfoot>
+              </table>
+            </div>`
+        : html`<p>Loading…</p>`
+    }
   </main>`;
 }
 
@@ -333,24 +446,57 @@ function BatchesPage({ session }) {
   return html`<main>
     <h1>Batches</h1>
     <${ErrorNote} error=${error ?? actionError} />
-    ${data
-      ? html`<div class="table-wrap"><table aria-label="Batches">
-          <thead><tr><th scope="col">Batch</th><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Created</th><th scope="col">Files</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-          <tbody>
-            ${data.data.length === 0 ? html`<tr><td colspan="7">No batches.</td></tr>` : null}
-            ${data.data.map((batch) => {
-              const counts = batch.request_counts;
-              return html`<tr key=${batch.id}>
-                <td><${Link} href=${`/dashboard/batches/${batch.id}`}>${batch.id}<//></td><td>${batch.endpoint}</td><td>${batch.status}</td>
-                <td><progress max=${Math.max(1, counts.total)} value=${counts.completed + counts.failed} aria-label=${`${counts.completed + counts.failed} of ${counts.total} requests done`}></progress> ${counts.completed + counts.failed}/${counts.total}</td>
-                <td>${dateTime(batch.created_at * 1000)}</td>
-                <td>${batch.output_file_id ? html`<a href=${`/dashboard/api/files/${batch.output_file_id}/content`}>output</a> ` : null}${batch.error_file_id ? html`<a href=${`/dashboard/api/files/${batch.error_file_id}/content`}>errors</a>` : null}</td>
-                <td>${(batch.status === 'validating' || batch.status === 'in_progress') && session.role === 'owner' ? html`<button type="button" class="danger" onClick=${() => cancel(batch)} aria-label=${`Cancel ${batch.id}`}>Cancel</button>` : null}</td>
-              </tr>`;
-            })}
-          </tbody>
-        </table></div>`
-      : html`<p>Loading…</p>`}
+    ${
+      data
+        ? html`<div class="table-wrap">
+            <table aria-label="Batches">
+              <thead>
+                <tr>
+                  <th scope="col">Batch</th>
+                  <th scope="col">Endpoint</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Progress</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Files</th>
+                  <th scope="col"><span class="visually-hidden">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                ${
+                  data.data.length === 0
+                    ? html`<tr>
+                        <td colspan="7">No batches.</td>
+                      </tr>`
+                    : null
+                }
+                ${data.data.map((batch) => {
+                  const counts = batch.request_counts;
+                  return html`<tr key=${batch.id}>
+                    <td><${Link} href=${`/dashboard/batches/${batch.id}`}>${batch.id}<//></td>
+                    <td>${batch.endpoint}</td>
+                    <td>${batch.status}</td>
+                    <td>
+                      <progress
+                        max=${Math.max(1, counts.total)}
+                        value=${counts.completed + counts.failed}
+                        aria-label=${`${counts.completed + counts.failed} of ${counts.total} requests done`}
+                      ></progress>
+                      ${counts.completed + counts.failed}/${counts.total}
+                    </td>
+                    <td>${dateTime(batch.created_at * 1000)}</td>
+                    <td>
+                      ${batch.output_file_id ? html`<a href=${`/dashboard/api/files/${batch.output_file_id}/content`}>output</a> ` : null}${batch.error_file_id ? html`<a href=${`/dashboard/api/files/${batch.error_file_id}/content`}>errors</a>` : null}
+                    </td>
+                    <td>
+                      ${(batch.status === 'validating' || batch.status === 'in_progress') && session.role === 'owner' ? html`<button type="button" class="danger" onClick=${() => cancel(batch)} aria-label=${`Cancel ${batch.id}`}>Cancel</button>` : null}
+                    </td>
+                  </tr>`;
+                })}
+              </tbody>
+            </table>
+          </div>`
+        : html`<p>Loading…</p>`
+    }
   </main>`;
 }
 
@@ -361,17 +507,36 @@ function BatchPage({ id }) {
     <p><${Link} href="/dashboard/batches">← All batches<//></p>
     <h1>Batch ${id}</h1>
     <${ErrorNote} error=${error} />
-    ${data
-      ? html`<dl class="facts">
-          <dt>Status</dt><dd>${data.status}</dd>
-          <dt>Endpoint</dt><dd>${data.endpoint}</dd>
-          <dt>Requests</dt><dd>${data.request_counts.total} total, ${data.request_counts.completed} completed, ${data.request_counts.failed} failed</dd>
-          <dt>Input file</dt><dd><a href=${`/dashboard/api/files/${data.input_file_id}/content`}>${data.input_file_id}</a></dd>
-          <dt>Output file</dt><dd>${data.output_file_id ? html`<a href=${`/dashboard/api/files/${data.output_file_id}/content`}>${data.output_file_id}</a>` : '—'}</dd>
-          <dt>Error file</dt><dd>${data.error_file_id ? html`<a href=${`/dashboard/api/files/${data.error_file_id}/content`}>${data.error_file_id}</a>` : '—'}</dd>
-        </dl>
-        ${data.errors?.data?.length ? html`<h2>Errors</h2><ul>${data.errors.data.map((entry) => html`<li>${entry.line ? `Line ${entry.line}: ` : ''}${entry.code}: ${entry.message}</li>`)}</ul>` : null}`
-      : html`<p>Loading…</p>`}
+    ${
+      data
+        ? html`<dl class="facts">
+              <dt>Status</dt>
+              <dd>${data.status}</dd>
+              <dt>Endpoint</dt>
+              <dd>${data.endpoint}</dd>
+              <dt>Requests</dt>
+              <dd>${data.request_counts.total} total, ${data.request_counts.completed} completed, ${data.request_counts.failed} failed</dd>
+              <dt>Input file</dt>
+              <dd><a href=${`/dashboard/api/files/${data.input_file_id}/content`}>${data.input_file_id}</a></dd>
+              <dt>Output file</dt>
+              <dd>
+                ${data.output_file_id ? html`<a href=${`/dashboard/api/files/${data.output_file_id}/content`}>${data.output_file_id}</a>` : '—'}
+              </dd>
+              <dt>Error file</dt>
+              <dd>
+                ${data.error_file_id ? html`<a href=${`/dashboard/api/files/${data.error_file_id}/content`}>${data.error_file_id}</a>` : '—'}
+              </dd>
+            </dl>
+            ${
+              data.errors?.data?.length
+                ? html`<h2>Errors</h2>
+                    <ul>
+                      ${data.errors.data.map((entry) => html`<li>${entry.line ? `Line ${entry.line}: ` : ''}${entry.code}: ${entry.message}</li>`)}
+                    </ul>`
+                : null
+            }`
+        : html`<p>Loading…</p>`
+    }
   </main>`;
 }
 
@@ -391,19 +556,47 @@ function FilesPage({ session }) {
   return html`<main>
     <h1>Files</h1>
     <${ErrorNote} error=${error ?? actionError} />
-    ${data
-      ? html`<div class="table-wrap"><table aria-label="Files">
-          <thead><tr><th scope="col">File</th><th scope="col">Purpose</th><th scope="col">Size</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-          <tbody>
-            ${data.data.length === 0 ? html`<tr><td colspan="5">No files.</td></tr>` : null}
-            ${data.data.map(
-              (file) => html`<tr key=${file.id}><td>${file.filename} <span class="muted">${file.id}</span></td><td>${file.purpose}</td><td>${number(file.bytes)} bytes</td><td>${dateTime(file.created_at * 1000)}</td>
-                <td class="actions"><a class="button" href=${`/dashboard/api/files/${file.id}/content`} aria-label=${`Download ${file.filename}`}>Download</a>
-                ${session.role === 'owner' ? html`<button type="button" class="danger" onClick=${() => remove(file)} aria-label=${`Delete ${file.filename}`}>Delete</button>` : null}</td></tr>`,
-            )}
-          </tbody>
-        </table></div>`
-      : html`<p>Loading…</p>`}
+    ${
+      data
+        ? html`<div class="table-wrap">
+            <table aria-label="Files">
+              <thead>
+                <tr>
+                  <th scope="col">File</th>
+                  <th scope="col">Purpose</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Created</th>
+                  <th scope="col"><span class="visually-hidden">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                ${
+                  data.data.length === 0
+                    ? html`<tr>
+                        <td colspan="5">No files.</td>
+                      </tr>`
+                    : null
+                }
+                ${data.data.map(
+                  (file) =>
+                    html`<tr key=${file.id}>
+                      <td>${file.filename} <span class="muted">${file.id}</span></td>
+                      <td>${file.purpose}</td>
+                      <td>${number(file.bytes)} bytes</td>
+                      <td>${dateTime(file.created_at * 1000)}</td>
+                      <td class="actions">
+                        <a class="button" href=${`/dashboard/api/files/${file.id}/content`} aria-label=${`Download ${file.filename}`}
+                          >Download</a
+                        >
+                        ${session.role === 'owner' ? html`<button type="button" class="danger" onClick=${() => remove(file)} aria-label=${`Delete ${file.filename}`}>Delete</button>` : null}
+                      </td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : html`<p>Loading…</p>`
+    }
   </main>`;
 }
 
@@ -423,17 +616,42 @@ function ModelsPage() {
     <h1>Models</h1>
     <section class="card" aria-labelledby="start-title">
       <h2 id="start-title">Getting started</h2>
-      ${Object.entries(snippets).map(([name, code]) => html`<h3>${name}</h3><pre><code>${code}</code></pre>`)}
+      ${Object.entries(snippets).map(
+        ([name, code]) =>
+          html`<h3>${name}</h3>
+            <pre><code>${code}</code></pre>`,
+      )}
     </section>
     <${ErrorNote} error=${error} />
-    ${data
-      ? html`<div class="table-wrap"><table aria-label="Models">
-          <thead><tr><th scope="col">Model</th><th scope="col">Capabilities</th><th scope="col">Context</th><th scope="col">Input / 1M</th><th scope="col">Output / 1M</th></tr></thead>
-          <tbody>${data.data.map(
-            (entry) => html`<tr key=${entry.id}><td><code>${entry.id}</code>${entry.description ? html`<div class="muted">${entry.description}</div>` : null}</td><td>${entry.capabilities.join(', ')}</td><td>${number(entry.context_window)}</td><td>${usd(entry.pricing.input_per_million)}</td><td>${usd(entry.pricing.output_per_million)}</td></tr>`,
-          )}</tbody>
-        </table></div>`
-      : null}
+    ${
+      data
+        ? html`<div class="table-wrap">
+            <table aria-label="Models">
+              <thead>
+                <tr>
+                  <th scope="col">Model</th>
+                  <th scope="col">Capabilities</th>
+                  <th scope="col">Context</th>
+                  <th scope="col">Input / 1M</th>
+                  <th scope="col">Output / 1M</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${data.data.map(
+                  (entry) =>
+                    html`<tr key=${entry.id}>
+                      <td><code>${entry.id}</code>${entry.description ? html`<div class="muted">${entry.description}</div>` : null}</td>
+                      <td>${entry.capabilities.join(', ')}</td>
+                      <td>${number(entry.context_window)}</td>
+                      <td>${usd(entry.pricing.input_per_million)}</td>
+                      <td>${usd(entry.pricing.output_per_million)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : null
+    }
   </main>`;
 }
 
@@ -443,12 +661,35 @@ function AuditPage() {
   return html`<main>
     <h1>Audit log</h1>
     <${ErrorNote} error=${error} />
-    ${data
-      ? html`<div class="table-wrap"><table aria-label="Audit log">
-          <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">From</th></tr></thead>
-          <tbody>${data.data.map((entry) => html`<tr key=${entry.id}><td>${dateTime(entry.created_at)}</td><td>${entry.actor}</td><td>${entry.action}</td><td>${entry.target ?? '—'}</td><td>${entry.address ?? '—'}</td></tr>`)}</tbody>
-        </table></div>`
-      : null}
+    ${
+      data
+        ? html`<div class="table-wrap">
+            <table aria-label="Audit log">
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Who</th>
+                  <th scope="col">What</th>
+                  <th scope="col">Target</th>
+                  <th scope="col">From</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${data.data.map(
+                  (entry) =>
+                    html`<tr key=${entry.id}>
+                      <td>${dateTime(entry.created_at)}</td>
+                      <td>${entry.actor}</td>
+                      <td>${entry.action}</td>
+                      <td>${entry.target ?? '—'}</td>
+                      <td>${entry.address ?? '—'}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+        : null
+    }
   </main>`;
 }
 
@@ -481,19 +722,34 @@ function AccountPage({ session, onSignedOut, onChanged }) {
     <${ErrorNote} error=${error ?? actionError} />
     <section class="card" aria-labelledby="totp-title">
       <h2 id="totp-title">Two-factor sign-in</h2>
-      ${session.totp_enabled
-        ? html`<p>An authenticator code is required at sign-in.</p><button type="button" onClick=${async () => (await run('totp/disable')) && onChanged()}>Turn off</button>`
-        : enrolment
-          ? html`<form onSubmit=${enable} aria-label="Confirm authenticator"><p>Add this secret to your authenticator app: <code>${enrolment.secret}</code></p><p class="muted break">${enrolment.uri}</p>
-              <label for="totp-code">Code from the app</label><input id="totp-code" name="code" inputmode="numeric" pattern="[0-9]{6}" required /><button type="submit">Turn on</button></form>`
-          : html`<button type="button" onClick=${async () => setEnrolment(await run('totp/enrol'))}>Set up an authenticator</button>`}
+      ${
+        session.totp_enabled
+          ? html`<p>An authenticator code is required at sign-in.</p>
+              <button type="button" onClick=${async () => (await run('totp/disable')) && onChanged()}>Turn off</button>`
+          : enrolment
+            ? html`<form onSubmit=${enable} aria-label="Confirm authenticator">
+                <p>Add this secret to your authenticator app: <code>${enrolment.secret}</code></p>
+                <p class="muted break">${enrolment.uri}</p>
+                <label for="totp-code">Code from the app</label
+                ><input id="totp-code" name="code" inputmode="numeric" pattern="[0-9]{6}" required /><button type="submit">Turn on</button>
+              </form>`
+            : html`<button type="button" onClick=${async () => setEnrolment(await run('totp/enrol'))}>Set up an authenticator</button>`
+      }
     </section>
     <section class="card" aria-labelledby="sessions-title">
       <h2 id="sessions-title">Signed-in sessions</h2>
-      <ul class="sessions">${(data?.data ?? []).map(
-        (entry) => html`<li key=${entry.id}>${entry.user_agent ?? 'unknown browser'} · ${entry.address ?? ''} · since ${dateTime(entry.created_at)} ${entry.current ? html`<strong>(this one)</strong>` : html`<button type="button" onClick=${async () => (await run(`sessions/${entry.id}/revoke`)) && refresh()}>Sign out</button>`}</li>`,
-      )}</ul>
-      <button type="button" class="danger" onClick=${async () => (await run('sessions/revoke-all')) && onSignedOut()}>Sign out everywhere</button>
+      <ul class="sessions">
+        ${(data?.data ?? []).map(
+          (entry) =>
+            html`<li key=${entry.id}>
+              ${entry.user_agent ?? 'unknown browser'} · ${entry.address ?? ''} · since ${dateTime(entry.created_at)}
+              ${entry.current ? html`<strong>(this one)</strong>` : html`<button type="button" onClick=${async () => (await run(`sessions/${entry.id}/revoke`)) && refresh()}>Sign out</button>`}
+            </li>`,
+        )}
+      </ul>
+      <button type="button" class="danger" onClick=${async () => (await run('sessions/revoke-all')) && onSignedOut()}>
+        Sign out everywhere
+      </button>
     </section>
   </main>`;
 }
@@ -548,7 +804,8 @@ function App() {
   }, []);
 
   useEffect(() => {
-    const title = NAVIGATION.find(([href]) => path.startsWith(href))?.[1] ?? (path.startsWith('/dashboard/sign-in') ? 'Sign in' : 'Dashboard');
+    const title =
+      NAVIGATION.find(([href]) => path.startsWith(href))?.[1] ?? (path.startsWith('/dashboard/sign-in') ? 'Sign in' : 'Dashboard');
     document.title = `${title} · Switchyard`;
   }, [path]);
 
@@ -575,16 +832,28 @@ function App() {
   else if (path.startsWith('/dashboard/files')) page = html`<${FilesPage} session=${session} />`;
   else if (path.startsWith('/dashboard/models')) page = html`<${ModelsPage} />`;
   else if (path.startsWith('/dashboard/audit')) page = html`<${AuditPage} />`;
-  else if (path.startsWith('/dashboard/account')) page = html`<${AccountPage} session=${session} onSignedOut=${() => navigate('/dashboard/sign-in')} onChanged=${loadSession} />`;
+  else if (path.startsWith('/dashboard/account'))
+    page = html`<${AccountPage} session=${session} onSignedOut=${() => navigate('/dashboard/sign-in')} onChanged=${loadSession} />`;
   else page = html`<${KeysPage} session=${session} />`;
 
   return html`<div class="layout">
     <a class="skip" href="#content">Skip to content</a>
     <header>
       <strong class="brand">Switchyard</strong>
-      <nav aria-label="Dashboard"><ul>${NAVIGATION.map(
-        ([href, label]) => html`<li><${Link} href=${href} aria-current=${path.startsWith(href) || (href === '/dashboard/keys' && path === '/dashboard') ? 'page' : undefined}>${label}<//></li>`,
-      )}</ul></nav>
+      <nav aria-label="Dashboard">
+        <ul>
+          ${NAVIGATION.map(
+            ([href, label]) =>
+              html`<li>
+                <${Link}
+                  href=${href}
+                  aria-current=${path.startsWith(href) || (href === '/dashboard/keys' && path === '/dashboard') ? 'page' : undefined}
+                  >${label}<//
+                >
+              </li>`,
+          )}
+        </ul>
+      </nav>
       <span class="who">${session.email} · ${session.organization}</span>
       <button type="button" onClick=${signOut}>Sign out</button>
     </header>

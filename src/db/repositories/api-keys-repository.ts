@@ -106,7 +106,10 @@ export class ApiKeysRepository {
   }
 
   async count(): Promise<number> {
-    const row = await this.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .executeTakeFirstOrThrow();
     return Number(row.total);
   }
 

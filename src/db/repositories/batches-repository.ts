@@ -71,7 +71,10 @@ export interface BatchRecord {
 }
 
 /** A column change a worker makes on its leased batch (snake_case, as stored). */
-export type BatchChanges = Omit<Updateable<BatchesTable>, 'id' | 'organization_id' | 'key_id' | 'lease_owner' | 'lease_expires_at' | 'step_attempts' | 'retry_at'>;
+export type BatchChanges = Omit<
+  Updateable<BatchesTable>,
+  'id' | 'organization_id' | 'key_id' | 'lease_owner' | 'lease_expires_at' | 'step_attempts' | 'retry_at'
+>;
 
 /** A chunk of lines claimed by one worker, with the batch they belong to. */
 export interface ClaimedLines {
@@ -235,7 +238,9 @@ export class BatchesRepository {
     if (query.status !== undefined) select = select.where('status', '=', query.status);
     const after = query.after;
     if (after !== undefined) {
-      select = select.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]));
+      select = select.where((eb) =>
+        eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]),
+      );
     }
     const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
     return rows.map(toRecord);
@@ -252,7 +257,9 @@ export class BatchesRepository {
       .select((eb) => eb.fn.countAll<number>().as('total'))
       .where('organization_id', '=', organizationId)
       .where('status', 'in', ACTIVE_BATCH_STATUSES)
-      .where((eb) => eb.or([eb('created_at', '<', batch.createdAt), eb.and([eb('created_at', '=', batch.createdAt), eb('id', '<=', batch.id)])]))
+      .where((eb) =>
+        eb.or([eb('created_at', '<', batch.createdAt), eb.and([eb('created_at', '=', batch.createdAt), eb('id', '<=', batch.id)])]),
+      )
       .executeTakeFirstOrThrow();
     return Number(row.total);
   }
@@ -299,7 +306,9 @@ export class BatchesRepository {
             .where('r.state', '=', 'pending')
             .where('r.lease_expires_at', '>=', now),
         );
-        const linesPending = eb.exists(eb.selectFrom('batch_requests as r').select('r.line').whereRef('r.batch_id', '=', 'b.id').where('r.state', '=', 'pending'));
+        const linesPending = eb.exists(
+          eb.selectFrom('batch_requests as r').select('r.line').whereRef('r.batch_id', '=', 'b.id').where('r.state', '=', 'pending'),
+        );
         return eb.or([
           eb('b.status', 'in', ['validating', 'finalizing']),
           eb.and([eb('b.status', '=', 'in_progress'), eb.or([eb.not(linesPending), eb('b.expires_at', '<=', now)]), eb.not(linesHeld)]),
@@ -390,7 +399,11 @@ export class BatchesRepository {
    * lease lapses. Returns how many leases were freed.
    */
   async releaseAllHeldBy(workerId: string): Promise<number> {
-    const batches = await this.db.updateTable('batches').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', '=', workerId).executeTakeFirst();
+    const batches = await this.db
+      .updateTable('batches')
+      .set({ lease_owner: null, lease_expires_at: null })
+      .where('lease_owner', '=', workerId)
+      .executeTakeFirst();
     const lines = await this.db
       .updateTable('batch_requests')
       .set({ lease_owner: null, lease_expires_at: null })
@@ -401,12 +414,22 @@ export class BatchesRepository {
 
   /** Extends the batch lease; false when this worker no longer holds it. */
   async renewLease(id: string, workerId: string, now: number, leaseMs: number): Promise<boolean> {
-    const result = await this.db.updateTable('batches').set({ lease_expires_at: now + leaseMs }).where('id', '=', id).where('lease_owner', '=', workerId).executeTakeFirst();
+    const result = await this.db
+      .updateTable('batches')
+      .set({ lease_expires_at: now + leaseMs })
+      .where('id', '=', id)
+      .where('lease_owner', '=', workerId)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
   async releaseLease(id: string, workerId: string): Promise<void> {
-    await this.db.updateTable('batches').set({ lease_owner: null, lease_expires_at: null }).where('id', '=', id).where('lease_owner', '=', workerId).execute();
+    await this.db
+      .updateTable('batches')
+      .set({ lease_owner: null, lease_expires_at: null })
+      .where('id', '=', id)
+      .where('lease_owner', '=', workerId)
+      .execute();
   }
 
   /**
@@ -432,7 +455,9 @@ export class BatchesRepository {
       .set({ status: 'finalizing', finalizing_at: now })
       .where('id', '=', id)
       .where('status', '=', 'in_progress')
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('batch_requests').select('line').where('batch_id', '=', id).where('state', '=', 'pending'))))
+      .where((eb) =>
+        eb.not(eb.exists(eb.selectFrom('batch_requests').select('line').where('batch_id', '=', id).where('state', '=', 'pending'))),
+      )
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
@@ -454,7 +479,14 @@ export class BatchesRepository {
       if (Number(changed.numUpdatedRows) !== 1) return false;
       const lines = await transaction
         .updateTable('batch_requests')
-        .set({ state: 'failed', error_code: lineCode, error_message: error.message, finished_at: now, lease_owner: null, lease_expires_at: null })
+        .set({
+          state: 'failed',
+          error_code: lineCode,
+          error_message: error.message,
+          finished_at: now,
+          lease_owner: null,
+          lease_expires_at: null,
+        })
         .where('batch_id', '=', id)
         .where('state', '=', 'pending')
         .executeTakeFirst();
@@ -494,7 +526,10 @@ export class BatchesRepository {
         const result = await transaction
           .updateTable('batches')
           .set({ ...changes, step_attempts: 0, retry_at: null })
-          .where('id', '=', id).where('lease_owner', '=', workerId).where('status', 'in', from).executeTakeFirst();
+          .where('id', '=', id)
+          .where('lease_owner', '=', workerId)
+          .where('status', 'in', from)
+          .executeTakeFirst();
         if (Number(result.numUpdatedRows) !== 1) throw new LeaseLost();
       });
       return true;

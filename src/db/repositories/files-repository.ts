@@ -94,7 +94,10 @@ export class FilesRepository {
     if (after !== undefined) {
       const comparison = descending ? '<' : '>';
       select = select.where((eb) =>
-        eb.or([eb('created_at', comparison, after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', comparison, after.id)])]),
+        eb.or([
+          eb('created_at', comparison, after.createdAt),
+          eb.and([eb('created_at', '=', after.createdAt), eb('id', comparison, after.id)]),
+        ]),
       );
     }
     const direction = descending ? 'desc' : 'asc';
@@ -104,7 +107,12 @@ export class FilesRepository {
 
   /** Marks a live file deleted; false when it was not live (unknown or already deleted). */
   async markDeleted(id: string, now: number): Promise<boolean> {
-    const result = await this.db.updateTable('files').set({ deleted_at: now }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    const result = await this.db
+      .updateTable('files')
+      .set({ deleted_at: now })
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 

@@ -72,15 +72,27 @@ export class OwnersRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   /** Creates the organization if needed (with `allowedTiers` when given), then the owner. */
-  async createOwner(owner: Omit<OwnerRecord, 'passwordHash' | 'totpSecret'> & { passwordHash: string | null }, allowedTiers?: string[]): Promise<OwnerRecord> {
+  async createOwner(
+    owner: Omit<OwnerRecord, 'passwordHash' | 'totpSecret'> & { passwordHash: string | null },
+    allowedTiers?: string[],
+  ): Promise<OwnerRecord> {
     await this.db.transaction().execute(async (transaction) => {
       await transaction
         .insertInto('organizations')
-        .values({ id: owner.organizationId, name: owner.organizationId, created_at: owner.createdAt, allowed_tiers: allowedTiers === undefined ? null : JSON.stringify(allowedTiers) })
+        .values({
+          id: owner.organizationId,
+          name: owner.organizationId,
+          created_at: owner.createdAt,
+          allowed_tiers: allowedTiers === undefined ? null : JSON.stringify(allowedTiers),
+        })
         .onConflict((conflict) => conflict.column('id').doNothing())
         .execute();
       if (allowedTiers !== undefined) {
-        await transaction.updateTable('organizations').set({ allowed_tiers: JSON.stringify(allowedTiers) }).where('id', '=', owner.organizationId).execute();
+        await transaction
+          .updateTable('organizations')
+          .set({ allowed_tiers: JSON.stringify(allowedTiers) })
+          .where('id', '=', owner.organizationId)
+          .execute();
       }
       await transaction
         .insertInto('owners')
@@ -177,7 +189,11 @@ export class OwnersRepository {
   }
 
   async touchSession(id: string, lastSeenAt: number, idleExpiresAt: number): Promise<void> {
-    await this.db.updateTable('dashboard_sessions').set({ last_seen_at: lastSeenAt, idle_expires_at: idleExpiresAt }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('dashboard_sessions')
+      .set({ last_seen_at: lastSeenAt, idle_expires_at: idleExpiresAt })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Active (unrevoked, unexpired) sessions of an owner, newest first. */
@@ -196,14 +212,21 @@ export class OwnersRepository {
 
   /** Revokes one of the owner's sessions (all of them when `sessionId` is undefined); returns how many. */
   async revokeSessions(ownerId: string, now: number, sessionId?: string): Promise<number> {
-    let query = this.db.updateTable('dashboard_sessions').set({ revoked_at: now }).where('owner_id', '=', ownerId).where('revoked_at', 'is', null);
+    let query = this.db
+      .updateTable('dashboard_sessions')
+      .set({ revoked_at: now })
+      .where('owner_id', '=', ownerId)
+      .where('revoked_at', 'is', null);
     if (sessionId !== undefined) query = query.where('id', '=', sessionId);
     const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 
   async recordAttempt(subject: string, succeeded: boolean, now: number): Promise<void> {
-    await this.db.insertInto('sign_in_attempts').values({ subject, succeeded: succeeded ? 1 : 0, created_at: now }).execute();
+    await this.db
+      .insertInto('sign_in_attempts')
+      .values({ subject, succeeded: succeeded ? 1 : 0, created_at: now })
+      .execute();
   }
 
   /** Failed attempts of a subject since `sinceMs` that came after its last success. */
@@ -229,13 +252,26 @@ export class OwnersRepository {
   async appendAudit(entry: Omit<AuditEntry, 'id'>): Promise<void> {
     await this.db
       .insertInto('audit_log')
-      .values({ organization_id: entry.organizationId, actor: entry.actor, action: entry.action, target: entry.target, address: entry.address, created_at: entry.createdAt })
+      .values({
+        organization_id: entry.organizationId,
+        actor: entry.actor,
+        action: entry.action,
+        target: entry.target,
+        address: entry.address,
+        created_at: entry.createdAt,
+      })
       .execute();
   }
 
   /** The organization's audit entries, newest first. */
   async listAudit(organizationId: string, limit: number): Promise<AuditEntry[]> {
-    const rows = await this.db.selectFrom('audit_log').selectAll().where('organization_id', '=', organizationId).orderBy('id', 'desc').limit(limit).execute();
+    const rows = await this.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
     return rows.map((row) => ({
       id: Number(row.id),
       organizationId: row.organization_id,

@@ -77,7 +77,11 @@ export class StoredResponsesRepository {
       .selectAll('stored_responses')
       .where('stored_responses.organization_id', '=', organizationId)
       .where('stored_responses.id', 'in', (query) =>
-        query.selectFrom('stored_response_items').select('response_id').where('organization_id', '=', organizationId).where('item_id', 'in', [...itemIds]),
+        query
+          .selectFrom('stored_response_items')
+          .select('response_id')
+          .where('organization_id', '=', organizationId)
+          .where('item_id', 'in', [...itemIds]),
       )
       .execute();
     return rows.map(toRecord);
@@ -130,9 +134,17 @@ export class StoredResponsesRepository {
   /** Deletes the response if it belongs to `organizationId`; true when a row was deleted. */
   async delete(id: string, organizationId: string): Promise<boolean> {
     return this.db.transaction().execute(async (transaction) => {
-      const result = await transaction.deleteFrom('stored_responses').where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
+      const result = await transaction
+        .deleteFrom('stored_responses')
+        .where('id', '=', id)
+        .where('organization_id', '=', organizationId)
+        .executeTakeFirst();
       if (Number(result.numDeletedRows) === 0) return false;
-      await transaction.deleteFrom('stored_response_items').where('response_id', '=', id).where('organization_id', '=', organizationId).execute();
+      await transaction
+        .deleteFrom('stored_response_items')
+        .where('response_id', '=', id)
+        .where('organization_id', '=', organizationId)
+        .execute();
       return true;
     });
   }

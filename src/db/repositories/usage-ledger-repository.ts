@@ -74,7 +74,18 @@ async function upsertDailyRollups(transaction: Kysely<DatabaseSchema>, entries: 
     const groupKey = JSON.stringify([entry.organizationId, dayStart, entry.model, entry.keyId]);
     let group = groups.get(groupKey);
     if (group === undefined) {
-      group = { organization_id: entry.organizationId, day_start: dayStart, model: entry.model, key_id: entry.keyId, requests: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_usd: 0 };
+      group = {
+        organization_id: entry.organizationId,
+        day_start: dayStart,
+        model: entry.model,
+        key_id: entry.keyId,
+        requests: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cached_tokens: 0,
+        reasoning_tokens: 0,
+        cost_usd: 0,
+      };
       groups.set(groupKey, group);
     }
     group.requests += 1;
@@ -112,7 +123,10 @@ export class UsageLedgerRepository {
   private insertStatement(rowCount: number): string {
     let statement = this.insertStatements.get(rowCount);
     if (statement === undefined) {
-      statement = this.db.insertInto('usage_ledger').values(Array.from({ length: rowCount }, () => PLACEHOLDER_ROW)).compile().sql;
+      statement = this.db
+        .insertInto('usage_ledger')
+        .values(Array.from({ length: rowCount }, () => PLACEHOLDER_ROW))
+        .compile().sql;
       this.insertStatements.set(rowCount, statement);
     }
     return statement;
@@ -143,7 +157,10 @@ export class UsageLedgerRepository {
    * Tokens (input + output) per organization since `monthStartMs`, and of those since `dayStartMs`
    * (milliseconds since epoch): what the in-process limit store restores at start-up.
    */
-  async organizationTotals(monthStartMs: number, dayStartMs: number): Promise<Array<{ organizationId: string; dayTokens: number; monthTokens: number }>> {
+  async organizationTotals(
+    monthStartMs: number,
+    dayStartMs: number,
+  ): Promise<Array<{ organizationId: string; dayTokens: number; monthTokens: number }>> {
     const rows = await this.db
       .selectFrom('usage_ledger')
       .where('created_at', '>=', monthStartMs)
@@ -154,7 +171,11 @@ export class UsageLedgerRepository {
         eb.fn.sum<number>(sql<number>`case when created_at >= ${dayStartMs} then input_tokens + output_tokens else 0 end`).as('day_tokens'),
       ])
       .execute();
-    return rows.map((row) => ({ organizationId: row.organization_id, dayTokens: Number(row.day_tokens), monthTokens: Number(row.month_tokens) }));
+    return rows.map((row) => ({
+      organizationId: row.organization_id,
+      dayTokens: Number(row.day_tokens),
+      monthTokens: Number(row.month_tokens),
+    }));
   }
 
   /** Per-model totals for one organization since `sinceMs` (milliseconds since epoch). */

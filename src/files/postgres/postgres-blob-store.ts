@@ -143,7 +143,10 @@ export class PostgresBlobStore implements BlobStore {
 
   async get(key: string): Promise<Readable | undefined> {
     assertBlobKey(key);
-    const found = await this.pool.query<{ upload_id: string; chunks: number }>('SELECT upload_id, chunks FROM blob_objects WHERE key = $1', [key]);
+    const found = await this.pool.query<{ upload_id: string; chunks: number }>(
+      'SELECT upload_id, chunks FROM blob_objects WHERE key = $1',
+      [key],
+    );
     const object = found.rows[0];
     if (object === undefined) return undefined;
     return Readable.from(this.readChunks(key, object.upload_id, object.chunks), { objectMode: false });
@@ -184,7 +187,9 @@ export class PostgresBlobStore implements BlobStore {
   }
 
   async removeAbandoned(olderThanMs: number, now = Date.now()): Promise<number> {
-    const abandoned = await this.pool.query<{ upload_id: string }>('DELETE FROM blob_uploads WHERE touched_at < $1 RETURNING upload_id', [now - olderThanMs]);
+    const abandoned = await this.pool.query<{ upload_id: string }>('DELETE FROM blob_uploads WHERE touched_at < $1 RETURNING upload_id', [
+      now - olderThanMs,
+    ]);
     for (const row of abandoned.rows) await this.pool.query('DELETE FROM blob_chunks WHERE upload_id = $1', [row.upload_id]);
     return abandoned.rows.length;
   }

@@ -59,7 +59,10 @@ export class S3BlobStore implements BlobStore {
   async put(key: string, source: BlobSource, options: BlobPutOptions = {}): Promise<number> {
     const objectKey = this.objectKey(key);
     let total = 0;
-    const body = Readable.from(countedChunks(source, options.maxBytes ?? Number.POSITIVE_INFINITY, (bytes) => (total = bytes)), { objectMode: false });
+    const body = Readable.from(
+      countedChunks(source, options.maxBytes ?? Number.POSITIVE_INFINITY, (bytes) => (total = bytes)),
+      { objectMode: false },
+    );
     const upload = new Upload({
       client: this.client,
       params: { Bucket: this.bucket, Key: objectKey, Body: body },

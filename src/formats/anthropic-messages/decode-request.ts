@@ -102,7 +102,11 @@ export function decodeCountTokensRequest(body: unknown, options: DecodeOptions =
   return decodeBody(body, { maxTokensRequired: false, allowStream: false }, options).request;
 }
 
-function decodeBody(body: unknown, mode: { maxTokensRequired: boolean; allowStream: boolean }, options: DecodeOptions): DecodedMessagesRequest {
+function decodeBody(
+  body: unknown,
+  mode: { maxTokensRequired: boolean; allowStream: boolean },
+  options: DecodeOptions,
+): DecodedMessagesRequest {
   const compatible = options.validation === 'compatible';
   if (!isObject(body)) throw invalidFormat(null, `The request body must be a JSON object, got ${describe(body)}.`);
 
@@ -137,7 +141,8 @@ function decodeBody(body: unknown, mode: { maxTokensRequired: boolean; allowStre
   if (temperature !== undefined) request.temperature = numberInRange(temperature, 'temperature', maxTemperature(options));
 
   const stream = present(body['stream']);
-  if (stream !== undefined && typeof stream !== 'boolean') throw invalidFormat('stream', `'stream' must be a boolean, got ${describe(stream)}.`);
+  if (stream !== undefined && typeof stream !== 'boolean')
+    throw invalidFormat('stream', `'stream' must be a boolean, got ${describe(stream)}.`);
 
   const topP = present(body['top_p']);
   if (topP !== undefined) request.topP = numberInRange(topP, 'top_p', 1);
@@ -219,11 +224,17 @@ function decodeMessages(value: unknown, imagePaths: string[], compatible: boolea
     if (!isObject(raw)) throw invalidFormat(path, `'${path}' must be an object, got ${describe(raw)}.`);
     const role = requiredString(raw, 'role', `${path}.role`);
     if (role !== 'user' && role !== 'assistant') {
-      throw invalidMessages(`${path}.role`, `'${path}.role' must be 'user' or 'assistant', got '${role}'. System text goes in the top-level 'system' field.`);
+      throw invalidMessages(
+        `${path}.role`,
+        `'${path}.role' must be 'user' or 'assistant', got '${role}'. System text goes in the top-level 'system' field.`,
+      );
     }
     if (index === 0 && role !== 'user' && !compatible) throw invalidMessages(`${path}.role`, 'The first message must use the user role.');
     if (role === previousRole && !compatible) {
-      throw invalidMessages(`${path}.role`, `Roles must alternate between user and assistant, but messages[${index - 1}] and ${path} are both '${role}'.`);
+      throw invalidMessages(
+        `${path}.role`,
+        `Roles must alternate between user and assistant, but messages[${index - 1}] and ${path} are both '${role}'.`,
+      );
     }
     previousRole = role;
 
@@ -378,7 +389,10 @@ function decodeImageBlock(block: JsonObject, path: string): ImagePart {
   if (sourceType === 'base64') {
     const mediaType = requiredString(source, 'media_type', `${path}.source.media_type`);
     if (!IMAGE_MEDIA_TYPES.has(mediaType)) {
-      throw invalidParameter(`${path}.source.media_type`, `'${path}.source.media_type' must be one of ${[...IMAGE_MEDIA_TYPES].join(', ')}, got '${mediaType}'.`);
+      throw invalidParameter(
+        `${path}.source.media_type`,
+        `'${path}.source.media_type' must be one of ${[...IMAGE_MEDIA_TYPES].join(', ')}, got '${mediaType}'.`,
+      );
     }
     const data = base64Data(source, `${path}.source.data`);
     return { type: 'image', url: `data:${mediaType};base64,${data}`, mediaType };
@@ -418,7 +432,10 @@ function decodeDocumentBlock(block: JsonObject, path: string): DocumentPart {
   if (sourceType === 'base64') {
     const mediaType = requiredString(source, 'media_type', `${path}.source.media_type`);
     if (mediaType !== 'application/pdf') {
-      throw invalidParameter(`${path}.source.media_type`, `'${path}.source.media_type' must be 'application/pdf' for a base64 document, got '${mediaType}'.`);
+      throw invalidParameter(
+        `${path}.source.media_type`,
+        `'${path}.source.media_type' must be 'application/pdf' for a base64 document, got '${mediaType}'.`,
+      );
     }
     part = { type: 'document', url: `data:${mediaType};base64,${base64Data(source, `${path}.source.data`)}`, mediaType };
   } else if (sourceType === 'url') {
@@ -426,7 +443,10 @@ function decodeDocumentBlock(block: JsonObject, path: string): DocumentPart {
   } else if (sourceType === 'text') {
     const mediaType = optionalString(source, 'media_type', `${path}.source.media_type`) ?? 'text/plain';
     if (mediaType !== 'text/plain') {
-      throw invalidParameter(`${path}.source.media_type`, `'${path}.source.media_type' must be 'text/plain' for a text document, got '${mediaType}'.`);
+      throw invalidParameter(
+        `${path}.source.media_type`,
+        `'${path}.source.media_type' must be 'text/plain' for a text document, got '${mediaType}'.`,
+      );
     }
     part = { type: 'document', text: requiredString(source, 'data', `${path}.source.data`), mediaType };
   } else {
@@ -441,7 +461,10 @@ function decodeToolResultBlock(block: JsonObject, path: string, toolUses: Map<st
   const toolUseId = requiredString(block, 'tool_use_id', `${path}.tool_use_id`);
   const toolName = toolUses.get(toolUseId);
   if (toolName === undefined) {
-    throw invalidMessages(`${path}.tool_use_id`, `'${path}.tool_use_id' is '${toolUseId}', which matches no tool_use block of an earlier assistant message.`);
+    throw invalidMessages(
+      `${path}.tool_use_id`,
+      `'${path}.tool_use_id' is '${toolUseId}', which matches no tool_use block of an earlier assistant message.`,
+    );
   }
   const part: ToolResultPart = { type: 'tool-result', toolCallId: toolUseId, toolName, content: '' };
   const content = present(block['content']);
@@ -463,7 +486,8 @@ function decodeToolResultBlock(block: JsonObject, path: string, toolUses: Map<st
   }
   const isError = present(block['is_error']);
   if (isError !== undefined) {
-    if (typeof isError !== 'boolean') throw invalidFormat(`${path}.is_error`, `'${path}.is_error' must be a boolean, got ${describe(isError)}.`);
+    if (typeof isError !== 'boolean')
+      throw invalidFormat(`${path}.is_error`, `'${path}.is_error' must be a boolean, got ${describe(isError)}.`);
     if (isError) part.isError = true;
   }
   return part;
@@ -512,7 +536,10 @@ function decodeTools(value: unknown, compatible: boolean): ToolDefinition[] {
     if (!isObject(raw)) throw invalidFormat(path, `'${path}' must be an object, got ${describe(raw)}.`);
     const type = present(raw['type']);
     if (type !== undefined && type !== 'custom') {
-      throw invalidParameter(`${path}.type`, `Only custom tools (name, description, input_schema) are supported, got type '${String(type)}'.`);
+      throw invalidParameter(
+        `${path}.type`,
+        `Only custom tools (name, description, input_schema) are supported, got type '${String(type)}'.`,
+      );
     }
     const name = requiredString(raw, 'name', `${path}.name`);
     if (!TOOL_NAME_PATTERN.test(name)) {
@@ -520,7 +547,9 @@ function decodeTools(value: unknown, compatible: boolean): ToolDefinition[] {
     }
     if (names.has(name)) throw invalidParameter(`${path}.name`, `Tool name '${name}' is declared more than once.`);
     names.add(name);
-    const description = compatible ? optionalString(raw, 'description', `${path}.description`) : requiredString(raw, 'description', `${path}.description`);
+    const description = compatible
+      ? optionalString(raw, 'description', `${path}.description`)
+      : requiredString(raw, 'description', `${path}.description`);
     const inputSchema = requiredObject(raw, 'input_schema', `${path}.input_schema`);
     if (inputSchema['type'] !== 'object') {
       throw invalidParameter(`${path}.input_schema.type`, `'${path}.input_schema' must be a JSON Schema with type 'object'.`);
@@ -555,7 +584,8 @@ function decodeToolChoice(value: unknown, tools: ToolDefinition[]): { choice: To
       choice = { type: 'required' };
       break;
     case 'tool': {
-      if (!object) throw invalidParameter('tool_choice', "tool_choice 'tool' must be an object with a 'name': {\"type\":\"tool\",\"name\":\"...\"}.");
+      if (!object)
+        throw invalidParameter('tool_choice', 'tool_choice \'tool\' must be an object with a \'name\': {"type":"tool","name":"..."}.');
       const name = requiredString(object, 'name', 'tool_choice.name');
       if (!tools.some((tool) => tool.name === name)) {
         throw invalidParameter('tool_choice.name', `'tool_choice.name' is '${name}', which is not a tool declared in 'tools'.`);
@@ -570,7 +600,10 @@ function decodeToolChoice(value: unknown, tools: ToolDefinition[]): { choice: To
   const disableParallel = object ? present(object['disable_parallel_tool_use']) : undefined;
   if (disableParallel !== undefined) {
     if (typeof disableParallel !== 'boolean') {
-      throw invalidFormat('tool_choice.disable_parallel_tool_use', `'tool_choice.disable_parallel_tool_use' must be a boolean, got ${describe(disableParallel)}.`);
+      throw invalidFormat(
+        'tool_choice.disable_parallel_tool_use',
+        `'tool_choice.disable_parallel_tool_use' must be a boolean, got ${describe(disableParallel)}.`,
+      );
     }
     result.parallelToolCalls = !disableParallel;
   }
@@ -590,7 +623,10 @@ function decodeThinking(value: unknown, maxOutputTokens: number | undefined): nu
   if (budget === undefined) throw missingParameter('thinking.budget_tokens');
   const budgetTokens = integerAtLeast(budget, 'thinking.budget_tokens', MIN_THINKING_BUDGET_TOKENS);
   if (maxOutputTokens !== undefined && budgetTokens >= maxOutputTokens) {
-    throw invalidParameter('thinking.budget_tokens', `'thinking.budget_tokens' (${budgetTokens}) must be less than 'max_tokens' (${maxOutputTokens}).`);
+    throw invalidParameter(
+      'thinking.budget_tokens',
+      `'thinking.budget_tokens' (${budgetTokens}) must be less than 'max_tokens' (${maxOutputTokens}).`,
+    );
   }
   return budgetTokens;
 }
@@ -609,7 +645,10 @@ function decodeOutputFormat(outputConfig: unknown, outputFormat: unknown): Respo
   if (!isObject(outputConfig)) throw invalidFormat('output_config', `'output_config' must be an object, got ${describe(outputConfig)}.`);
   for (const key of Object.keys(outputConfig)) {
     if (key !== 'format' && present(outputConfig[key]) !== undefined) {
-      throw invalidParameter(`output_config.${key}`, `'output_config.${key}' is not supported by this service; only 'output_config.format' is.`);
+      throw invalidParameter(
+        `output_config.${key}`,
+        `'output_config.${key}' is not supported by this service; only 'output_config.format' is.`,
+      );
     }
   }
   const format = present(outputConfig['format']);
@@ -694,7 +733,8 @@ function blockObject(value: unknown, path: string): JsonObject {
 }
 
 function integerAtLeast(value: unknown, path: string, minimum: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidFormat(path, `'${path}' must be an integer, got ${describe(value)}.`);
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw invalidFormat(path, `'${path}' must be an integer, got ${describe(value)}.`);
   if (!Number.isInteger(value)) throw invalidParameter(path, `'${path}' must be an integer, got ${value}.`);
   if (value < minimum) throw invalidParameter(path, `'${path}' must be >= ${minimum}, got ${value}.`);
   return value;
@@ -702,7 +742,8 @@ function integerAtLeast(value: unknown, path: string, minimum: number): number {
 
 /** SPEC: temperature and top_p are 0.0 to 1.0 (`compatible`: temperature up to 2). */
 function numberInRange(value: unknown, path: string, maximum: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw invalidFormat(path, `'${path}' must be a number, got ${describe(value)}.`);
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw invalidFormat(path, `'${path}' must be a number, got ${describe(value)}.`);
   if (value < 0 || value > maximum) throw invalidParameter(path, `'${path}' must be between 0.0 and ${maximum.toFixed(1)}, got ${value}.`);
   return value;
 }

@@ -41,7 +41,10 @@ export interface MessagesStreamOptions {
  * reported the same way (internal_error). Returning early (client gone) returns the source iterator,
  * which lets the provider abort its upstream call.
  */
-export async function* encodeMessagesStream(parts: AsyncIterable<StreamPart>, options: MessagesStreamOptions): AsyncGenerator<SseEvent, void, undefined> {
+export async function* encodeMessagesStream(
+  parts: AsyncIterable<StreamPart>,
+  options: MessagesStreamOptions,
+): AsyncGenerator<SseEvent, void, undefined> {
   const messageId = options.messageId ?? newId.message();
   const blocks = new BlockIndexes();
   let started = false;

@@ -34,11 +34,7 @@ export interface AnthropicRedactedThinkingBlock {
   data: string;
 }
 
-export type AnthropicContentBlock =
-  | AnthropicTextBlock
-  | AnthropicToolUseBlock
-  | AnthropicThinkingBlock
-  | AnthropicRedactedThinkingBlock;
+export type AnthropicContentBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock;
 
 /**
  * Anthropic usage. Unlike the canonical `Usage`, `input_tokens` EXCLUDES cache reads and writes; the
@@ -72,10 +68,7 @@ export interface AnthropicMessage {
 
 /** Block as announced by `content_block_start`: empty text/thinking, `{}` tool input. */
 export type AnthropicContentBlockStart =
-  | AnthropicTextBlock
-  | AnthropicToolUseBlock
-  | AnthropicThinkingBlock
-  | AnthropicRedactedThinkingBlock;
+  AnthropicTextBlock | AnthropicToolUseBlock | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock;
 
 export type AnthropicContentBlockDelta =
   | { type: 'text_delta'; text: string }

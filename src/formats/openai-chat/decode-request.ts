@@ -71,7 +71,6 @@ export interface DecodedChatCompletionRequest {
   options: ChatCompletionOptions;
 }
 
-
 /** OpenAI function and json_schema names: `^[a-zA-Z0-9_-]{1,64}$`. */
 const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 /** OpenAI's chat `stop` limit. */
@@ -84,7 +83,10 @@ const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 
  * Decodes and validates a chat completions request body (already JSON-parsed).
  * Throws a 400 ServiceError with a precise `param` for any client mistake.
  */
-export function decodeChatCompletionRequest(body: unknown, decodeOptions: DecodeOptions = SPEC_DECODE_OPTIONS): DecodedChatCompletionRequest {
+export function decodeChatCompletionRequest(
+  body: unknown,
+  decodeOptions: DecodeOptions = SPEC_DECODE_OPTIONS,
+): DecodedChatCompletionRequest {
   if (!isObject(body)) throw invalidFormat(null, `The request body must be a JSON object, but got ${describeType(body)} instead.`);
 
   const model = requiredString(body, 'model', 'model');
@@ -229,7 +231,10 @@ function decodeMessages(value: unknown): DecodedMessages {
   requireToolCallsAnswered(ledger, `messages[${value.length - 1}]`);
 
   if (messages.length === 0) {
-    throw invalidMessages('messages', "Invalid 'messages': the conversation must contain at least one user or assistant message besides system messages.");
+    throw invalidMessages(
+      'messages',
+      "Invalid 'messages': the conversation must contain at least one user or assistant message besides system messages.",
+    );
   }
   const decoded: DecodedMessages = { messages };
   // System and developer messages are hoisted, wherever they stand, into the one canonical system text.
@@ -265,7 +270,9 @@ function decodeTextOnlyContent(message: JsonObject, param: string): string {
   if (content === undefined || content === null) throw missingParameter(`${param}.content`);
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw wrongType(`${param}.content`, 'a string or an array of text parts', content);
-  return decodeTextParts(content, `${param}.content`).map((part) => part.text).join('\n');
+  return decodeTextParts(content, `${param}.content`)
+    .map((part) => part.text)
+    .join('\n');
 }
 
 function decodeTextParts(parts: unknown[], param: string): TextPart[] {
@@ -285,7 +292,8 @@ function decodeUserContent(message: JsonObject, param: string): UserContentPart[
   if (content === undefined || content === null) throw missingParameter(`${param}.content`);
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   if (!Array.isArray(content)) throw wrongType(`${param}.content`, 'a string or an array of content parts', content);
-  if (content.length === 0) throw invalidMessages(`${param}.content`, `Invalid '${param}.content': an array of content parts must not be empty.`);
+  if (content.length === 0)
+    throw invalidMessages(`${param}.content`, `Invalid '${param}.content': an array of content parts must not be empty.`);
   return content.map((part, index) => decodeUserPart(part, `${param}.content[${index}]`));
 }
 
@@ -315,11 +323,17 @@ function decodeImagePart(part: JsonObject, param: string): ImagePart {
   const dataUrl = parseDataUrl(url);
   if (dataUrl !== undefined) {
     if (!dataUrl.mediaType.startsWith('image/')) {
-      throw invalidParameter(`${param}.image_url.url`, `Invalid '${param}.image_url.url': a data URL must carry an image media type (image/png, image/jpeg, ...), got '${dataUrl.mediaType}'.`);
+      throw invalidParameter(
+        `${param}.image_url.url`,
+        `Invalid '${param}.image_url.url': a data URL must carry an image media type (image/png, image/jpeg, ...), got '${dataUrl.mediaType}'.`,
+      );
     }
     result.mediaType = dataUrl.mediaType;
   } else if (!isHttpUrl(url)) {
-    throw invalidParameter(`${param}.image_url.url`, `Invalid '${param}.image_url.url': expected an http(s) URL or a base64 'data:image/...;base64,' URL.`);
+    throw invalidParameter(
+      `${param}.image_url.url`,
+      `Invalid '${param}.image_url.url': expected an http(s) URL or a base64 'data:image/...;base64,' URL.`,
+    );
   }
   const detail = optionalEnum(image, 'detail', ['auto', 'low', 'high'] as const, `${param}.image_url.detail`);
   if (detail !== undefined) result.detail = detail;
@@ -334,13 +348,19 @@ function decodeFilePart(part: JsonObject, param: string): DocumentPart {
   const fileData = optionalString(file, 'file_data', `${param}.file.file_data`);
   if (fileData === undefined) {
     if (file['file_id'] !== undefined && file['file_id'] !== null) {
-      throw invalidParameter(`${param}.file.file_id`, `Invalid '${param}.file.file_id': file references are not supported in messages; send the document inline as 'file_data' (a base64 data URL).`);
+      throw invalidParameter(
+        `${param}.file.file_id`,
+        `Invalid '${param}.file.file_id': file references are not supported in messages; send the document inline as 'file_data' (a base64 data URL).`,
+      );
     }
     throw missingParameter(`${param}.file.file_data`);
   }
   const dataUrl = parseDataUrl(fileData);
   if (dataUrl === undefined) {
-    throw invalidParameter(`${param}.file.file_data`, `Invalid '${param}.file.file_data': expected a base64 data URL such as 'data:application/pdf;base64,...'.`);
+    throw invalidParameter(
+      `${param}.file.file_data`,
+      `Invalid '${param}.file.file_data': expected a base64 data URL such as 'data:application/pdf;base64,...'.`,
+    );
   }
   const document: DocumentPart = { type: 'document', url: fileData, mediaType: dataUrl.mediaType };
   const filename = optionalString(file, 'filename', `${param}.file.filename`);
@@ -364,7 +384,11 @@ function decodeAssistantMessage(message: JsonObject, param: string, ledger: Tool
       const type = requiredString(part, 'type', `${partParam}.type`);
       if (type === 'text') parts.push({ type: 'text', text: requiredString(part, 'text', `${partParam}.text`) });
       else if (type === 'refusal') parts.push({ type: 'text', text: requiredString(part, 'refusal', `${partParam}.refusal`) });
-      else throw invalidMessages(`${partParam}.type`, `Invalid '${partParam}.type': assistant content parts are 'text' or 'refusal', got '${type}'.`);
+      else
+        throw invalidMessages(
+          `${partParam}.type`,
+          `Invalid '${partParam}.type': assistant content parts are 'text' or 'refusal', got '${type}'.`,
+        );
     });
   } else if (content !== undefined && content !== null) {
     throw wrongType(`${param}.content`, 'a string, an array of content parts or null', content);
@@ -388,14 +412,16 @@ function decodeAssistantMessage(message: JsonObject, param: string, ledger: Tool
       const id = requiredString(call, 'id', `${callParam}.id`);
       if (id.length === 0) throw invalidParameter(`${callParam}.id`, `Invalid '${callParam}.id': the tool call id must not be empty.`);
       const type = requiredString(call, 'type', `${callParam}.type`);
-      if (type !== 'function') throw invalidMessages(`${callParam}.type`, `Invalid '${callParam}.type': only 'function' tool calls are supported, got '${type}'.`);
+      if (type !== 'function')
+        throw invalidMessages(`${callParam}.type`, `Invalid '${callParam}.type': only 'function' tool calls are supported, got '${type}'.`);
       const functionValue = call['function'];
       if (functionValue === undefined || functionValue === null) throw missingParameter(`${callParam}.function`);
       const fn = expectObject(functionValue, `${callParam}.function`);
       const name = requiredString(fn, 'name', `${callParam}.function.name`);
       // Arguments are kept verbatim: models sometimes produce invalid JSON, and clients send it back as is.
       const input = requiredString(fn, 'arguments', `${callParam}.function.arguments`);
-      if (ledger.pending.has(id)) throw invalidMessages(`${callParam}.id`, `Invalid '${callParam}.id': the tool call id '${id}' appears twice in this message.`);
+      if (ledger.pending.has(id))
+        throw invalidMessages(`${callParam}.id`, `Invalid '${callParam}.id': the tool call id '${id}' appears twice in this message.`);
       ledger.known.set(id, name);
       ledger.pending.add(id);
       parts.push({ type: 'tool-call', id, name, input });
@@ -404,7 +430,10 @@ function decodeAssistantMessage(message: JsonObject, param: string, ledger: Tool
   }
 
   if (parts.length === 0 && toolCallCount === 0 && !(typeof content === 'string' || Array.isArray(content))) {
-    throw missingParameter(`${param}.content`, `Missing required parameter: '${param}.content' (an assistant message needs content or tool_calls).`);
+    throw missingParameter(
+      `${param}.content`,
+      `Missing required parameter: '${param}.content' (an assistant message needs content or tool_calls).`,
+    );
   }
   return parts;
 }
@@ -471,15 +500,20 @@ function decodeTools(value: unknown): ToolDefinition[] | undefined {
     const param = `tools[${index}]`;
     const tool = expectObject(item, param);
     const type = requiredString(tool, 'type', `${param}.type`);
-    if (type !== 'function') throw invalidParameter(`${param}.type`, `Invalid '${param}.type': only 'function' tools are supported, got '${type}'.`);
+    if (type !== 'function')
+      throw invalidParameter(`${param}.type`, `Invalid '${param}.type': only 'function' tools are supported, got '${type}'.`);
     const functionValue = tool['function'];
     if (functionValue === undefined || functionValue === null) throw missingParameter(`${param}.function`);
     const fn = expectObject(functionValue, `${param}.function`);
     const name = requiredString(fn, 'name', `${param}.function.name`);
     if (!FUNCTION_NAME_PATTERN.test(name)) {
-      throw invalidParameter(`${param}.function.name`, `Invalid '${param}.function.name': '${name}' must be 1 to 64 characters of a-z, A-Z, 0-9, '_' or '-'.`);
+      throw invalidParameter(
+        `${param}.function.name`,
+        `Invalid '${param}.function.name': '${name}' must be 1 to 64 characters of a-z, A-Z, 0-9, '_' or '-'.`,
+      );
     }
-    if (names.has(name)) throw invalidParameter(`${param}.function.name`, `Invalid '${param}.function.name': the tool name '${name}' is defined twice.`);
+    if (names.has(name))
+      throw invalidParameter(`${param}.function.name`, `Invalid '${param}.function.name': the tool name '${name}' is defined twice.`);
     names.add(name);
     const parameters = fn['parameters'];
     let inputSchema: Record<string, unknown>;
@@ -502,20 +536,28 @@ function decodeToolChoice(value: unknown, tools: ToolDefinition[] | undefined): 
     if (value === 'none') return { type: 'none' };
     if (value === 'auto') return { type: 'auto' };
     if (value === 'required') {
-      if (tools === undefined) throw invalidParameter('tool_choice', "Invalid 'tool_choice': 'required' needs at least one tool in 'tools'.");
+      if (tools === undefined)
+        throw invalidParameter('tool_choice', "Invalid 'tool_choice': 'required' needs at least one tool in 'tools'.");
       return { type: 'required' };
     }
-    throw invalidParameter('tool_choice', `Invalid 'tool_choice': '${value}' is not one of 'none', 'auto', 'required' or a {type: 'function'} object.`);
+    throw invalidParameter(
+      'tool_choice',
+      `Invalid 'tool_choice': '${value}' is not one of 'none', 'auto', 'required' or a {type: 'function'} object.`,
+    );
   }
   const choice = expectObject(value, 'tool_choice');
   const type = requiredString(choice, 'type', 'tool_choice.type');
-  if (type !== 'function') throw invalidParameter('tool_choice.type', `Invalid 'tool_choice.type': only 'function' is supported, got '${type}'.`);
+  if (type !== 'function')
+    throw invalidParameter('tool_choice.type', `Invalid 'tool_choice.type': only 'function' is supported, got '${type}'.`);
   const functionValue = choice['function'];
   if (functionValue === undefined || functionValue === null) throw missingParameter('tool_choice.function');
   const fn = expectObject(functionValue, 'tool_choice.function');
   const name = requiredString(fn, 'name', 'tool_choice.function.name');
   if (!tools?.some((tool) => tool.name === name)) {
-    throw invalidParameter('tool_choice.function.name', `Invalid 'tool_choice.function.name': no tool named '${name}' is defined in 'tools'.`);
+    throw invalidParameter(
+      'tool_choice.function.name',
+      `Invalid 'tool_choice.function.name': no tool named '${name}' is defined in 'tools'.`,
+    );
   }
   return { type: 'tool', name };
 }
@@ -527,14 +569,20 @@ function decodeResponseFormat(value: unknown): ResponseFormat | undefined {
   if (type === 'text') return { type: 'text' };
   if (type === 'json_object') return { type: 'json_object' };
   if (type !== 'json_schema') {
-    throw invalidParameter('response_format.type', `Invalid 'response_format.type': '${type}' is not one of 'text', 'json_object', 'json_schema'.`);
+    throw invalidParameter(
+      'response_format.type',
+      `Invalid 'response_format.type': '${type}' is not one of 'text', 'json_object', 'json_schema'.`,
+    );
   }
   const schemaValue = format['json_schema'];
   if (schemaValue === undefined || schemaValue === null) throw missingParameter('response_format.json_schema');
   const jsonSchema = expectObject(schemaValue, 'response_format.json_schema');
   const name = requiredString(jsonSchema, 'name', 'response_format.json_schema.name');
   if (!FUNCTION_NAME_PATTERN.test(name)) {
-    throw invalidParameter('response_format.json_schema.name', `Invalid 'response_format.json_schema.name': '${name}' must be 1 to 64 characters of a-z, A-Z, 0-9, '_' or '-'.`);
+    throw invalidParameter(
+      'response_format.json_schema.name',
+      `Invalid 'response_format.json_schema.name': '${name}' must be 1 to 64 characters of a-z, A-Z, 0-9, '_' or '-'.`,
+    );
   }
   const schema = jsonSchema['schema'];
   if (schema === undefined || schema === null) throw missingParameter('response_format.json_schema.schema');
@@ -553,11 +601,17 @@ function decodeResponseFormat(value: unknown): ResponseFormat | undefined {
  */
 function decodeUnsupportedFeatures(body: JsonObject, ignoredParameters: string[]): void {
   if (optionalBoolean(body, 'logprobs') === true) {
-    throw invalidParameter('logprobs', "Invalid 'logprobs': log probabilities are not available from this service; omit 'logprobs' or set it to false.");
+    throw invalidParameter(
+      'logprobs',
+      "Invalid 'logprobs': log probabilities are not available from this service; omit 'logprobs' or set it to false.",
+    );
   }
   const topLogprobs = optionalInteger(body, 'top_logprobs');
   if (topLogprobs !== undefined && topLogprobs !== 0) {
-    throw invalidParameter('top_logprobs', "Invalid 'top_logprobs': log probabilities are not available from this service; omit 'top_logprobs'.");
+    throw invalidParameter(
+      'top_logprobs',
+      "Invalid 'top_logprobs': log probabilities are not available from this service; omit 'top_logprobs'.",
+    );
   }
   const modalities = body['modalities'];
   if (modalities !== undefined && modalities !== null) {
@@ -576,7 +630,10 @@ function decodeUnsupportedFeatures(body: JsonObject, ignoredParameters: string[]
   }
   for (const legacy of ['functions', 'function_call'] as const) {
     if (body[legacy] !== undefined && body[legacy] !== null) {
-      throw invalidParameter(legacy, `Invalid '${legacy}': the deprecated function-calling fields are not supported; use 'tools' and 'tool_choice'.`);
+      throw invalidParameter(
+        legacy,
+        `Invalid '${legacy}': the deprecated function-calling fields are not supported; use 'tools' and 'tool_choice'.`,
+      );
     }
   }
   for (const penalty of ['frequency_penalty', 'presence_penalty'] as const) {

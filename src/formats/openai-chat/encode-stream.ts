@@ -30,7 +30,9 @@ export const DONE_EVENT: SseEvent = Object.freeze({ data: '[DONE]' });
  */
 export function encodeStreamError(error: ServiceError): SseEvent {
   return {
-    data: JSON.stringify({ error: { message: error.message, type: error.type, code: error.code, param: error.param, details: error.details } }),
+    data: JSON.stringify({
+      error: { message: error.message, type: error.type, code: error.code, param: error.param, details: error.details },
+    }),
   };
 }
 
@@ -59,7 +61,9 @@ export async function* encodeChatCompletionStream(
   let toolCallId: string | undefined;
   let toolIndex = -1;
   let toolHasArguments = false;
-  const toolArguments = (fragment: string): SseEvent => ({ data: `${head}{"tool_calls":[{"index":${toolIndex},"function":{"arguments":${JSON.stringify(fragment)}}}]}${tail}` });
+  const toolArguments = (fragment: string): SseEvent => ({
+    data: `${head}{"tool_calls":[{"index":${toolIndex},"function":{"arguments":${JSON.stringify(fragment)}}}]}${tail}`,
+  });
 
   try {
     for await (const part of parts) {

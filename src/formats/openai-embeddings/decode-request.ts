@@ -46,7 +46,10 @@ function decodeInput(value: unknown): string[] {
   if (!Array.isArray(value)) throw wrongType('input', 'a string or an array of strings', value);
   if (value.length === 0) throw invalidParameter('input', "Invalid 'input': the array must contain at least one string.");
   if (value.length > MAX_EMBEDDING_INPUTS) {
-    throw invalidParameter('input', `Invalid 'input': at most ${MAX_EMBEDDING_INPUTS} inputs are allowed per request, but ${value.length} were given.`);
+    throw invalidParameter(
+      'input',
+      `Invalid 'input': at most ${MAX_EMBEDDING_INPUTS} inputs are allowed per request, but ${value.length} were given.`,
+    );
   }
   if (typeof value[0] === 'number' || Array.isArray(value[0])) throw tokenArraysRefused('input');
   return value.map((item: unknown, index) => {
@@ -106,7 +109,10 @@ export function decodeEmbeddingsRequest(body: unknown): DecodedEmbeddingsRequest
  * Counts each input's tokens (gpt-tokenizer) and refuses, with a 400 naming `input` or `input[i]`, an
  * input longer than the model's context window. Returns the counts (tokens per input, in order).
  */
-export function checkEmbeddingInputTokens(request: Pick<DecodedEmbeddingsRequest, 'inputs' | 'inputIsArray'>, maxInputTokens: number): number[] {
+export function checkEmbeddingInputTokens(
+  request: Pick<DecodedEmbeddingsRequest, 'inputs' | 'inputIsArray'>,
+  maxInputTokens: number,
+): number[] {
   return request.inputs.map((input, index) => {
     const tokens = countTextTokens(input);
     if (tokens > maxInputTokens) {

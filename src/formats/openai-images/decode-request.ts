@@ -40,16 +40,21 @@ export interface DecodedImageGenerationRequest {
   ignoredParameters: string[];
 }
 
-const IGNORED_STYLING_PARAMETERS = ['quality', 'style', 'background', 'output_format', 'output_compression', 'moderation', 'partial_images'] as const;
+const IGNORED_STYLING_PARAMETERS = [
+  'quality',
+  'style',
+  'background',
+  'output_format',
+  'output_compression',
+  'moderation',
+  'partial_images',
+] as const;
 
 /**
  * Decodes and validates the body (already JSON-parsed). `maxPromptCharacters` defaults to 4000.
  * Throws a 400 ServiceError with a precise `param`.
  */
-export function decodeImageGenerationRequest(
-  body: unknown,
-  limits: { maxPromptCharacters?: number } = {},
-): DecodedImageGenerationRequest {
+export function decodeImageGenerationRequest(body: unknown, limits: { maxPromptCharacters?: number } = {}): DecodedImageGenerationRequest {
   if (!isObject(body)) throw invalidFormat(null, `The request body must be a JSON object, but got ${describeType(body)} instead.`);
   const maxPromptCharacters = limits.maxPromptCharacters ?? DEFAULT_MAX_PROMPT_CHARACTERS;
 
@@ -60,7 +65,10 @@ export function decodeImageGenerationRequest(
   if (prompt === undefined) throw missingParameter('prompt', "Missing required parameter: 'prompt'.");
   if (prompt.trim().length === 0) throw invalidParameter('prompt', "Invalid 'prompt': the prompt must not be empty.");
   if (prompt.length > maxPromptCharacters) {
-    throw invalidParameter('prompt', `Invalid 'prompt': the prompt may be at most ${maxPromptCharacters} characters long, but it has ${prompt.length}.`);
+    throw invalidParameter(
+      'prompt',
+      `Invalid 'prompt': the prompt may be at most ${maxPromptCharacters} characters long, but it has ${prompt.length}.`,
+    );
   }
 
   let n = 1;
@@ -114,7 +122,10 @@ export function resolveImageSize(requested: string | null, allowedSizes: readonl
     return allowedSizes[0]!;
   }
   if (allowedSizes.length > 0 && !allowedSizes.includes(requested)) {
-    throw invalidParameter('size', `Invalid 'size': '${requested}' is not supported by this model. Supported sizes: ${allowedSizes.join(', ')}.`);
+    throw invalidParameter(
+      'size',
+      `Invalid 'size': '${requested}' is not supported by this model. Supported sizes: ${allowedSizes.join(', ')}.`,
+    );
   }
   return requested;
 }

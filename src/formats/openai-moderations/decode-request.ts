@@ -51,7 +51,10 @@ export function decodeModerationRequest(body: unknown): DecodedModerationRequest
   if (!Array.isArray(input)) throw wrongType('input', 'a string or an array of strings', input);
   if (input.length === 0) throw invalidParameter('input', "Invalid 'input': the array must contain at least one input.");
   if (input.length > MAX_MODERATION_INPUTS) {
-    throw invalidParameter('input', `Invalid 'input': at most ${MAX_MODERATION_INPUTS} inputs are allowed per request, but ${input.length} were given.`);
+    throw invalidParameter(
+      'input',
+      `Invalid 'input': at most ${MAX_MODERATION_INPUTS} inputs are allowed per request, but ${input.length} were given.`,
+    );
   }
   return { model, inputs: input.map((item: unknown, index) => decodeItem(item, `input[${index}]`)) };
 }

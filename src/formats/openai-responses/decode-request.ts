@@ -132,7 +132,6 @@ export const REASONING_BUDGET_TOKENS = { low: 1024, medium: 4096, high: 16384 } 
 /** The smallest thinking budget backends accept (Anthropic's minimum), tokens. */
 export const MIN_THINKING_BUDGET_TOKENS = 1024;
 
-
 /** OpenAI function and json_schema names: `^[a-zA-Z0-9_-]{1,64}$`. */
 const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 /** SPEC "Limits": response-style metadata, at most 16 pairs; OpenAI's key and value lengths. */
@@ -173,7 +172,10 @@ export function decodeResponsesRequest(body: unknown, decodeOptions: DecodeOptio
   const maxOutputTokens = maxOutputTokensValue ?? maxTokensValue;
   // `compatible`: a missing maximum reserves and caps like chat completions (the model's own maximum).
   if (maxOutputTokens === undefined && decodeOptions.validation === 'spec') {
-    throw missingParameter('max_output_tokens', "Missing required parameter: 'max_output_tokens' (an integer >= 1, the most tokens the response may contain).");
+    throw missingParameter(
+      'max_output_tokens',
+      "Missing required parameter: 'max_output_tokens' (an integer >= 1, the most tokens the response may contain).",
+    );
   }
   const usedDeprecatedMaxTokens = maxOutputTokensValue === undefined && maxTokensValue !== undefined;
 
@@ -363,7 +365,8 @@ export function decodeInputItemsQuery(query: unknown): InputItemsQuery {
   }
   const order = values['order'];
   if (order !== undefined) {
-    if (order !== 'asc' && order !== 'desc') throw invalidParameter('order', `Invalid 'order': '${String(order)}' is not one of 'asc', 'desc'.`);
+    if (order !== 'asc' && order !== 'desc')
+      throw invalidParameter('order', `Invalid 'order': '${String(order)}' is not one of 'asc', 'desc'.`);
     result.order = order;
   }
   return result;
@@ -374,10 +377,22 @@ export function decodeInputItemsQuery(query: unknown): InputItemsQuery {
 
 /** The decoded input: the items given in full, and the references (with their positions) to resolve. */
 function decodeInput(value: unknown): { items: ResponseItem[]; references: PendingItemReference[] } {
-  if (value === undefined || value === null) throw missingParameter('input', "Missing required parameter: 'input' (a string or an array of input items).");
+  if (value === undefined || value === null)
+    throw missingParameter('input', "Missing required parameter: 'input' (a string or an array of input items).");
   if (typeof value === 'string') {
     if (value.length === 0) throw invalidParameter('input', "Invalid 'input': the input text must not be empty.");
-    return { items: [{ id: newId.responseMessageItem(), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: value }] }], references: [] };
+    return {
+      items: [
+        {
+          id: newId.responseMessageItem(),
+          type: 'message',
+          role: 'user',
+          status: 'completed',
+          content: [{ type: 'input_text', text: value }],
+        },
+      ],
+      references: [],
+    };
   }
   if (!Array.isArray(value)) throw wrongType('input', 'a string or an array of input items', value);
   if (value.length === 0) throw invalidParameter('input', "Invalid 'input': the array must contain at least one item.");
@@ -439,17 +454,24 @@ function decodeMessageItem(item: JsonObject, param: string): InputMessageItem | 
   if (roleValue === undefined || roleValue === null) throw missingParameter(`${param}.role`);
   if (typeof roleValue !== 'string') throw wrongType(`${param}.role`, 'a string', roleValue);
   if (!(MESSAGE_ROLES as readonly string[]).includes(roleValue)) {
-    throw invalidMessages(`${param}.role`, `Invalid '${param}.role': '${roleValue}' is not one of 'user', 'assistant', 'system', 'developer'.`);
+    throw invalidMessages(
+      `${param}.role`,
+      `Invalid '${param}.role': '${roleValue}' is not one of 'user', 'assistant', 'system', 'developer'.`,
+    );
   }
   const role = roleValue as (typeof MESSAGE_ROLES)[number];
   const content = item['content'];
   if (content === undefined || content === null) throw missingParameter(`${param}.content`);
-  if (typeof content !== 'string' && !Array.isArray(content)) throw wrongType(`${param}.content`, 'a string or an array of content parts', content);
-  if (Array.isArray(content) && content.length === 0) throw invalidMessages(`${param}.content`, `Invalid '${param}.content': a message needs at least one content part.`);
+  if (typeof content !== 'string' && !Array.isArray(content))
+    throw wrongType(`${param}.content`, 'a string or an array of content parts', content);
+  if (Array.isArray(content) && content.length === 0)
+    throw invalidMessages(`${param}.content`, `Invalid '${param}.content': a message needs at least one content part.`);
 
   if (role === 'assistant') {
     const parts: OutputMessageItem['content'] =
-      typeof content === 'string' ? [{ type: 'output_text', text: content, annotations: [] }] : content.map((part, index) => decodeAssistantPart(part, `${param}.content[${index}]`));
+      typeof content === 'string'
+        ? [{ type: 'output_text', text: content, annotations: [] }]
+        : content.map((part, index) => decodeAssistantPart(part, `${param}.content[${index}]`));
     return { id: itemId(item, param, newId.responseMessageItem), type: 'message', role, status: itemStatus(item, param), content: parts };
   }
   const parts: InputContent[] =
@@ -473,7 +495,11 @@ function decodeInputPart(value: unknown, param: string, mediaAllowed: boolean): 
   const type = requiredString(part, 'type', `${param}.type`);
   if (type === 'input_text') return { type: 'input_text', text: requiredString(part, 'text', `${param}.text`) };
   if (type === 'input_image' || type === 'input_file') {
-    if (!mediaAllowed) throw invalidMessages(`${param}.type`, `Invalid '${param}.type': system and developer messages take only 'input_text' parts, got '${type}'.`);
+    if (!mediaAllowed)
+      throw invalidMessages(
+        `${param}.type`,
+        `Invalid '${param}.type': system and developer messages take only 'input_text' parts, got '${type}'.`,
+      );
     return type === 'input_image' ? decodeImagePart(part, param) : decodeFilePart(part, param);
   }
   const expected = mediaAllowed ? "'input_text', 'input_image' or 'input_file'" : "'input_text'";
@@ -494,10 +520,16 @@ function decodeImagePart(part: JsonObject, param: string): InputImageContent {
   const dataUrl = parseDataUrl(url);
   if (url.startsWith('data:')) {
     if (dataUrl === undefined || !dataUrl.mediaType.startsWith('image/')) {
-      throw invalidParameter(`${param}.image_url`, `Invalid '${param}.image_url': expected a base64 image data URL such as 'data:image/png;base64,...'.`);
+      throw invalidParameter(
+        `${param}.image_url`,
+        `Invalid '${param}.image_url': expected a base64 image data URL such as 'data:image/png;base64,...'.`,
+      );
     }
   } else if (!isHttpUrl(url)) {
-    throw invalidParameter(`${param}.image_url`, `Invalid '${param}.image_url': expected an http(s) URL or a base64 'data:image/...;base64,' URL.`);
+    throw invalidParameter(
+      `${param}.image_url`,
+      `Invalid '${param}.image_url': expected an http(s) URL or a base64 'data:image/...;base64,' URL.`,
+    );
   }
   const detail = optionalEnum(part, 'detail', IMAGE_DETAILS, `${param}.detail`) ?? 'auto';
   return { type: 'input_image', image_url: url, detail };
@@ -509,14 +541,21 @@ function decodeFilePart(part: JsonObject, param: string): InputContent {
   const filename = optionalString(part, 'filename', `${param}.filename`);
   if (fileData === undefined && fileUrl === undefined) {
     if (part['file_id'] !== undefined && part['file_id'] !== null) {
-      throw invalidParameter(`${param}.file_id`, `Invalid '${param}.file_id': files by id are not supported in input; send 'file_data' (a base64 data URL) or 'file_url'.`);
+      throw invalidParameter(
+        `${param}.file_id`,
+        `Invalid '${param}.file_id': files by id are not supported in input; send 'file_data' (a base64 data URL) or 'file_url'.`,
+      );
     }
     throw missingParameter(`${param}.file_data`, `Missing required parameter: '${param}.file_data' (or '${param}.file_url').`);
   }
   if (fileData !== undefined && parseDataUrl(fileData) === undefined) {
-    throw invalidParameter(`${param}.file_data`, `Invalid '${param}.file_data': expected a base64 data URL such as 'data:application/pdf;base64,...'.`);
+    throw invalidParameter(
+      `${param}.file_data`,
+      `Invalid '${param}.file_data': expected a base64 data URL such as 'data:application/pdf;base64,...'.`,
+    );
   }
-  if (fileUrl !== undefined && !isHttpUrl(fileUrl)) throw invalidParameter(`${param}.file_url`, `Invalid '${param}.file_url': expected an http(s) URL.`);
+  if (fileUrl !== undefined && !isHttpUrl(fileUrl))
+    throw invalidParameter(`${param}.file_url`, `Invalid '${param}.file_url': expected an http(s) URL.`);
   const result: InputContent = { type: 'input_file' };
   if (fileData !== undefined) result.file_data = fileData;
   else if (fileUrl !== undefined) result.file_url = fileUrl;
@@ -531,7 +570,14 @@ function decodeFunctionCallItem(item: JsonObject, param: string): FunctionCallIt
   if (name.length === 0) throw invalidParameter(`${param}.name`, `Invalid '${param}.name': the function name must not be empty.`);
   // Arguments are kept verbatim: models sometimes produce invalid JSON, and clients send it back as is.
   const args = requiredString(item, 'arguments', `${param}.arguments`);
-  return { id: itemId(item, param, newId.responseFunctionCallItem), type: 'function_call', call_id: callId, name, arguments: args, status: itemStatus(item, param) };
+  return {
+    id: itemId(item, param, newId.responseFunctionCallItem),
+    type: 'function_call',
+    call_id: callId,
+    name,
+    arguments: args,
+    status: itemStatus(item, param),
+  };
 }
 
 function decodeFunctionCallOutputItem(item: JsonObject, param: string): FunctionCallOutputItem {
@@ -548,10 +594,19 @@ function decodeFunctionCallOutputItem(item: JsonObject, param: string): Function
       const type = requiredString(part, 'type', `${partParam}.type`);
       if (type === 'input_text') return { type: 'input_text', text: requiredString(part, 'text', `${partParam}.text`) };
       if (type === 'input_image') return decodeImagePart(part, partParam);
-      throw invalidMessages(`${partParam}.type`, `Invalid '${partParam}.type': function call output parts are 'input_text' or 'input_image', got '${type}'.`);
+      throw invalidMessages(
+        `${partParam}.type`,
+        `Invalid '${partParam}.type': function call output parts are 'input_text' or 'input_image', got '${type}'.`,
+      );
     });
   } else throw wrongType(`${param}.output`, 'a string or an array of content parts', outputValue);
-  return { id: itemId(item, param, () => `fco_${randomHex(48)}`), type: 'function_call_output', call_id: callId, output, status: 'completed' };
+  return {
+    id: itemId(item, param, () => `fco_${randomHex(48)}`),
+    type: 'function_call_output',
+    call_id: callId,
+    output,
+    status: 'completed',
+  };
 }
 
 function decodeReasoningItem(item: JsonObject, param: string): ReasoningItem {
@@ -564,11 +619,22 @@ function decodeReasoningItem(item: JsonObject, param: string): ReasoningItem {
     const partParam = `${param}.content[${index}]`;
     const part = expectObject(value, partParam);
     const type = requiredString(part, 'type', `${partParam}.type`);
-    if (type !== 'reasoning_text') throw invalidMessages(`${partParam}.type`, `Invalid '${partParam}.type': reasoning content parts are 'reasoning_text', got '${type}'.`);
+    if (type !== 'reasoning_text')
+      throw invalidMessages(
+        `${partParam}.type`,
+        `Invalid '${partParam}.type': reasoning content parts are 'reasoning_text', got '${type}'.`,
+      );
     return { type: 'reasoning_text' as const, text: requiredString(part, 'text', `${partParam}.text`) };
   });
   const encryptedContent = optionalString(item, 'encrypted_content', `${param}.encrypted_content`) ?? null;
-  return { id: itemId(item, param, newId.responseReasoningItem), type: 'reasoning', summary, content, encrypted_content: encryptedContent, status: itemStatus(item, param) };
+  return {
+    id: itemId(item, param, newId.responseReasoningItem),
+    type: 'reasoning',
+    summary,
+    content,
+    encrypted_content: encryptedContent,
+    status: itemStatus(item, param),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -620,7 +686,10 @@ function buildConversation(items: readonly PlacedItem[], instructionsText: strin
     switch (item.type) {
       case 'message':
         if (item.role === 'assistant') {
-          const parts = item.content.map((part): TextPart => ({ type: 'text', text: part.type === 'output_text' ? part.text : part.refusal }));
+          const parts = item.content.map((part): TextPart => ({
+            type: 'text',
+            text: part.type === 'output_text' ? part.text : part.refusal,
+          }));
           if (parts.length > 0) assistantTurn(where).push(...parts);
         } else if (item.role === 'user') {
           requireAnswered(where);
@@ -638,7 +707,8 @@ function buildConversation(items: readonly PlacedItem[], instructionsText: strin
           reasoning.signature = item.encrypted_content;
         }
         // A reasoning item with neither text nor backend data says nothing a backend could use.
-        if (text.length > 0 || reasoning.signature !== undefined || reasoning.redactedData !== undefined) assistantTurn(where).push(reasoning);
+        if (text.length > 0 || reasoning.signature !== undefined || reasoning.redactedData !== undefined)
+          assistantTurn(where).push(reasoning);
         break;
       }
       case 'function_call':
@@ -661,7 +731,11 @@ function buildConversation(items: readonly PlacedItem[], instructionsText: strin
           );
         }
         pending.delete(item.call_id);
-        const result: ToolResultPart = { type: 'tool-result', toolCallId: item.call_id, content: typeof item.output === 'string' ? item.output : item.output.map(toToolResultPart) };
+        const result: ToolResultPart = {
+          type: 'tool-result',
+          toolCallId: item.call_id,
+          content: typeof item.output === 'string' ? item.output : item.output.map(toToolResultPart),
+        };
         const toolName = known.get(item.call_id);
         if (toolName !== undefined) result.toolName = toolName;
         const last = messages.at(-1);
@@ -673,7 +747,10 @@ function buildConversation(items: readonly PlacedItem[], instructionsText: strin
   }
   requireAnswered('input');
   if (messages.length === 0) {
-    throw invalidMessages('input', "Invalid 'input': the conversation must contain at least one user, assistant or function_call_output item besides system and developer messages.");
+    throw invalidMessages(
+      'input',
+      "Invalid 'input': the conversation must contain at least one user, assistant or function_call_output item besides system and developer messages.",
+    );
   }
   const system = systemTexts.filter((text) => text.length > 0).join('\n\n');
   return system.length > 0 ? { system, messages } : { messages };
@@ -723,10 +800,14 @@ function decodeInstructions(value: unknown): { text: string | null; echo: Respon
     const param = `instructions[${index}]`;
     const message = expectObject(entry, param);
     const type = optionalString(message, 'type', `${param}.type`);
-    if (type !== undefined && type !== 'message') throw invalidParameter(`${param}.type`, `Invalid '${param}.type': instructions are 'message' items, got '${type}'.`);
+    if (type !== undefined && type !== 'message')
+      throw invalidParameter(`${param}.type`, `Invalid '${param}.type': instructions are 'message' items, got '${type}'.`);
     const role = requiredString(message, 'role', `${param}.role`);
     if (role !== 'system' && role !== 'developer') {
-      throw invalidParameter(`${param}.role`, `Invalid '${param}.role': instructions are 'system' or 'developer' messages, got '${role}'; put other messages in 'input'.`);
+      throw invalidParameter(
+        `${param}.role`,
+        `Invalid '${param}.role': instructions are 'system' or 'developer' messages, got '${role}'; put other messages in 'input'.`,
+      );
     }
     const content = message['content'];
     if (content === undefined || content === null) throw missingParameter(`${param}.content`);
@@ -755,17 +836,26 @@ function decodeTools(value: unknown): { definitions: ToolDefinition[]; echo: Fun
     const tool = expectObject(item, param);
     const type = requiredString(tool, 'type', `${param}.type`);
     if (type !== 'function') {
-      throw invalidParameter(`${param}.type`, `Invalid '${param}.type': '${type}' tools are not supported by this service; only 'function' tools are.`);
+      throw invalidParameter(
+        `${param}.type`,
+        `Invalid '${param}.type': '${type}' tools are not supported by this service; only 'function' tools are.`,
+      );
     }
     const name = requiredString(tool, 'name', `${param}.name`);
     if (!FUNCTION_NAME_PATTERN.test(name)) {
-      throw invalidParameter(`${param}.name`, `Invalid '${param}.name': '${name}' must be 1 to 64 characters of a-z, A-Z, 0-9, '_' or '-'.`);
+      throw invalidParameter(
+        `${param}.name`,
+        `Invalid '${param}.name': '${name}' must be 1 to 64 characters of a-z, A-Z, 0-9, '_' or '-'.`,
+      );
     }
     if (names.has(name)) throw invalidParameter(`${param}.name`, `Invalid '${param}.name': the tool name '${name}' is defined twice.`);
     names.add(name);
     const parameters = tool['parameters'];
     // Omitting `parameters` defines a function that takes no arguments.
-    const inputSchema = parameters === undefined || parameters === null ? { type: 'object', properties: {} } : expectObject(parameters, `${param}.parameters`);
+    const inputSchema =
+      parameters === undefined || parameters === null
+        ? { type: 'object', properties: {} }
+        : expectObject(parameters, `${param}.parameters`);
     const definition: ToolDefinition = { name, inputSchema };
     const description = optionalString(tool, 'description', `${param}.description`);
     if (description !== undefined) definition.description = description;
@@ -783,14 +873,19 @@ function decodeToolChoice(value: unknown, tools: ToolDefinition[]): { choice?: T
     if (value === 'none') return { choice: { type: 'none' }, echo: 'none' };
     if (value === 'auto') return { choice: { type: 'auto' }, echo: 'auto' };
     if (value === 'required') {
-      if (tools.length === 0) throw invalidParameter('tool_choice', "Invalid 'tool_choice': 'required' needs at least one tool in 'tools'.");
+      if (tools.length === 0)
+        throw invalidParameter('tool_choice', "Invalid 'tool_choice': 'required' needs at least one tool in 'tools'.");
       return { choice: { type: 'required' }, echo: 'required' };
     }
-    throw invalidParameter('tool_choice', `Invalid 'tool_choice': '${value}' is not one of 'none', 'auto', 'required' or a {type: 'function', name} object.`);
+    throw invalidParameter(
+      'tool_choice',
+      `Invalid 'tool_choice': '${value}' is not one of 'none', 'auto', 'required' or a {type: 'function', name} object.`,
+    );
   }
   const choice = expectObject(value, 'tool_choice');
   const type = requiredString(choice, 'type', 'tool_choice.type');
-  if (type !== 'function') throw invalidParameter('tool_choice.type', `Invalid 'tool_choice.type': only 'function' is supported, got '${type}'.`);
+  if (type !== 'function')
+    throw invalidParameter('tool_choice.type', `Invalid 'tool_choice.type': only 'function' is supported, got '${type}'.`);
   const name = requiredString(choice, 'name', 'tool_choice.name');
   if (!tools.some((tool) => tool.name === name)) {
     throw invalidParameter('tool_choice.name', `Invalid 'tool_choice.name': no function named '${name}' is defined in 'tools'.`);
@@ -821,7 +916,10 @@ function decodeText(value: unknown, ignoredParameters: string[]): { format?: Res
   }
   const name = requiredString(format, 'name', 'text.format.name');
   if (!FUNCTION_NAME_PATTERN.test(name)) {
-    throw invalidParameter('text.format.name', `Invalid 'text.format.name': '${name}' must be 1 to 64 characters of a-z, A-Z, 0-9, '_' or '-'.`);
+    throw invalidParameter(
+      'text.format.name',
+      `Invalid 'text.format.name': '${name}' must be 1 to 64 characters of a-z, A-Z, 0-9, '_' or '-'.`,
+    );
   }
   const schemaValue = format['schema'];
   if (schemaValue === undefined || schemaValue === null) throw missingParameter('text.format.schema');
@@ -859,17 +957,26 @@ function decodeReasoning(value: unknown, ignoredParameters: string[], decodeOpti
  */
 function decodeUnsupportedFeatures(body: JsonObject, ignoredParameters: string[]): void {
   if (optionalBoolean(body, 'background') === true) {
-    throw invalidParameter('background', "Invalid 'background': background responses are not supported; omit 'background' and wait for the answer, or stream it.");
+    throw invalidParameter(
+      'background',
+      "Invalid 'background': background responses are not supported; omit 'background' and wait for the answer, or stream it.",
+    );
   }
   if (body['conversation'] !== undefined && body['conversation'] !== null) {
-    throw invalidParameter('conversation', "Invalid 'conversation': conversation objects are not supported; continue a stored conversation with 'previous_response_id'.");
+    throw invalidParameter(
+      'conversation',
+      "Invalid 'conversation': conversation objects are not supported; continue a stored conversation with 'previous_response_id'.",
+    );
   }
   if (body['prompt'] !== undefined && body['prompt'] !== null) {
     throw invalidParameter('prompt', "Invalid 'prompt': prompt templates are not supported; send 'instructions' and 'input' instead.");
   }
   const topLogprobs = optionalInteger(body, 'top_logprobs');
   if (topLogprobs !== undefined && topLogprobs !== 0) {
-    throw invalidParameter('top_logprobs', "Invalid 'top_logprobs': log probabilities are not available from this service; omit 'top_logprobs'.");
+    throw invalidParameter(
+      'top_logprobs',
+      "Invalid 'top_logprobs': log probabilities are not available from this service; omit 'top_logprobs'.",
+    );
   }
   const include = body['include'];
   if (include !== undefined && include !== null) {

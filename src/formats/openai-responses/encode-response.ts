@@ -80,7 +80,11 @@ export function mapFinishReason(reason: FinishReason): ResponseEnding {
     case 'content-filter':
       return { status: 'incomplete', incompleteDetails: { reason: 'content_filter' }, error: null };
     case 'error':
-      return { status: 'failed', incompleteDetails: null, error: { code: 'server_error', message: 'The generation ended with an error.', type: 'server_error', param: null } };
+      return {
+        status: 'failed',
+        incompleteDetails: null,
+        error: { code: 'server_error', message: 'The generation ended with an error.', type: 'server_error', param: null },
+      };
     case 'stop':
     case 'stop-sequence':
     case 'tool-calls':
@@ -115,7 +119,14 @@ export function reasoningEncryptedContent(part: { signature?: string; redactedDa
 /** A reasoning item. Redacted reasoning (its `encrypted_content` says so) has no readable content part. */
 export function reasoningItem(id: string, text: string, encryptedContent: string | null, status: ItemStatus): ReasoningItem {
   const redacted = encryptedContent !== null && encryptedContent.startsWith(REDACTED_REASONING_PREFIX);
-  return { id, type: 'reasoning', summary: [], content: redacted ? [] : [{ type: 'reasoning_text', text }], encrypted_content: encryptedContent, status };
+  return {
+    id,
+    type: 'reasoning',
+    summary: [],
+    content: redacted ? [] : [{ type: 'reasoning_text', text }],
+    encrypted_content: encryptedContent,
+    status,
+  };
 }
 
 /** One canonical content part -> one output item with a new id. */

@@ -85,7 +85,10 @@ export async function* encodeResponseStream(
   options: ResponseStreamOptions = {},
 ): AsyncGenerator<SseEvent, void, undefined> {
   let sequenceNumber = 0;
-  const event = (type: string, fields: EventFields): SseEvent => ({ event: type, data: { type, ...fields, sequence_number: sequenceNumber++ } });
+  const event = (type: string, fields: EventFields): SseEvent => ({
+    event: type,
+    data: { type, ...fields, sequence_number: sequenceNumber++ },
+  });
 
   /** The open block (blocks never overlap). */
   let open: Block | undefined;
@@ -104,7 +107,14 @@ export async function* encodeResponseStream(
         const item = { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
         output.push(messageItem(itemId, '', 'in_progress'));
         out.push(event('response.output_item.added', { output_index: outputIndex, item }));
-        out.push(event('response.content_part.added', { item_id: itemId, output_index: outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
+        out.push(
+          event('response.content_part.added', {
+            item_id: itemId,
+            output_index: outputIndex,
+            content_index: 0,
+            part: { type: 'output_text', text: '', annotations: [] },
+          }),
+        );
         break;
       }
       case 'reasoning': {
@@ -113,7 +123,14 @@ export async function* encodeResponseStream(
         output.push({ ...item, content: [] });
         out.push(event('response.output_item.added', { output_index: outputIndex, item }));
         if (block.redactedData === undefined) {
-          out.push(event('response.content_part.added', { item_id: itemId, output_index: outputIndex, content_index: 0, part: { type: 'reasoning_text', text: '' } }));
+          out.push(
+            event('response.content_part.added', {
+              item_id: itemId,
+              output_index: outputIndex,
+              content_index: 0,
+              part: { type: 'reasoning_text', text: '' },
+            }),
+          );
         }
         break;
       }
@@ -148,7 +165,13 @@ export async function* encodeResponseStream(
       }
       case 'tool':
         // Same rule as assembleResult: a call with no arguments is `{}`, so both paths agree.
-        return functionCallItem(block.itemId, block.callId ?? '', block.toolName ?? '', block.text.trim() === '' ? '{}' : block.text, status);
+        return functionCallItem(
+          block.itemId,
+          block.callId ?? '',
+          block.toolName ?? '',
+          block.text.trim() === '' ? '{}' : block.text,
+          status,
+        );
     }
   };
 
@@ -157,7 +180,13 @@ export async function* encodeResponseStream(
     const location = { item_id: block.itemId, output_index: block.outputIndex };
     if (item.type === 'message') {
       out.push(event('response.output_text.done', { ...location, content_index: 0, text: block.text, logprobs: [] }));
-      out.push(event('response.content_part.done', { ...location, content_index: 0, part: { type: 'output_text', text: block.text, annotations: [] } }));
+      out.push(
+        event('response.content_part.done', {
+          ...location,
+          content_index: 0,
+          part: { type: 'output_text', text: block.text, annotations: [] },
+        }),
+      );
     } else if (item.type === 'reasoning' && block.redactedData === undefined) {
       out.push(event('response.reasoning_text.done', { ...location, content_index: 0, text: block.text }));
       out.push(event('response.content_part.done', { ...location, content_index: 0, part: { type: 'reasoning_text', text: block.text } }));
@@ -254,7 +283,8 @@ export async function* encodeResponseStream(
           yield event('error', { code: failure.code, message: failure.message, param: failure.param });
           return;
         }
-        const terminal = ending.status === 'completed' ? 'response.completed' : ending.status === 'incomplete' ? 'response.incomplete' : 'response.failed';
+        const terminal =
+          ending.status === 'completed' ? 'response.completed' : ending.status === 'incomplete' ? 'response.incomplete' : 'response.failed';
         yield event(terminal, { response });
         return;
       }
@@ -271,7 +301,10 @@ export async function* encodeResponseStream(
           endBlock(`text:${part.id}`);
           break;
         case 'reasoning-start':
-          startBlock({ kind: 'reasoning', key: `reasoning:${part.id}`, itemId: newId.responseReasoningItem(), outputIndex: -1, text: '' }, out);
+          startBlock(
+            { kind: 'reasoning', key: `reasoning:${part.id}`, itemId: newId.responseReasoningItem(), outputIndex: -1, text: '' },
+            out,
+          );
           break;
         case 'reasoning-delta':
           appendDelta(`reasoning:${part.id}`, part.delta, out);
@@ -287,12 +320,30 @@ export async function* encodeResponseStream(
           endBlock(`reasoning:${part.id}`);
           break;
         case 'reasoning-redacted':
-          startBlock({ kind: 'reasoning', key: `redacted:${part.id}`, itemId: newId.responseReasoningItem(), outputIndex: -1, text: '', redactedData: part.data }, out);
+          startBlock(
+            {
+              kind: 'reasoning',
+              key: `redacted:${part.id}`,
+              itemId: newId.responseReasoningItem(),
+              outputIndex: -1,
+              text: '',
+              redactedData: part.data,
+            },
+            out,
+          );
           endBlock(`redacted:${part.id}`);
           break;
         case 'tool-input-start':
           startBlock(
-            { kind: 'tool', key: `tool:${part.id}`, itemId: newId.responseFunctionCallItem(), outputIndex: -1, text: '', callId: part.id, toolName: part.toolName },
+            {
+              kind: 'tool',
+              key: `tool:${part.id}`,
+              itemId: newId.responseFunctionCallItem(),
+              outputIndex: -1,
+              text: '',
+              callId: part.id,
+              toolName: part.toolName,
+            },
             out,
           );
           break;

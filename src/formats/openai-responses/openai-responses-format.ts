@@ -59,6 +59,10 @@ export const openAIResponsesFormat: GenerationFormat<ResponsesFormatContext> = {
   encodeResponse: (result, context) => ({ ...encodeResponse(result, context.response) }),
   encodeStream: (parts, context, started) => {
     const onFinal = started.onFinal;
-    return encodeResponseStream(parts, context.response, onFinal === undefined ? {} : { onFinal: (response: ResponseObject) => onFinal({ ...response }) });
+    return encodeResponseStream(
+      parts,
+      context.response,
+      onFinal === undefined ? {} : { onFinal: (response: ResponseObject) => onFinal({ ...response }) },
+    );
   },
 };

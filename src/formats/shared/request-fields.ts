@@ -10,7 +10,6 @@ import { invalidFormat, invalidParameter, missingParameter, type ServiceError } 
 /** A parsed JSON object. */
 export type JsonObject = Record<string, unknown>;
 
-
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -130,16 +129,23 @@ export function optionalMetadata(value: unknown): Record<string, string> | undef
   const metadata = expectObject(value, 'metadata');
   const entries = Object.entries(metadata);
   if (entries.length > MAX_METADATA_PAIRS) {
-    throw invalidParameter('metadata', `Invalid 'metadata': at most ${MAX_METADATA_PAIRS} key-value pairs are allowed, got ${entries.length}.`);
+    throw invalidParameter(
+      'metadata',
+      `Invalid 'metadata': at most ${MAX_METADATA_PAIRS} key-value pairs are allowed, got ${entries.length}.`,
+    );
   }
   const result: Record<string, string> = {};
   for (const [key, item] of entries) {
     const param = `metadata.${key}`;
     if (key.length > MAX_METADATA_KEY_LENGTH) {
-      throw invalidParameter(param, `Invalid 'metadata': the key '${key.slice(0, 20)}...' is longer than ${MAX_METADATA_KEY_LENGTH} characters.`);
+      throw invalidParameter(
+        param,
+        `Invalid 'metadata': the key '${key.slice(0, 20)}...' is longer than ${MAX_METADATA_KEY_LENGTH} characters.`,
+      );
     }
     if (typeof item !== 'string') throw wrongType(param, 'a string', item);
-    if (item.length > MAX_METADATA_VALUE_LENGTH) throw invalidParameter(param, `Invalid '${param}': values are at most ${MAX_METADATA_VALUE_LENGTH} characters.`);
+    if (item.length > MAX_METADATA_VALUE_LENGTH)
+      throw invalidParameter(param, `Invalid '${param}': values are at most ${MAX_METADATA_VALUE_LENGTH} characters.`);
     result[key] = item;
   }
   return result;

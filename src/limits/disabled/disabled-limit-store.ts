@@ -28,7 +28,13 @@ export class DisabledLimitStore implements LimitStore {
     const nowMs = this.clock.now();
     return {
       admitted: true,
-      reservation: { id: `${this.prefix}-${++this.counter}`, subject: check.subject, policy: check.policy, estimatedTokens: check.estimatedTokens, admittedAtMs: nowMs },
+      reservation: {
+        id: `${this.prefix}-${++this.counter}`,
+        subject: check.subject,
+        policy: check.policy,
+        estimatedTokens: check.estimatedTokens,
+        admittedAtMs: nowMs,
+      },
       figures: this.snapshot(check.policy, nowMs),
     };
   }

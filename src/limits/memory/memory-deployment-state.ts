@@ -37,7 +37,13 @@ export class MemoryDeploymentState implements DeploymentStateStore {
     const minute = minuteOf(this.clock.now());
     return refs.map((ref) => {
       const entry = this.entry(ref, minute);
-      return { coolingUntilMs: entry.coolingUntilMs, inFlight: entry.inFlight, latencyMs: entry.latencyMs, requests: entry.requests, tokens: entry.tokens };
+      return {
+        coolingUntilMs: entry.coolingUntilMs,
+        inFlight: entry.inFlight,
+        latencyMs: entry.latencyMs,
+        requests: entry.requests,
+        tokens: entry.tokens,
+      };
     });
   }
 

@@ -208,8 +208,10 @@ export class MemoryLimitStore implements LimitStore {
     this.operationsSinceSweep = 0;
     const windows = windowsAt(nowMs);
     for (const [organizationId, organization] of this.organizations) {
-      for (const [keyId, key] of organization.keys) if (key.requests.windowStartMs !== windows.minute.startMs) organization.keys.delete(keyId);
-      if (organization.keys.size === 0 && organization.monthTokens.windowStartMs !== windows.month.startMs) this.organizations.delete(organizationId);
+      for (const [keyId, key] of organization.keys)
+        if (key.requests.windowStartMs !== windows.minute.startMs) organization.keys.delete(keyId);
+      if (organization.keys.size === 0 && organization.monthTokens.windowStartMs !== windows.month.startMs)
+        this.organizations.delete(organizationId);
     }
     for (const [id, open] of this.reservations) if (open.expiresAtMs <= nowMs) this.reservations.delete(id);
   }

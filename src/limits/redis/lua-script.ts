@@ -19,7 +19,8 @@ export async function evalScript(redis: Redis, script: LuaScript, keys: readonly
   try {
     return await redis.evalsha(script.sha1, keys.length, ...keys, ...args);
   } catch (error) {
-    if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return await redis.eval(script.source, keys.length, ...keys, ...args);
+    if (error instanceof Error && error.message.startsWith('NOSCRIPT'))
+      return await redis.eval(script.source, keys.length, ...keys, ...args);
     throw error;
   }
 }

@@ -103,7 +103,8 @@ export class RedisDeploymentState implements DeploymentStateStore {
       [`${stem}:rpm:${minute}`, `${stem}:tpm:${minute}`, `${stem}:inflight`],
       [limits.requestsPerMinute, limits.tokensPerMinute, tokens, (minute + 1) * 60_000 - nowMs + EXPIRY_SLACK_MS, IDLE_TTL_MS],
     );
-    if (!Array.isArray(reply) || typeof reply[0] !== 'number') throw unavailable(new Error(`Unexpected reply from the acquire script: ${JSON.stringify(reply)}`));
+    if (!Array.isArray(reply) || typeof reply[0] !== 'number')
+      throw unavailable(new Error(`Unexpected reply from the acquire script: ${JSON.stringify(reply)}`));
     return reply[0] === 1 ? { minute } : null;
   }
 
@@ -140,7 +141,9 @@ export class RedisDeploymentState implements DeploymentStateStore {
   }
 
   private report(script: LuaScript, keys: string[], args: number[]): void {
-    this.run(script, keys, args).catch((error: unknown) => this.logger?.warn({ err: error, keys }, 'deployment state: a report could not be written'));
+    this.run(script, keys, args).catch((error: unknown) =>
+      this.logger?.warn({ err: error, keys }, 'deployment state: a report could not be written'),
+    );
   }
 
   private async run(script: LuaScript, keys: string[], args: number[]): Promise<unknown> {

@@ -157,7 +157,12 @@ export class RedisLimitStore implements LimitStore {
     } catch (error) {
       throw unavailable(error);
     }
-    const [requests, minuteTokens, dayTokens, monthTokens] = values.map((value) => (value === null ? 0 : Number(value))) as [number, number, number, number];
+    const [requests, minuteTokens, dayTokens, monthTokens] = values.map((value) => (value === null ? 0 : Number(value))) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     return buildSnapshot(policy, { requests, minuteTokens, dayTokens, monthTokens } satisfies CounterValues, windows, nowMs);
   }
 
@@ -168,7 +173,10 @@ export class RedisLimitStore implements LimitStore {
     else this.redis.disconnect();
   }
 
-  private keysOf(subject: LimitSubject, windows: ChargedWindows): { requests: string; minuteTokens: string; dayTokens: string; monthTokens: string } {
+  private keysOf(
+    subject: LimitSubject,
+    windows: ChargedWindows,
+  ): { requests: string; minuteTokens: string; dayTokens: string; monthTokens: string } {
     const keys = counterKeys(subject, windows);
     return {
       requests: this.keyPrefix + keys.requests,

@@ -40,7 +40,11 @@ export function anthropicStatusError(
   sanitize: (message: string) => string,
 ): UpstreamError {
   const error = readAnthropicErrorBody(bodyText);
-  return upstreamStatusError({ upstreamStatus: status, upstreamMessage: sanitize(error.message ?? ''), retryAfterMs: parseRetryAfter(headers) });
+  return upstreamStatusError({
+    upstreamStatus: status,
+    upstreamMessage: sanitize(error.message ?? ''),
+    retryAfterMs: parseRetryAfter(headers),
+  });
 }
 
 /** The UpstreamError for an `error` event inside a stream (e.g. `overloaded_error`). */

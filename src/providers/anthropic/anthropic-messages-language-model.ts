@@ -138,7 +138,8 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     const json = parseJson(text);
     if (json === undefined) return [{ type: 'error', error: upstreamMalformedError('the response body is not JSON') }];
     const body = asObject(json);
-    if (body?.['type'] === 'error') return [{ type: 'error', error: anthropicStreamError(readError(body['error']), (text) => this.client.sanitize(text)) }];
+    if (body?.['type'] === 'error')
+      return [{ type: 'error', error: anthropicStreamError(readError(body['error']), (text) => this.client.sanitize(text)) }];
     const message = readMessage(json);
     if (message === undefined) return [{ type: 'error', error: upstreamMalformedError('the JSON body is not a message with content') }];
     return mapper.mapMessage(message);

@@ -24,7 +24,12 @@ export function createAnthropicProvider(config: AnthropicProviderConfig, context
       const key = `${upstreamModel}\u0000${defaultMaxOutputTokens}`;
       let model = languageModels.get(key);
       if (model === undefined) {
-        model = new AnthropicMessagesLanguageModel(client, { upstreamModel, defaultMaxOutputTokens, headers, ...(context.logger === undefined ? {} : { logger: context.logger }) });
+        model = new AnthropicMessagesLanguageModel(client, {
+          upstreamModel,
+          defaultMaxOutputTokens,
+          headers,
+          ...(context.logger === undefined ? {} : { logger: context.logger }),
+        });
         languageModels.set(key, model);
       }
       return model;

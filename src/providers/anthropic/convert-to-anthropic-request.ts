@@ -67,7 +67,8 @@ const BUDGET_BY_EFFORT = { low: 1024, medium: 4096, high: 16_384 } as const;
 function imageSource(url: string, mediaType: string | undefined): AnthropicImageSource {
   const data = parseDataUrl(url);
   if (data !== undefined && data.base64) return { type: 'base64', media_type: mediaType ?? data.mediaType, data: data.data };
-  if (data !== undefined) return { type: 'base64', media_type: mediaType ?? data.mediaType, data: Buffer.from(data.data, 'utf8').toString('base64') };
+  if (data !== undefined)
+    return { type: 'base64', media_type: mediaType ?? data.mediaType, data: Buffer.from(data.data, 'utf8').toString('base64') };
   return { type: 'url', url };
 }
 
@@ -172,7 +173,9 @@ function convertToolChoice(request: GenerationRequest): AnthropicToolChoice | un
   const disableParallel = request.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {};
   switch (choice?.type) {
     case undefined:
-      return request.parallelToolCalls === false && (request.tools ?? []).length > 0 ? { type: 'auto', disable_parallel_tool_use: true } : undefined;
+      return request.parallelToolCalls === false && (request.tools ?? []).length > 0
+        ? { type: 'auto', disable_parallel_tool_use: true }
+        : undefined;
     case 'auto':
       return { type: 'auto', ...disableParallel };
     case 'required':
@@ -230,7 +233,9 @@ export function convertToAnthropicRequest(request: GenerationRequest, options: A
       );
     }
     jsonToolName = JSON_TOOL_NAME;
-    body.tools = [{ name: JSON_TOOL_NAME, description: 'Respond with a JSON document.', input_schema: { type: 'object', additionalProperties: true } }];
+    body.tools = [
+      { name: JSON_TOOL_NAME, description: 'Respond with a JSON document.', input_schema: { type: 'object', additionalProperties: true } },
+    ];
     // The API refuses forced tool use while thinking; then the model is only offered the tool.
     body.tool_choice = body.thinking === undefined ? { type: 'tool', name: JSON_TOOL_NAME } : { type: 'auto' };
   }

@@ -76,7 +76,9 @@ export class AnthropicStreamMapper {
       parts.push(...this.startBlock(index, block));
       parts.push(...this.stopBlock(index));
     });
-    parts.push(...this.map({ type: 'message_delta', stopReason: message.stopReason, stopSequence: message.stopSequence, usage: undefined }));
+    parts.push(
+      ...this.map({ type: 'message_delta', stopReason: message.stopReason, stopSequence: message.stopSequence, usage: undefined }),
+    );
     parts.push(...this.finish());
     return parts;
   }
@@ -90,7 +92,8 @@ export class AnthropicStreamMapper {
         this.blocks.set(index, { kind: 'reasoning', id, sawInputDelta: false, initialInput: undefined });
         const parts: StreamPart[] = [{ type: 'reasoning-start', id }];
         if (block.thinking !== undefined && block.thinking !== '') parts.push({ type: 'reasoning-delta', id, delta: block.thinking });
-        if (block.signature !== undefined && block.signature !== '') parts.push({ type: 'reasoning-signature', id, signature: block.signature });
+        if (block.signature !== undefined && block.signature !== '')
+          parts.push({ type: 'reasoning-signature', id, signature: block.signature });
         return parts;
       }
       case 'redacted_thinking': {
@@ -132,7 +135,9 @@ export class AnthropicStreamMapper {
       case 'thinking_delta':
         return block.kind === 'reasoning' && delta.thinking ? [{ type: 'reasoning-delta', id: block.id, delta: delta.thinking }] : [];
       case 'signature_delta':
-        return block.kind === 'reasoning' && delta.signature ? [{ type: 'reasoning-signature', id: block.id, signature: delta.signature }] : [];
+        return block.kind === 'reasoning' && delta.signature
+          ? [{ type: 'reasoning-signature', id: block.id, signature: delta.signature }]
+          : [];
       case 'input_json_delta': {
         if (!delta.partialJson) return [];
         block.sawInputDelta = true;
@@ -161,7 +166,8 @@ export class AnthropicStreamMapper {
         parts.push({ type: 'reasoning-end', id: block.id });
         break;
       case 'tool':
-        if (!block.sawInputDelta && hasInitialInput) parts.push({ type: 'tool-input-delta', id: block.id, delta: JSON.stringify(initialInput) });
+        if (!block.sawInputDelta && hasInitialInput)
+          parts.push({ type: 'tool-input-delta', id: block.id, delta: JSON.stringify(initialInput) });
         parts.push({ type: 'tool-input-end', id: block.id });
         break;
       case 'skipped':

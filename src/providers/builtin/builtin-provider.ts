@@ -58,7 +58,8 @@ class EngineSet<Model> {
         const known = Object.keys(this.factories);
         throw invalidParameter(
           'model',
-          `The built-in provider has no ${this.kind} engine named '${engine}'.` + (known.length > 0 ? ` Known engines: ${known.join(', ')}.` : ''),
+          `The built-in provider has no ${this.kind} engine named '${engine}'.` +
+            (known.length > 0 ? ` Known engines: ${known.join(', ')}.` : ''),
         );
       }
       model = factory(this.context);

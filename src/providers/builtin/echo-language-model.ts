@@ -67,21 +67,30 @@ export function echoSource(request: GenerationRequest): { text: string; attachme
   const last = request.messages.at(-1);
   if (last?.role === 'tool') {
     const text = last.content
-      .map((result) => (typeof result.content === 'string' ? result.content : result.content.map((inner) => (inner.type === 'text' ? inner.text : '')).join('')))
+      .map((result) =>
+        typeof result.content === 'string'
+          ? result.content
+          : result.content.map((inner) => (inner.type === 'text' ? inner.text : '')).join(''),
+      )
       .join('\n');
     return { text, attachments: '' };
   }
   for (let index = request.messages.length - 1; index >= 0; index--) {
     const message = request.messages[index]!;
     if (message.role !== 'user') continue;
-    const text = message.content.map((part) => (part.type === 'text' ? part.text : '')).filter((part) => part !== '').join('\n');
+    const text = message.content
+      .map((part) => (part.type === 'text' ? part.text : ''))
+      .filter((part) => part !== '')
+      .join('\n');
     return { text, attachments: describeAttachments(message) };
   }
   return { text: '', attachments: '' };
 }
 
 function deterministicToolCallId(request: GenerationRequest, position: number, name: string): string {
-  const digest = createHash('sha256').update(`${request.messages.length}:${position}:${name}:${JSON.stringify(request.messages.at(-1) ?? null)}`).digest('hex');
+  const digest = createHash('sha256')
+    .update(`${request.messages.length}:${position}:${name}:${JSON.stringify(request.messages.at(-1) ?? null)}`)
+    .digest('hex');
   return `call_${digest.slice(0, 24)}`;
 }
 
@@ -90,7 +99,8 @@ function toolsToCall(request: GenerationRequest): ToolDefinition[] {
   const tools = request.tools ?? [];
   if (choice?.type === 'tool') {
     const tool = tools.find((candidate) => candidate.name === choice.name);
-    if (tool === undefined) throw invalidParameter('tool_choice', `tool_choice names the tool '${choice.name}', which is not among the tools given.`);
+    if (tool === undefined)
+      throw invalidParameter('tool_choice', `tool_choice names the tool '${choice.name}', which is not among the tools given.`);
     return [tool];
   }
   if (choice?.type === 'required') {

@@ -29,7 +29,10 @@ export function createBuiltinEmbeddingModel(encoder: SentenceEncoder): Embedding
     async embed(inputs: string[], options: CallOptions & { dimensions?: number }): Promise<EmbeddingResult> {
       const dimensions = options.dimensions ?? encoder.dimensions;
       if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > encoder.dimensions) {
-        throw invalidParameter('dimensions', `This model produces vectors of at most ${encoder.dimensions} dimensions; 'dimensions' must be an integer from 1 to ${encoder.dimensions}.`);
+        throw invalidParameter(
+          'dimensions',
+          `This model produces vectors of at most ${encoder.dimensions} dimensions; 'dimensions' must be an integer from 1 to ${encoder.dimensions}.`,
+        );
       }
       const vectors = await encoder.embed(inputs, options.signal);
       return {

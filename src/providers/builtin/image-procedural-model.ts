@@ -106,7 +106,8 @@ export function createBuiltinImageModel(): ProceduralImageModel {
   return {
     async generate(request: ImageGenerationRequest, options: CallOptions): Promise<GeneratedImage[]> {
       const { width, height } = parseImageSize(request.size);
-      if (!Number.isInteger(request.n) || request.n < 1 || request.n > 10) throw invalidParameter('n', "'n' must be an integer from 1 to 10.");
+      if (!Number.isInteger(request.n) || request.n < 1 || request.n > 10)
+        throw invalidParameter('n', "'n' must be an integer from 1 to 10.");
       options.signal.throwIfAborted();
       // The worker renders one image at a time; an aborted request stops waiting at once.
       const images = Promise.all(Array.from({ length: request.n }, (_, variant) => renderOne(request.prompt, width, height, variant)));

@@ -43,7 +43,17 @@ function hsl(hue: number, saturation: number, lightness: number): Colour {
   const sector = h * 6;
   const x = chroma * (1 - Math.abs((sector % 2) - 1));
   const [r, g, b] =
-    sector < 1 ? [chroma, x, 0] : sector < 2 ? [x, chroma, 0] : sector < 3 ? [0, chroma, x] : sector < 4 ? [0, x, chroma] : sector < 5 ? [x, 0, chroma] : [chroma, 0, x];
+    sector < 1
+      ? [chroma, x, 0]
+      : sector < 2
+        ? [x, chroma, 0]
+        : sector < 3
+          ? [0, chroma, x]
+          : sector < 4
+            ? [0, x, chroma]
+            : sector < 5
+              ? [x, 0, chroma]
+              : [chroma, 0, x];
   const m = lightness - chroma / 2;
   return [(r + m) * 255, (g + m) * 255, (b + m) * 255];
 }
@@ -74,14 +84,42 @@ interface Mood {
 type Scene = 'landscape' | 'seascape' | 'abstract';
 
 const MOODS: Mood[] = [
-  { words: /\b(night|space|stars?|galaxy|moon|midnight|cosmic)\b/, hue: 0.68, spread: 0.08, saturation: 0.55, lightness: [0.06, 0.3], night: true },
+  {
+    words: /\b(night|space|stars?|galaxy|moon|midnight|cosmic)\b/,
+    hue: 0.68,
+    spread: 0.08,
+    saturation: 0.55,
+    lightness: [0.06, 0.3],
+    night: true,
+  },
   { words: /\b(sunset|sunrise|dusk|dawn|fire|autumn|warm)\b/, hue: 0.02, spread: 0.09, saturation: 0.8, lightness: [0.45, 0.65] },
-  { words: /\b(ocean|sea|beach|lake|river|waves?|water|coast)\b/, hue: 0.55, spread: 0.06, saturation: 0.65, lightness: [0.55, 0.8], scene: 'seascape' },
+  {
+    words: /\b(ocean|sea|beach|lake|river|waves?|water|coast)\b/,
+    hue: 0.55,
+    spread: 0.06,
+    saturation: 0.65,
+    lightness: [0.55, 0.8],
+    scene: 'seascape',
+  },
   { words: /\b(snow|winter|ice|frozen|arctic)\b/, hue: 0.58, spread: 0.03, saturation: 0.3, lightness: [0.7, 0.92], scene: 'landscape' },
-  { words: /\b(forest|trees?|jungle|garden|grass|leaf|leaves|green|meadow)\b/, hue: 0.3, spread: 0.07, saturation: 0.5, lightness: [0.55, 0.8], scene: 'landscape' },
+  {
+    words: /\b(forest|trees?|jungle|garden|grass|leaf|leaves|green|meadow)\b/,
+    hue: 0.3,
+    spread: 0.07,
+    saturation: 0.5,
+    lightness: [0.55, 0.8],
+    scene: 'landscape',
+  },
   { words: /\b(desert|sand|dunes?|canyon)\b/, hue: 0.08, spread: 0.04, saturation: 0.55, lightness: [0.6, 0.8], scene: 'landscape' },
   { words: /\b(mountains?|landscape|valley|hills?)\b/, hue: -1, spread: 0.08, saturation: 0.5, lightness: [0.5, 0.8], scene: 'landscape' },
-  { words: /\b(abstract|pattern|geometric|shapes?|circles?)\b/, hue: -1, spread: 0.3, saturation: 0.6, lightness: [0.5, 0.7], scene: 'abstract' },
+  {
+    words: /\b(abstract|pattern|geometric|shapes?|circles?)\b/,
+    hue: -1,
+    spread: 0.3,
+    saturation: 0.6,
+    lightness: [0.5, 0.7],
+    scene: 'abstract',
+  },
 ];
 
 /** Everything the pixel loop needs, derived from the seed. */
@@ -232,7 +270,7 @@ export function renderProceduralImage(prompt: string, width: number, height: num
           const distance = Math.sqrt(dx * dx + dy * dy);
           const edge = pixel * 1.5;
           const cover = disc.ring
-            ? (1 - smoothstep(disc.radius * 0.12 - edge, disc.radius * 0.12 + edge, Math.abs(distance - disc.radius * 0.88)))
+            ? 1 - smoothstep(disc.radius * 0.12 - edge, disc.radius * 0.12 + edge, Math.abs(distance - disc.radius * 0.88))
             : 1 - smoothstep(disc.radius - edge, disc.radius + edge, distance);
           if (cover > 0) colour = mix(colour, disc.colour, cover * disc.opacity);
         }

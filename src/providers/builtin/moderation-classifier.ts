@@ -83,7 +83,10 @@ export function semanticScores(
     if (index !== excludeIndex) similarities.get(bank.labels[index]!)!.push(dot(vector, example));
   });
   const labelSimilarity = EXAMPLE_LABELS.map((label) => {
-    const nearest = similarities.get(label)!.sort((left, right) => right - left).slice(0, settings.neighbours);
+    const nearest = similarities
+      .get(label)!
+      .sort((left, right) => right - left)
+      .slice(0, settings.neighbours);
     return nearest.length === 0 ? -1 : nearest.reduce((sum, value) => sum + value, 0) / nearest.length;
   });
   // Softmax with the background label; subtracting the maximum keeps exp() finite.

@@ -109,7 +109,9 @@ function sample(schema: unknown, text: string, root: Schema, depth: number): unk
     }
     case 'object': {
       const properties = isSchema(schema['properties']) ? schema['properties'] : {};
-      const required = Array.isArray(schema['required']) ? schema['required'].filter((name): name is string => typeof name === 'string') : [];
+      const required = Array.isArray(schema['required'])
+        ? schema['required'].filter((name): name is string => typeof name === 'string')
+        : [];
       const result: Record<string, unknown> = {};
       for (const name of required) result[name] = sample(properties[name], text, root, depth + 1);
       return result;

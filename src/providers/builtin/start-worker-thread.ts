@@ -19,7 +19,6 @@ export function startWorkerThread(baseName: string, callerUrl: string): Worker {
   if (extension !== '.ts') return new Worker(moduleUrl);
   const tsxApiUrl = import.meta.resolve('tsx/esm/api');
   const bootstrap =
-    `import(${JSON.stringify(tsxApiUrl)})` +
-    `.then(({ register }) => { register(); return import(${JSON.stringify(moduleUrl.href)}); })`;
+    `import(${JSON.stringify(tsxApiUrl)})` + `.then(({ register }) => { register(); return import(${JSON.stringify(moduleUrl.href)}); })`;
   return new Worker(bootstrap, { eval: true });
 }

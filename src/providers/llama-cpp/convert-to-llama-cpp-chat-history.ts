@@ -106,7 +106,9 @@ function assistantResponse(
 /** Tool results by call id, checked against the calls the assistant turns made. */
 function collectToolResults(request: GenerationRequest): Map<string, ToolResultEntry> {
   const callIds = new Set(
-    request.messages.flatMap((message) => (message.role === 'assistant' ? message.content.flatMap((part) => (part.type === 'tool-call' ? [part.id] : [])) : [])),
+    request.messages.flatMap((message) =>
+      message.role === 'assistant' ? message.content.flatMap((part) => (part.type === 'tool-call' ? [part.id] : [])) : [],
+    ),
   );
   const results = new Map<string, ToolResultEntry>();
   request.messages.forEach((message, messageIndex) => {

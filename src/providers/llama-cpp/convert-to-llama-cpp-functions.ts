@@ -28,10 +28,17 @@ export function convertToLlamaCppFunctions(request: GenerationRequest): Converte
   const choice = request.toolChoice?.type ?? 'auto';
   if (tools.length === 0 || choice === 'none') return undefined;
   if (choice === 'required' || choice === 'tool') {
-    throw unsupportedCapabilityError(request.model, 'tool_choice', "forcing a tool call (tool_choice 'required' or a named tool); use 'auto'");
+    throw unsupportedCapabilityError(
+      request.model,
+      'tool_choice',
+      "forcing a tool call (tool_choice 'required' or a named tool); use 'auto'",
+    );
   }
   if (request.responseFormat !== undefined && request.responseFormat.type !== 'text') {
-    throw invalidParameter('response_format', `The model '${request.model}' runs locally with llama.cpp, which cannot combine a JSON response_format with tools.`);
+    throw invalidParameter(
+      'response_format',
+      `The model '${request.model}' runs locally with llama.cpp, which cannot combine a JSON response_format with tools.`,
+    );
   }
   const functions: Record<string, { description?: string; params?: GbnfJsonSchema }> = {};
   const unenforcedKeywords: Record<string, string[]> = {};
@@ -43,7 +50,10 @@ export function convertToLlamaCppFunctions(request: GenerationRequest): Converte
       if (converted.unenforcedKeywords.length > 0) unenforcedKeywords[tool.name] = converted.unenforcedKeywords;
     } catch (error) {
       if (!(error instanceof SchemaConversionError)) throw error;
-      throw invalidParameter(`tools[${index}]`, `The parameters schema of tool '${tool.name}' cannot be enforced by the local model '${request.model}': ${error.message}`);
+      throw invalidParameter(
+        `tools[${index}]`,
+        `The parameters schema of tool '${tool.name}' cannot be enforced by the local model '${request.model}': ${error.message}`,
+      );
     }
     functions[tool.name] = tool.description === undefined ? { params } : { description: tool.description, params };
   });

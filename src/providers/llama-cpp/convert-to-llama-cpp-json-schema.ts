@@ -35,7 +35,21 @@ const ALL_TYPES = ['string', 'number', 'integer', 'boolean', 'null', 'object', '
 const SUPPORTED_FORMATS = new Set(['date-time', 'date', 'time']);
 
 /** Annotations that constrain nothing. */
-const ANNOTATIONS = new Set(['title', 'description', '$schema', '$id', '$comment', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly', 'required', 'strict', 'nullable']);
+const ANNOTATIONS = new Set([
+  'title',
+  'description',
+  '$schema',
+  '$id',
+  '$comment',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'required',
+  'strict',
+  'nullable',
+]);
 /** Value constraints a grammar of this subset cannot express: dropped and reported. */
 const UNENFORCED = new Set([
   'pattern',
@@ -104,12 +118,14 @@ class Converter {
 
     const alternatives = node['oneOf'] ?? node['anyOf'];
     if (alternatives !== undefined) {
-      if (!Array.isArray(alternatives) || alternatives.length === 0) throw new SchemaConversionError(`${path}.anyOf/oneOf must be a non-empty array.`);
+      if (!Array.isArray(alternatives) || alternatives.length === 0)
+        throw new SchemaConversionError(`${path}.anyOf/oneOf must be a non-empty array.`);
       return { oneOf: alternatives.map((alternative, index) => this.convert(alternative, `${path}.oneOf[${index}]`)), ...description };
     }
     if (node['allOf'] !== undefined) {
       const all = node['allOf'];
-      if (!Array.isArray(all) || all.length !== 1) throw new SchemaConversionError(`${path}.allOf with more than one schema is not supported.`);
+      if (!Array.isArray(all) || all.length !== 1)
+        throw new SchemaConversionError(`${path}.allOf with more than one schema is not supported.`);
       return this.convert(all[0], `${path}.allOf[0]`);
     }
 
@@ -133,7 +149,8 @@ class Converter {
     }
     const list = Array.isArray(type) ? type : [type];
     for (const entry of list) {
-      if (typeof entry !== 'string' || !ALL_TYPES.includes(entry)) throw new SchemaConversionError(`${path}.type '${String(entry)}' is not a JSON Schema type.`);
+      if (typeof entry !== 'string' || !ALL_TYPES.includes(entry))
+        throw new SchemaConversionError(`${path}.type '${String(entry)}' is not a JSON Schema type.`);
     }
     if (list.length === 0) throw new SchemaConversionError(`${path}.type must not be empty.`);
     return list as string[];
@@ -145,7 +162,8 @@ class Converter {
         const properties: Record<string, GbnfJsonSchema> = {};
         if (node['properties'] !== undefined) {
           if (!isObject(node['properties'])) throw new SchemaConversionError(`${path}.properties must be an object.`);
-          for (const [name, property] of Object.entries(node['properties'])) properties[name] = this.convert(property, `${path}.properties.${name}`);
+          for (const [name, property] of Object.entries(node['properties']))
+            properties[name] = this.convert(property, `${path}.properties.${name}`);
         }
         const additional = node['additionalProperties'];
         const result: Record<string, unknown> = { type: 'object', properties, ...description };
@@ -181,7 +199,9 @@ class Converter {
       const match = /^#\/(?:\$defs|definitions)\/([^/]+)$/.exec(value);
       if (match !== null) return `#/$defs/${match[1]!}`;
     }
-    throw new SchemaConversionError(`${path}.$ref must point into the root's '$defs' or 'definitions' (e.g. '#/$defs/Name'), got ${JSON.stringify(value)}.`);
+    throw new SchemaConversionError(
+      `${path}.$ref must point into the root's '$defs' or 'definitions' (e.g. '#/$defs/Name'), got ${JSON.stringify(value)}.`,
+    );
   }
 
   /** Any JSON value, spelled in the subset (an empty schema would mean `null` there). */

@@ -176,14 +176,20 @@ export class LlamaCppLanguageModel implements LanguageModel {
         outputTokens: meter.usedOutputTokens,
         reasoningTokens,
         estimated: false,
-        raw: { promptTokens: promptTokens.length, evaluatedTokens: meter.usedInputTokens, sampledTokens: meter.usedOutputTokens, stopReason: metadata.stopReason },
+        raw: {
+          promptTokens: promptTokens.length,
+          evaluatedTokens: meter.usedInputTokens,
+          sampledTokens: meter.usedOutputTokens,
+          stopReason: metadata.stopReason,
+        },
       };
       yield* mapper.finishFunctionCalls(outcome.response.functionCalls ?? []);
       yield* mapper.finish();
       yield {
         type: 'finish',
         finishReason: mapLlamaCppFinishReason(metadata.stopReason),
-        stopSequence: metadata.stopReason === 'customStopTrigger' ? matchedStopSequence(metadata.customStopTrigger, request.stopSequences ?? []) : null,
+        stopSequence:
+          metadata.stopReason === 'customStopTrigger' ? matchedStopSequence(metadata.customStopTrigger, request.stopSequences ?? []) : null,
         usage,
       };
     } finally {

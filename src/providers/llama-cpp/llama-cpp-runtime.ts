@@ -8,14 +8,7 @@
  * of at most `maxContextTokens` tokens each. Evaluation runs on llama.cpp's own threads through
  * node-llama-cpp's asynchronous native calls, so the event loop stays free while tokens are computed.
  */
-import type {
-  ChatWrapper,
-  GbnfJsonSchema,
-  Llama,
-  LlamaContext,
-  LlamaGrammar,
-  LlamaModel,
-} from 'node-llama-cpp';
+import type { ChatWrapper, GbnfJsonSchema, Llama, LlamaContext, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 import type { ProviderLogger } from '../shared/provider-context.ts';
 import { loadNodeLlamaCpp, registerLlamaUser, sharedLlama, unregisterLlamaUser, type LlamaUser } from './llama-cpp-native.ts';
 import { LlamaCppSequencePool } from './llama-cpp-sequence-pool.ts';
@@ -113,7 +106,13 @@ export class LlamaCppRuntime {
       const chatWrapper = resolveChatWrapper(model, { warningLogs: false }) ?? new GeneralChatWrapper();
       const sequences = Array.from({ length: this.options.sequencesPerModel }, () => context.getSequence());
       this.options.logger?.debug(
-        { modelPath: path, chatWrapper: chatWrapper.wrapperName, contextTokens: context.contextSize, sequences: sequences.length, threads: this.options.threads },
+        {
+          modelPath: path,
+          chatWrapper: chatWrapper.wrapperName,
+          contextTokens: context.contextSize,
+          sequences: sequences.length,
+          threads: this.options.threads,
+        },
         'llama-cpp model loaded',
       );
       if (this.closed) {

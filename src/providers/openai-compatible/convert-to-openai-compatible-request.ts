@@ -21,13 +21,7 @@ import type {
   UserContentPart,
 } from '../../core/generation.ts';
 import { invalidParameter } from '../../core/service-error.ts';
-import type {
-  OpenAIChatRequest,
-  OpenAIContentPart,
-  OpenAIMessage,
-  OpenAIToolCall,
-  OpenAIToolChoice,
-} from './openai-compatible-wire.ts';
+import type { OpenAIChatRequest, OpenAIContentPart, OpenAIMessage, OpenAIToolCall, OpenAIToolChoice } from './openai-compatible-wire.ts';
 
 export interface OpenAICompatibleRequestOptions {
   /** Model name sent upstream. */
@@ -43,7 +37,10 @@ const MEDIUM_EFFORT_BUDGET = 4096;
 const HIGH_EFFORT_BUDGET = 16_384;
 
 /** Request settings this upstream does not honour: `top_k` where the upstream has no such extension. */
-export function unsupportedSettings(request: GenerationRequest, options: Pick<OpenAICompatibleRequestOptions, 'acceptsTopK'>): GenerationWarning[] {
+export function unsupportedSettings(
+  request: GenerationRequest,
+  options: Pick<OpenAICompatibleRequestOptions, 'acceptsTopK'>,
+): GenerationWarning[] {
   return request.topK !== undefined && !options.acceptsTopK ? [{ setting: 'topK', reason: 'unsupported' }] : [];
 }
 
@@ -85,7 +82,11 @@ function convertAssistant(content: AssistantContentPart[]): OpenAIMessage {
   for (const part of content) {
     if (part.type === 'text') text += part.text;
     else if (part.type === 'tool-call') {
-      toolCalls.push({ id: part.id, type: 'function', function: { name: part.name, arguments: part.input.trim() === '' ? '{}' : part.input } });
+      toolCalls.push({
+        id: part.id,
+        type: 'function',
+        function: { name: part.name, arguments: part.input.trim() === '' ? '{}' : part.input },
+      });
     }
     // Reasoning parts: the Chat Completions API has no field for earlier reasoning (see the header).
   }
@@ -101,7 +102,10 @@ function convertToolResult(part: ToolResultPart, param: string): OpenAIMessage {
     content = part.content
       .map((inner, index) => {
         if (inner.type === 'image') {
-          throw invalidParameter(`${param}[${index}]`, "This model's backend cannot take images inside tool results. Send the image in a user message.");
+          throw invalidParameter(
+            `${param}[${index}]`,
+            "This model's backend cannot take images inside tool results. Send the image in a user message.",
+          );
         }
         return inner.text;
       })

@@ -20,7 +20,11 @@ import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient,
 import { throwFaultsBeforeOutput } from '../shared/answer-faults.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
 import { parseSseStream } from '../shared/sse-parser.ts';
-import { convertToOpenAICompatibleRequest, unsupportedSettings, type OpenAICompatibleRequestOptions } from './convert-to-openai-compatible-request.ts';
+import {
+  convertToOpenAICompatibleRequest,
+  unsupportedSettings,
+  type OpenAICompatibleRequestOptions,
+} from './convert-to-openai-compatible-request.ts';
 import { OpenAICompatibleStreamMapper } from './map-openai-compatible-stream.ts';
 import { openAICompatibleStatusError, openAICompatibleStreamError } from './openai-compatible-error.ts';
 import { readChunk, readCompletion, readError } from './openai-compatible-wire.ts';
@@ -46,7 +50,10 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     if (warnings.length > 0) yield { type: 'response-metadata', warnings };
     // A caller that assembles the whole answer gets it in one upstream JSON body (one parse, not one per chunk).
     const body = options.preferWholeResponse === true ? { ...streamed, stream: false, stream_options: undefined } : streamed;
-    const headers: Record<string, string> = { accept: options.preferWholeResponse === true ? 'application/json' : 'text/event-stream', ...this.settings.headers };
+    const headers: Record<string, string> = {
+      accept: options.preferWholeResponse === true ? 'application/json' : 'text/event-stream',
+      ...this.settings.headers,
+    };
     if (options.requestId !== undefined) headers['x-request-id'] = options.requestId;
     const response = await this.client.postJson('/chat/completions', body, headers, options.signal);
     if (response.status < 200 || response.status >= 300) {
@@ -88,7 +95,10 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
         }
         // `{"error": ...}` data, or an SSE event named `error` (some proxies and servers send those).
         if (chunk.error !== undefined || event.event === 'error') {
-          failure = openAICompatibleStreamError(chunk.error ?? readError(json) ?? { message: undefined, type: undefined, code: undefined, param: undefined }, sanitize);
+          failure = openAICompatibleStreamError(
+            chunk.error ?? readError(json) ?? { message: undefined, type: undefined, code: undefined, param: undefined },
+            sanitize,
+          );
           break;
         }
         yield* mapper.map(chunk);
@@ -123,7 +133,8 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     const json = parseJson(text);
     if (json === undefined) return [{ type: 'error', error: upstreamMalformedError('the response body is not JSON') }];
     const errorView = readError(asObject(json)?.['error']);
-    if (errorView !== undefined) return [{ type: 'error', error: openAICompatibleStreamError(errorView, (message) => this.client.sanitize(message)) }];
+    if (errorView !== undefined)
+      return [{ type: 'error', error: openAICompatibleStreamError(errorView, (message) => this.client.sanitize(message)) }];
     const completion = readCompletion(json);
     if (completion === undefined) return [{ type: 'error', error: upstreamMalformedError('the JSON body has no choices') }];
     return new OpenAICompatibleStreamMapper().mapCompletion(completion);

@@ -126,7 +126,8 @@ export class OpenAICompatibleEmbeddingModel implements EmbeddingModel {
       const item = asObject(value);
       const index = asNumber(item?.['index']) ?? position;
       const embedding = item?.['embedding'];
-      const vector = typeof embedding === 'string' ? decodeBase64Embedding(embedding) : asArray(embedding)?.map((number) => asNumber(number) ?? 0);
+      const vector =
+        typeof embedding === 'string' ? decodeBase64Embedding(embedding) : asArray(embedding)?.map((number) => asNumber(number) ?? 0);
       if (vector !== undefined && Number.isInteger(index) && index >= 0 && index < inputs.length) embeddings[index] = vector;
     });
     if (embeddings.some((vector) => vector === undefined)) {

@@ -47,8 +47,10 @@ export function createOpenAICompatibleProvider(config: OpenAICompatibleProviderC
       }
       return model;
     },
-    embeddingModel: (upstreamModel) => new OpenAICompatibleEmbeddingModel(connection.client, { upstreamModel, headers: connection.headers }),
-    moderationModel: (upstreamModel) => new OpenAICompatibleModerationModel(connection.client, { upstreamModel, headers: connection.headers }),
+    embeddingModel: (upstreamModel) =>
+      new OpenAICompatibleEmbeddingModel(connection.client, { upstreamModel, headers: connection.headers }),
+    moderationModel: (upstreamModel) =>
+      new OpenAICompatibleModerationModel(connection.client, { upstreamModel, headers: connection.headers }),
     imageModel: (upstreamModel) => new OpenAICompatibleImageModel(connection.client, { upstreamModel, headers: connection.headers }),
     close: () => connection.client.close(),
   };

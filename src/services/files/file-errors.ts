@@ -6,11 +6,21 @@ import { ServiceError } from '../../core/service-error.ts';
 
 /** 404 for an unknown id, a deleted file or another organization's file: they are indistinguishable. */
 export function fileNotFound(fileId: string): ServiceError {
-  return new ServiceError({ status: 404, type: 'invalid_request_error', code: 'file_not_found', message: `File not found or access denied: '${fileId}'.` });
+  return new ServiceError({
+    status: 404,
+    type: 'invalid_request_error',
+    code: 'file_not_found',
+    message: `File not found or access denied: '${fileId}'.`,
+  });
 }
 
 export function fileExpired(fileId: string): ServiceError {
-  return new ServiceError({ status: 410, type: 'invalid_request_error', code: 'file_expired', message: `The file '${fileId}' has expired and its content is no longer stored.` });
+  return new ServiceError({
+    status: 410,
+    type: 'invalid_request_error',
+    code: 'file_expired',
+    message: `The file '${fileId}' has expired and its content is no longer stored.`,
+  });
 }
 
 export function fileTooLarge(maxBytes: number): ServiceError {

@@ -28,7 +28,17 @@ const SIGNING_SECRET_SETTING = 'file_url_signing_secret';
 const ABANDONED_PUT_AFTER_MS = 60 * 60 * 1000;
 
 /** Content types served as given; anything else is served as application/octet-stream. */
-const SERVABLE_MEDIA_TYPES = new Set(['application/jsonl', 'application/json', 'text/plain', 'text/csv', 'application/pdf', 'image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+const SERVABLE_MEDIA_TYPES = new Set([
+  'application/jsonl',
+  'application/json',
+  'text/plain',
+  'text/csv',
+  'application/pdf',
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+]);
 const MEDIA_TYPE_BY_EXTENSION: Record<string, string> = {
   jsonl: 'application/jsonl',
   json: 'application/json',
@@ -156,7 +166,8 @@ export class FileService {
       const purpose = fields.get('purpose');
       if (purpose === undefined || purpose === '') throw missingParameter('purpose');
       if (!(UPLOAD_PURPOSES as readonly string[]).includes(purpose)) {
-        const serverOnly = purpose === 'batch_output' || purpose === 'image_output' ? ` '${purpose}' files are written by the server only.` : '';
+        const serverOnly =
+          purpose === 'batch_output' || purpose === 'image_output' ? ` '${purpose}' files are written by the server only.` : '';
         throw invalidParameter('purpose', `Invalid purpose '${purpose}'.${serverOnly} Use one of: ${UPLOAD_PURPOSES.join(', ')}.`);
       }
       if (stored === undefined) {
@@ -215,7 +226,8 @@ export class FileService {
     let after: { createdAt: number; id: string } | undefined;
     if (options.after !== undefined) {
       const cursor = await this.repository.findById(options.after);
-      if (cursor === undefined || cursor.organizationId !== organizationId) throw invalidParameter('after', `No file '${options.after}' to continue after.`);
+      if (cursor === undefined || cursor.organizationId !== organizationId)
+        throw invalidParameter('after', `No file '${options.after}' to continue after.`);
       after = { createdAt: cursor.createdAt, id: cursor.id };
     }
     const rows = await this.repository.list({
@@ -271,7 +283,12 @@ export class FileService {
    * Stores a generated image for an organization and returns its file id (purpose `image_output`).
    * @param lifetimeSeconds How long the file is kept; default one day.
    */
-  async storeImage(bytes: Uint8Array, mediaType: string, organizationId: string, lifetimeSeconds = IMAGE_FILE_LIFETIME_MS / 1000): Promise<string> {
+  async storeImage(
+    bytes: Uint8Array,
+    mediaType: string,
+    organizationId: string,
+    lifetimeSeconds = IMAGE_FILE_LIFETIME_MS / 1000,
+  ): Promise<string> {
     const stored = await this.storeBytes([bytes]);
     const now = this.clock.now();
     const extension = Object.entries(MEDIA_TYPE_BY_EXTENSION).find(([, type]) => type === mediaType)?.[0] ?? 'bin';

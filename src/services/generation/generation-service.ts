@@ -134,7 +134,10 @@ export class GenerationService {
    * 400 naming the field that needs a missing capability). Done once per request: `streamResolved`
    * takes the result.
    */
-  resolveRequest(request: GenerationRequest, options: Pick<GenerationStreamOptions, 'capabilities' | 'capabilityParams'>): ResolvedGeneration {
+  resolveRequest(
+    request: GenerationRequest,
+    options: Pick<GenerationStreamOptions, 'capabilities' | 'capabilityParams'>,
+  ): ResolvedGeneration {
     return this.checkRequest(this.resolve(request.model), request, options);
   }
 
@@ -143,7 +146,11 @@ export class GenerationService {
    * needs a missing one). For callers that must see the model before the request is complete (stored
    * conversation history, context-window truncation).
    */
-  checkRequest(resolved: ResolvedModel, request: GenerationRequest, options: Pick<GenerationStreamOptions, 'capabilities' | 'capabilityParams'>): ResolvedGeneration {
+  checkRequest(
+    resolved: ResolvedModel,
+    request: GenerationRequest,
+    options: Pick<GenerationStreamOptions, 'capabilities' | 'capabilityParams'>,
+  ): ResolvedGeneration {
     const needs = requiredCapabilities(request, options.capabilities, options.capabilityParams);
     for (const need of needs) assertCapability(resolved.model, need);
     return { ...resolved, needs };
@@ -159,7 +166,11 @@ export class GenerationService {
    * ServiceError when every attempt failed before producing output; rejects with
    * `options.signal.reason` when the caller aborts first.
    */
-  async streamResolved(requested: ResolvedGeneration, request: GenerationRequest, options: GenerationStreamOptions): Promise<GenerationStream> {
+  async streamResolved(
+    requested: ResolvedGeneration,
+    request: GenerationRequest,
+    options: GenerationStreamOptions,
+  ): Promise<GenerationStream> {
     const needs = requested.needs;
     const candidates: ResolvedModel[] = [requested, ...this.fallbacksOf(requested.model, needs)];
     let lastError: ServiceError | undefined;
@@ -172,7 +183,7 @@ export class GenerationService {
       const maxRetries = candidate.provider.maxRetries;
       /** The last upstream failure on this model: what its retries are decided on. */
       let modelError: ServiceError | undefined;
-      for (let retryIndex = 0; ; ) {
+      for (let retryIndex = 0; ;) {
         if (options.signal.aborted) throw options.signal.reason;
         // A retry has waited its backoff (or the upstream's retry-after): it may probe a cooling deployment.
         const step = await route.next(countPrompt, retryIndex > 0);
@@ -181,7 +192,10 @@ export class GenerationService {
           // the fallbacks at once; otherwise the deployments were all tried: decide on a retry below.
           if (modelError === undefined) {
             lastError = step.error;
-            this.logger?.warn({ model: candidate.model.id, status: step.error.status, code: step.error.code }, 'no deployment of the model is available');
+            this.logger?.warn(
+              { model: candidate.model.id, status: step.error.status, code: step.error.code },
+              'no deployment of the model is available',
+            );
             break;
           }
         } else {
@@ -211,7 +225,10 @@ export class GenerationService {
           lastError = error;
           // Another deployment of the same model first: at once, and not counted as a retry.
           if (route.hasUntried && isUpstreamError(error) && error.fallbackEligible) {
-            this.logger?.warn({ model: candidate.model.id, deployment: lease.deployment.id, attempts, status: error.status, code: error.code }, 'model deployment failed; trying another deployment');
+            this.logger?.warn(
+              { model: candidate.model.id, deployment: lease.deployment.id, attempts, status: error.status, code: error.code },
+              'model deployment failed; trying another deployment',
+            );
             continue;
           }
         }
@@ -265,7 +282,9 @@ export class GenerationService {
     lease: Lease,
     request: GenerationRequest,
     options: GenerationStreamOptions,
-  ): Promise<{ stream: AsyncIterable<StreamPart>; warnings: GenerationWarning[]; error?: undefined } | { stream?: undefined; error: ServiceError }> {
+  ): Promise<
+    { stream: AsyncIterable<StreamPart>; warnings: GenerationWarning[]; error?: undefined } | { stream?: undefined; error: ServiceError }
+  > {
     const attempt = new Attempt(lease.deployment.provider.timeoutMs, options.signal);
     let iterator: AsyncIterator<StreamPart>;
     try {

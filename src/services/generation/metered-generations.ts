@@ -96,7 +96,12 @@ export class MeteredGenerations {
    * finish reason `length`) instead of refused: otherwise a 10,000-token monthly plan would refuse
    * default requests after a few thousand tokens. A maximum the client named is never lowered.
    */
-  private async admitWithinBudget(caller: Caller, request: GenerationRequest, promptTokens: number, defaultMaxOutputTokens: number): Promise<Admission> {
+  private async admitWithinBudget(
+    caller: Caller,
+    request: GenerationRequest,
+    promptTokens: number,
+    defaultMaxOutputTokens: number,
+  ): Promise<Admission> {
     const { metering } = this.dependencies;
     const named = request.maxOutputTokens;
     const admitOptions = { batch: caller.batch, ledgerSink: caller.ledgerSink };

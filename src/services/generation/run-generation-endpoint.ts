@@ -47,7 +47,11 @@ export type GenerationAnswer =
   | (AnswerCommon & { stream: false; body: Record<string, unknown> })
   | (AnswerCommon & { stream: true; events: AsyncIterable<SseEvent>; keepAlive?: SseEvent });
 
-function ignoredParameters(decoded: DecodedGeneration<unknown>, warnings: readonly GenerationWarning[], format: GenerationFormat<unknown>): string[] {
+function ignoredParameters(
+  decoded: DecodedGeneration<unknown>,
+  warnings: readonly GenerationWarning[],
+  format: GenerationFormat<unknown>,
+): string[] {
   if (warnings.length === 0) return decoded.ignoredParameters;
   const names = new Set(decoded.ignoredParameters);
   for (const warning of warnings) names.add(format.settingNames[warning.setting]);
@@ -64,7 +68,8 @@ export async function runGenerationEndpoint<Context>(
 ): Promise<GenerationAnswer> {
   const { format } = endpoint;
   const decoded = format.decode(body, settings);
-  if (decoded.stream && options.allowStream === false) throw invalidParameter('stream', "Invalid 'stream': batch requests cannot stream; leave 'stream' out or set it to false.");
+  if (decoded.stream && options.allowStream === false)
+    throw invalidParameter('stream', "Invalid 'stream': batch requests cannot stream; leave 'stream' out or set it to false.");
   const prepare = endpoint.prepare;
   const started = await generations.start(caller, decoded.request, {
     endpoint: endpoint.path,
@@ -79,7 +84,10 @@ export async function runGenerationEndpoint<Context>(
   const onFinal = endpoint.onFinal?.(decoded, caller);
   const common = { headers, ignoredParameters: ignored, admission: started.admission };
   if (decoded.stream) {
-    const events = format.encodeStream(started.parts, decoded.context, { promptTokens: started.promptTokens, ...(onFinal === undefined ? {} : { onFinal }) });
+    const events = format.encodeStream(started.parts, decoded.context, {
+      promptTokens: started.promptTokens,
+      ...(onFinal === undefined ? {} : { onFinal }),
+    });
     return { ...common, stream: true, events, ...(format.keepAlive === undefined ? {} : { keepAlive: format.keepAlive }) };
   }
   const answer = format.encodeResponse(await assembleResult(started.parts), decoded.context);

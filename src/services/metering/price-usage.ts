@@ -36,7 +36,9 @@ export function priceUsage(
   const cachedTokens = pricing.cachedInputPerMillion === undefined ? 0 : Math.min(usage.cachedInputTokens, usage.inputTokens);
   const uncachedTokens = usage.inputTokens - cachedTokens;
   const fullPrice =
-    (uncachedTokens * pricing.inputPerMillion + cachedTokens * (pricing.cachedInputPerMillion ?? 0) + usage.outputTokens * pricing.outputPerMillion) /
+    (uncachedTokens * pricing.inputPerMillion +
+      cachedTokens * (pricing.cachedInputPerMillion ?? 0) +
+      usage.outputTokens * pricing.outputPerMillion) /
     1_000_000;
   const price = options.batch ? fullPrice * BATCH_PRICE_FACTOR : fullPrice;
   return Math.round(price * USD_DECIMALS) / USD_DECIMALS;

@@ -35,7 +35,11 @@ function flaggedCategories(verdict: ModerationVerdict): ModerationCategory[] {
  */
 export async function assertInputsAllowed(model: ModerationModel, inputs: ModeratedInput[], options: CallOptions): Promise<void> {
   const checked = inputs.filter((input) => input.text.trim().length > 0);
-  const verdicts = await moderateText(model, checked.map((input) => input.text), options);
+  const verdicts = await moderateText(
+    model,
+    checked.map((input) => input.text),
+    options,
+  );
   const index = verdicts.findIndex((verdict) => verdict.flagged);
   if (index === -1) return;
   const categories = flaggedCategories(verdicts[index]!);
@@ -64,7 +68,10 @@ export function generationInputs(request: GenerationRequest): ModeratedInput[] {
       if (part.type === 'text') inputs.push({ text: part.text, param });
       else if (part.type === 'document' && part.text !== undefined) inputs.push({ text: part.text, param });
       else if (part.type === 'tool-result') {
-        const text = typeof part.content === 'string' ? part.content : part.content.flatMap((inner) => (inner.type === 'text' ? [inner.text] : [])).join('\n');
+        const text =
+          typeof part.content === 'string'
+            ? part.content
+            : part.content.flatMap((inner) => (inner.type === 'text' ? [inner.text] : [])).join('\n');
         inputs.push({ text, param });
       }
     });

@@ -140,7 +140,8 @@ export class StoredResponses<Item extends StorableItem, Response extends Storabl
     let start = 0;
     if (query.after !== null) {
       const position = ordered.findIndex((item) => item.id === query.after);
-      if (position < 0) throw invalidParameter('after', `Invalid 'after': '${query.after}' is not the id of an input item of response '${id}'.`);
+      if (position < 0)
+        throw invalidParameter('after', `Invalid 'after': '${query.after}' is not the id of an input item of response '${id}'.`);
       start = position + 1;
     }
     const data = ordered.slice(start, start + query.limit);

@@ -50,7 +50,10 @@ export function fitContextWindow(request: GenerationRequest, options: Truncation
   if (options.truncation === 'auto') {
     // Token cost of each message alone (the request's fixed part counted once), so each cut is O(1).
     const fixedTokens = countRequestTokens({ ...request, messages: [] });
-    const messageTokens = request.messages.map((message) => countRequestTokens({ model: request.model, messages: [message] }) - countRequestTokens({ model: request.model, messages: [] }));
+    const messageTokens = request.messages.map(
+      (message) =>
+        countRequestTokens({ model: request.model, messages: [message] }) - countRequestTokens({ model: request.model, messages: [] }),
+    );
     let lastUser = -1;
     request.messages.forEach((message, index) => {
       if (message.role === 'user') lastUser = index;
@@ -67,7 +70,7 @@ export function fitContextWindow(request: GenerationRequest, options: Truncation
   }
   const advice =
     options.truncation === 'auto'
-      ? 'Even the last user turn alone is too long: shorten it, or lower \'max_output_tokens\'.'
+      ? "Even the last user turn alone is too long: shorten it, or lower 'max_output_tokens'."
       : "Shorten the input, lower 'max_output_tokens', or set 'truncation' to 'auto' to drop the oldest turns.";
   const reserved = options.maxOutputTokens === undefined ? '' : ` plus max_output_tokens ${maxOutputTokens}`;
   throw invalidParameter(

@@ -31,7 +31,13 @@ export async function startBatchTestServer(options: StartBatchTestServerOptions 
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-batch-e2e-'));
   const config = loadConfig({
     env: {},
-    overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, ...options.config, server: { port: 0, host: '127.0.0.1', ...options.config?.server } },
+    overrides: {
+      dataDir,
+      logLevel: 'silent',
+      bootstrapKey: false,
+      ...options.config,
+      server: { port: 0, host: '127.0.0.1', ...options.config?.server },
+    },
   });
   const runtime = await startRuntime(config, { ...options.runtime, batchWorker: options.runtime?.batchWorker ?? { pollIntervalMs: 50 } });
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });

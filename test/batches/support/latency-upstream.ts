@@ -20,7 +20,9 @@ export class LatencyUpstream {
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
         if (request.method !== 'POST' || !(request.url ?? '').startsWith('/v1/chat/completions')) {
-          response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
+          response
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
           return;
         }
         const parsed = JSON.parse(body) as { model?: string; stream?: boolean };

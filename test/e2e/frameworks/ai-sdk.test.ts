@@ -35,7 +35,11 @@ const Weather = z.object({ city: z.string(), temperature: z.number(), sunny: z.b
 
 const WEATHER_INPUT = z.object({ city: z.string() });
 /** The tool with its implementation (a forced call stops after one step: it runs once, nothing follows). */
-const weatherExecuted = tool({ description: 'Current weather for a city.', inputSchema: WEATHER_INPUT, execute: async () => WEATHER_RESULT });
+const weatherExecuted = tool({
+  description: 'Current weather for a city.',
+  inputSchema: WEATHER_INPUT,
+  execute: async () => WEATHER_RESULT,
+});
 
 describe('Vercel AI SDK against Switchyard', () => {
   const harness = useFrameworkServers();
@@ -78,10 +82,20 @@ describe('Vercel AI SDK against Switchyard', () => {
         for (const engine of ENGINES) {
           describe(`engine ${engine}`, () => {
             test('generate and stream', async () => {
-              const generated = await generateText({ model: modelFor(mode, provider, engine), prompt: 'Hello there', maxOutputTokens: 200, maxRetries: 0 });
+              const generated = await generateText({
+                model: modelFor(mode, provider, engine),
+                prompt: 'Hello there',
+                maxOutputTokens: 200,
+                maxRetries: 0,
+              });
               assert.equal(generated.text, plainAnswer(engine, 'Hello there'));
               assert.ok(generated.usage.outputTokens !== undefined && generated.usage.outputTokens > 0);
-              const streamed = streamText({ model: modelFor(mode, provider, engine), prompt: 'Stream this', maxOutputTokens: 200, maxRetries: 0 });
+              const streamed = streamText({
+                model: modelFor(mode, provider, engine),
+                prompt: 'Stream this',
+                maxOutputTokens: 200,
+                maxRetries: 0,
+              });
               let text = '';
               for await (const delta of streamed.textStream) text += delta;
               assert.equal(text, plainAnswer(engine, 'Stream this'));
@@ -151,7 +165,10 @@ describe('Vercel AI SDK against Switchyard', () => {
               if (provider === 'openai-responses') {
                 // With store on (the default) the SDK refers to the stored assistant turn by id.
                 const input = recorder.bodies.at(-1)!.body['input'] as Array<{ type?: string }>;
-                assert.ok(input.some((item) => item.type === 'item_reference'), JSON.stringify(input));
+                assert.ok(
+                  input.some((item) => item.type === 'item_reference'),
+                  JSON.stringify(input),
+                );
               }
             });
           });
@@ -161,15 +178,28 @@ describe('Vercel AI SDK against Switchyard', () => {
 
     test(`${mode} mode: an item_reference to another organization's item is a 400 naming input[i].id`, async () => {
       const server = harness().servers[mode];
-      const first = await generateText({ model: modelFor(mode, 'openai-responses', BUILTIN), prompt: 'Mine', maxOutputTokens: 50, maxRetries: 0 });
-      const itemId = (first.response.messages[0]!.content as Array<{ providerOptions?: { openai?: { itemId?: string } } }>)[0]!.providerOptions?.openai?.itemId;
+      const first = await generateText({
+        model: modelFor(mode, 'openai-responses', BUILTIN),
+        prompt: 'Mine',
+        maxOutputTokens: 50,
+        maxRetries: 0,
+      });
+      const itemId = (first.response.messages[0]!.content as Array<{ providerOptions?: { openai?: { itemId?: string } } }>)[0]!
+        .providerOptions?.openai?.itemId;
       assert.match(itemId ?? '', /^msg_/);
       const other = await server.createKey({ organization: `org-other-${mode}` });
       for (const key of [other.key, server.key]) {
         const response = await fetch(`${server.baseUrl}/responses`, {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: BUILTIN, max_output_tokens: 50, input: [{ role: 'user', content: 'a' }, { type: 'item_reference', id: key === server.key ? 'msg_unknown' : itemId }] }),
+          body: JSON.stringify({
+            model: BUILTIN,
+            max_output_tokens: 50,
+            input: [
+              { role: 'user', content: 'a' },
+              { type: 'item_reference', id: key === server.key ? 'msg_unknown' : itemId },
+            ],
+          }),
         });
         const body = (await response.json()) as { error: { code: string; param: string } };
         assert.equal(response.status, 400);

@@ -33,11 +33,17 @@ const CLIENTS = ['ChatOpenAI', 'ChatOpenAI (useResponsesApi)', 'ChatAnthropic'] 
 type ClientName = (typeof CLIENTS)[number];
 
 const Weather = z.object({ city: z.string(), temperature: z.number(), sunny: z.boolean() });
-const weatherTool = tool(async () => WEATHER_RESULT, { name: WEATHER_TOOL_NAME, description: 'Current weather for a city.', schema: z.object({ city: z.string() }) });
+const weatherTool = tool(async () => WEATHER_RESULT, {
+  name: WEATHER_TOOL_NAME,
+  description: 'Current weather for a city.',
+  schema: z.object({ city: z.string() }),
+});
 
 /** The HTTP status a LangChain client error carries (OpenAI and Anthropic SDK errors both have `status`). */
 function statusOf(error: unknown): number | undefined {
-  return (error as { status?: number; response?: { status?: number } }).status ?? (error as { response?: { status?: number } }).response?.status;
+  return (
+    (error as { status?: number; response?: { status?: number } }).status ?? (error as { response?: { status?: number } }).response?.status
+  );
 }
 
 describe('LangChain JS against Switchyard', () => {
@@ -48,7 +54,13 @@ describe('LangChain JS against Switchyard', () => {
     const server = harness().servers[mode];
     if (client === 'ChatAnthropic') {
       // ChatAnthropic takes the origin: the Anthropic SDK adds /v1 itself.
-      return new ChatAnthropic({ model: engine, apiKey: server.key, anthropicApiUrl: server.origin, maxRetries: 0, ...(maxTokens === null ? {} : { maxTokens }) });
+      return new ChatAnthropic({
+        model: engine,
+        apiKey: server.key,
+        anthropicApiUrl: server.origin,
+        maxRetries: 0,
+        ...(maxTokens === null ? {} : { maxTokens }),
+      });
     }
     return new ChatOpenAI({
       model: engine,
@@ -150,7 +162,13 @@ describe('LangChain JS against Switchyard', () => {
       }
 
       test('temperature above 1 (compatible only)', async () => {
-        const model = new ChatAnthropic({ model: BUILTIN, apiKey: harness().servers[mode].key, anthropicApiUrl: harness().servers[mode].origin, maxRetries: 0, temperature: 1.5 });
+        const model = new ChatAnthropic({
+          model: BUILTIN,
+          apiKey: harness().servers[mode].key,
+          anthropicApiUrl: harness().servers[mode].origin,
+          maxRetries: 0,
+          temperature: 1.5,
+        });
         if (mode === 'spec') await assert.rejects(model.invoke('Hi'), (error: unknown) => statusOf(error) === 400);
         else assert.equal((await model.invoke('Hi')).text, 'Echo: Hi');
       });
@@ -159,16 +177,29 @@ describe('LangChain JS against Switchyard', () => {
     describe(`${mode} mode, OpenAIEmbeddings`, () => {
       test('embedQuery and embedDocuments', async () => {
         const server = harness().servers[mode];
-        const embeddings = new OpenAIEmbeddings({ model: EMBEDDINGS, apiKey: server.key, configuration: { baseURL: server.baseUrl }, maxRetries: 0 });
+        const embeddings = new OpenAIEmbeddings({
+          model: EMBEDDINGS,
+          apiKey: server.key,
+          configuration: { baseURL: server.baseUrl },
+          maxRetries: 0,
+        });
         const query = await embeddings.embedQuery('The cat sat on the mat.');
         assert.equal(query.length, 512);
         const documents = await embeddings.embedDocuments(['first text', 'second text']);
-        assert.deepEqual(documents.map((vector) => vector.length), [512, 512]);
+        assert.deepEqual(
+          documents.map((vector) => vector.length),
+          [512, 512],
+        );
       });
 
       test('an unknown model: 400 in spec, 404 in compatible', async () => {
         const server = harness().servers[mode];
-        const embeddings = new OpenAIEmbeddings({ model: 'no-such-embedder', apiKey: server.key, configuration: { baseURL: server.baseUrl }, maxRetries: 0 });
+        const embeddings = new OpenAIEmbeddings({
+          model: 'no-such-embedder',
+          apiKey: server.key,
+          configuration: { baseURL: server.baseUrl },
+          maxRetries: 0,
+        });
         await assert.rejects(embeddings.embedQuery('x'), (error: unknown) => {
           assert.equal(statusOf(error), mode === 'spec' ? 400 : 404, String(error));
           return true;

@@ -26,7 +26,12 @@ const API_MODES = ['responses', 'chat_completions'] as const;
 type ApiMode = (typeof API_MODES)[number];
 
 const Weather = z.object({ city: z.string(), temperature: z.number(), sunny: z.boolean() });
-const weatherTool = tool({ name: WEATHER_TOOL_NAME, description: 'Current weather for a city.', parameters: z.object({ city: z.string() }), execute: async () => WEATHER_RESULT });
+const weatherTool = tool({
+  name: WEATHER_TOOL_NAME,
+  description: 'Current weather for a city.',
+  parameters: z.object({ city: z.string() }),
+  execute: async () => WEATHER_RESULT,
+});
 
 describe('OpenAI Agents SDK against Switchyard', () => {
   // Traces would be exported to OpenAI: off, as any self-hosted deployment sets it.
@@ -35,7 +40,10 @@ describe('OpenAI Agents SDK against Switchyard', () => {
 
   function runnerFor(mode: ValidationMode, api: ApiMode): Runner {
     const server = harness().servers[mode];
-    return new Runner({ modelProvider: new OpenAIProvider({ apiKey: server.key, baseURL: server.baseUrl, useResponses: api === 'responses' }), tracingDisabled: true });
+    return new Runner({
+      modelProvider: new OpenAIProvider({ apiKey: server.key, baseURL: server.baseUrl, useResponses: api === 'responses' }),
+      tracingDisabled: true,
+    });
   }
 
   for (const mode of VALIDATION_MODES) {
@@ -82,7 +90,12 @@ describe('OpenAI Agents SDK against Switchyard', () => {
             test('a two-step tool run (call, execute, answer)', async () => {
               scriptToolRun(harness(), engine);
               // The built-in engine calls tools only when forced; the SDK resets the choice after the call.
-              const agent = new Agent({ name: 'tools', model: engine, tools: [weatherTool], modelSettings: { ...settings, ...(engine === BUILTIN ? { toolChoice: 'required' as const } : {}) } });
+              const agent = new Agent({
+                name: 'tools',
+                model: engine,
+                tools: [weatherTool],
+                modelSettings: { ...settings, ...(engine === BUILTIN ? { toolChoice: 'required' as const } : {}) },
+              });
               const result = await runnerFor(mode, api).run(agent, 'Weather in Paris?');
               assert.equal(result.finalOutput, engine === BUILTIN ? `Echo: ${WEATHER_RESULT}` : 'It is sunny in Paris.');
               assert.ok(result.newItems.some((item) => item.type === 'tool_call_output_item'));

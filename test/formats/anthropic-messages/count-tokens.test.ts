@@ -20,7 +20,13 @@ describe('count_tokens', () => {
         model: 'm',
         system: 'You are a weather assistant who answers in one sentence.',
         messages: [{ role: 'user', content: 'Hi' }],
-        tools: [{ name: 'get_weather', description: 'Weather for a city.', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+        tools: [
+          {
+            name: 'get_weather',
+            description: 'Weather for a city.',
+            input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+          },
+        ],
       }),
     );
     assert.ok(rich.input_tokens > plain.input_tokens + 10);

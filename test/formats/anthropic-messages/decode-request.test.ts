@@ -100,7 +100,9 @@ describe('decodeMessagesRequest: valid requests', () => {
   });
 
   test("thinking 'disabled' means no thinking; null optional fields count as absent", () => {
-    const decoded = decodeMessagesRequest(base({ thinking: { type: 'disabled' }, system: null, temperature: null, metadata: { user_id: null } }));
+    const decoded = decodeMessagesRequest(
+      base({ thinking: { type: 'disabled' }, system: null, temperature: null, metadata: { user_id: null } }),
+    );
     assert.equal(decoded.request.thinking, undefined);
     assert.equal(decoded.request.system, undefined);
     assert.equal(decoded.request.temperature, undefined);
@@ -220,7 +222,13 @@ describe('decodeMessagesRequest: valid requests', () => {
       base({
         messages: [
           { role: 'user', content: 'Hi' },
-          { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: '' }, { type: 'text', text: 'Hello' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'hmm', signature: '' },
+              { type: 'text', text: 'Hello' },
+            ],
+          },
           { role: 'user', content: 'Again' },
         ],
       }),
@@ -235,7 +243,14 @@ describe('decodeMessagesRequest: valid requests', () => {
   });
 
   test('an empty final assistant message (empty prefill) is left out', () => {
-    const decoded = decodeMessagesRequest(base({ messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: '' }] }));
+    const decoded = decodeMessagesRequest(
+      base({
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: '' },
+        ],
+      }),
+    );
     assert.equal(decoded.request.messages.length, 1);
   });
 });
@@ -248,9 +263,24 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
     ['unknown top-level field', base({ frequency_penalty: 1 }), 'invalid_parameter', 'frequency_penalty'],
     ['unsupported Anthropic field container', base({ container: 'c' }), 'invalid_parameter', 'container'],
     ['output_config.effort (not honoured)', base({ output_config: { effort: 'high' } }), 'invalid_parameter', 'output_config.effort'],
-    ['output_config.format not json_schema', base({ output_config: { format: { type: 'text' } } }), 'invalid_parameter', 'output_config.format.type'],
-    ['output_config.format without schema', base({ output_config: { format: { type: 'json_schema' } } }), 'missing_parameter', 'output_config.format.schema'],
-    ['output_format and output_config together', base({ output_format: { type: 'json_schema', schema: {} }, output_config: {} }), 'invalid_parameter', 'output_format'],
+    [
+      'output_config.format not json_schema',
+      base({ output_config: { format: { type: 'text' } } }),
+      'invalid_parameter',
+      'output_config.format.type',
+    ],
+    [
+      'output_config.format without schema',
+      base({ output_config: { format: { type: 'json_schema' } } }),
+      'missing_parameter',
+      'output_config.format.schema',
+    ],
+    [
+      'output_format and output_config together',
+      base({ output_format: { type: 'json_schema', schema: {} }, output_config: {} }),
+      'invalid_parameter',
+      'output_format',
+    ],
     // model
     ['model missing', { max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }, 'missing_parameter', 'model'],
     ['model null', base({ model: null }), 'missing_parameter', 'model'],
@@ -267,13 +297,24 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
     ['first message from assistant', base({ messages: [{ role: 'assistant', content: 'hi' }] }), 'invalid_messages', 'messages[0].role'],
     [
       'two user messages in a row',
-      base({ messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }] }),
+      base({
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'user', content: 'b' },
+        ],
+      }),
       'invalid_messages',
       'messages[1].role',
     ],
     [
       'two assistant messages in a row',
-      base({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'assistant', content: 'c' }] }),
+      base({
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'assistant', content: 'c' },
+        ],
+      }),
       'invalid_messages',
       'messages[2].role',
     ],
@@ -282,12 +323,37 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
     ['content empty string', base({ messages: [{ role: 'user', content: '' }] }), 'invalid_messages', 'messages[0].content'],
     ['content empty array', base({ messages: [{ role: 'user', content: [] }] }), 'invalid_messages', 'messages[0].content'],
     ['block not an object', base({ messages: [{ role: 'user', content: ['hi'] }] }), 'invalid_format', 'messages[0].content[0]'],
-    ['block type missing', base({ messages: [{ role: 'user', content: [{ text: 'hi' }] }] }), 'missing_parameter', 'messages[0].content[0].type'],
-    ['block type unknown', base({ messages: [{ role: 'user', content: [{ type: 'audio' }] }] }), 'invalid_messages', 'messages[0].content[0].type'],
-    ['text block without text', base({ messages: [{ role: 'user', content: [{ type: 'text' }] }] }), 'missing_parameter', 'messages[0].content[0].text'],
-    ['text block with a number', base({ messages: [{ role: 'user', content: [{ type: 'text', text: 3 }] }] }), 'invalid_format', 'messages[0].content[0].text'],
+    [
+      'block type missing',
+      base({ messages: [{ role: 'user', content: [{ text: 'hi' }] }] }),
+      'missing_parameter',
+      'messages[0].content[0].type',
+    ],
+    [
+      'block type unknown',
+      base({ messages: [{ role: 'user', content: [{ type: 'audio' }] }] }),
+      'invalid_messages',
+      'messages[0].content[0].type',
+    ],
+    [
+      'text block without text',
+      base({ messages: [{ role: 'user', content: [{ type: 'text' }] }] }),
+      'missing_parameter',
+      'messages[0].content[0].text',
+    ],
+    [
+      'text block with a number',
+      base({ messages: [{ role: 'user', content: [{ type: 'text', text: 3 }] }] }),
+      'invalid_format',
+      'messages[0].content[0].text',
+    ],
     // image blocks
-    ['image without source', base({ messages: [{ role: 'user', content: [{ type: 'image' }] }] }), 'missing_parameter', 'messages[0].content[0].source'],
+    [
+      'image without source',
+      base({ messages: [{ role: 'user', content: [{ type: 'image' }] }] }),
+      'missing_parameter',
+      'messages[0].content[0].source',
+    ],
     [
       'image source type unknown',
       base({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'f' } }] }] }),
@@ -296,13 +362,22 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
     ],
     [
       'image media type not allowed',
-      base({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/tiff', data: PNG_BASE64 } }] }] }),
+      base({
+        messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/tiff', data: PNG_BASE64 } }] }],
+      }),
       'invalid_parameter',
       'messages[0].content[0].source.media_type',
     ],
     [
       'image data not base64',
-      base({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'data:image/png;base64,xx' } }] }] }),
+      base({
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'data:image/png;base64,xx' } }],
+          },
+        ],
+      }),
       'invalid_format',
       'messages[0].content[0].source.data',
     ],
@@ -326,7 +401,13 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
     ],
     [
       'image_url url malformed',
-      base({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }, { role: 'user', content: [{ type: 'image_url', image_url: { url: 'not a url' } }] }] }),
+      base({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: 'y' },
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'not a url' } }] },
+        ],
+      }),
       'invalid_format',
       'messages[2].content[0].image_url.url',
     ],
@@ -338,14 +419,20 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
     ],
     [
       'image_url detail unknown',
-      base({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'max' } }] }] }),
+      base({
+        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'max' } }] }],
+      }),
       'invalid_parameter',
       'messages[0].content[0].image_url.detail',
     ],
     // documents
     [
       'document base64 that is not a PDF',
-      base({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } }] }] }),
+      base({
+        messages: [
+          { role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } }] },
+        ],
+      }),
       'invalid_parameter',
       'messages[0].content[0].source.media_type',
     ],
@@ -370,20 +457,35 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
     ],
     [
       'image in an assistant message',
-      base({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'image', source: {} }] }] }),
+      base({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [{ type: 'image', source: {} }] },
+        ],
+      }),
       'invalid_messages',
       'messages[1].content[0].type',
     ],
     // tool_use / tool_result
     [
       'tool_use without id',
-      base({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'tool_use', name: 'n', input: {} }] }] }),
+      base({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [{ type: 'tool_use', name: 'n', input: {} }] },
+        ],
+      }),
       'missing_parameter',
       'messages[1].content[0].id',
     ],
     [
       'tool_use input not an object',
-      base({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n', input: '{"a":1}' }] }] }),
+      base({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n', input: '{"a":1}' }] },
+        ],
+      }),
       'invalid_format',
       'messages[1].content[0].input',
     ],
@@ -404,25 +506,55 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
       'invalid_messages',
       'messages[1].content[1].id',
     ],
-    ['tool_result for an unknown id', withToolTurn([{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'x' }]), 'invalid_messages', 'messages[2].content[0].tool_use_id'],
-    ['tool_result without tool_use_id', withToolTurn([{ type: 'tool_result', content: 'x' }]), 'missing_parameter', 'messages[2].content[0].tool_use_id'],
-    ['tool_result content a number', withToolTurn([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 7 }]), 'invalid_format', 'messages[2].content[0].content'],
+    [
+      'tool_result for an unknown id',
+      withToolTurn([{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'x' }]),
+      'invalid_messages',
+      'messages[2].content[0].tool_use_id',
+    ],
+    [
+      'tool_result without tool_use_id',
+      withToolTurn([{ type: 'tool_result', content: 'x' }]),
+      'missing_parameter',
+      'messages[2].content[0].tool_use_id',
+    ],
+    [
+      'tool_result content a number',
+      withToolTurn([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 7 }]),
+      'invalid_format',
+      'messages[2].content[0].content',
+    ],
     [
       'tool_result with a document inside',
       withToolTurn([{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'document', source: { type: 'text', data: 'x' } }] }]),
       'invalid_messages',
       'messages[2].content[0].content[0].type',
     ],
-    ['tool_result is_error not boolean', withToolTurn([{ type: 'tool_result', tool_use_id: 'toolu_1', is_error: 'yes' }]), 'invalid_format', 'messages[2].content[0].is_error'],
+    [
+      'tool_result is_error not boolean',
+      withToolTurn([{ type: 'tool_result', tool_use_id: 'toolu_1', is_error: 'yes' }]),
+      'invalid_format',
+      'messages[2].content[0].is_error',
+    ],
     [
       'thinking block without thinking',
-      base({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'thinking', signature: 's' }] }] }),
+      base({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [{ type: 'thinking', signature: 's' }] },
+        ],
+      }),
       'missing_parameter',
       'messages[1].content[0].thinking',
     ],
     [
       'redacted_thinking without data',
-      base({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'redacted_thinking' }] }] }),
+      base({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [{ type: 'redacted_thinking' }] },
+        ],
+      }),
       'missing_parameter',
       'messages[1].content[0].data',
     ],
@@ -453,19 +585,49 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
     ['tool not an object', base({ tools: ['x'] }), 'invalid_format', 'tools[0]'],
     ['tool without name', base({ tools: [{ description: 'd', input_schema: { type: 'object' } }] }), 'missing_parameter', 'tools[0].name'],
     ['tool name with spaces', base({ tools: [{ ...WEATHER_TOOL, name: 'get weather' }] }), 'invalid_parameter', 'tools[0].name'],
-    ['tool without description', base({ tools: [{ name: 'a', input_schema: { type: 'object' } }] }), 'missing_parameter', 'tools[0].description'],
+    [
+      'tool without description',
+      base({ tools: [{ name: 'a', input_schema: { type: 'object' } }] }),
+      'missing_parameter',
+      'tools[0].description',
+    ],
     ['tool without input_schema', base({ tools: [{ name: 'a', description: 'd' }] }), 'missing_parameter', 'tools[0].input_schema'],
-    ['tool input_schema not an object', base({ tools: [{ name: 'a', description: 'd', input_schema: 'object' }] }), 'invalid_format', 'tools[0].input_schema'],
-    ['tool input_schema not type object', base({ tools: [{ name: 'a', description: 'd', input_schema: { type: 'string' } }] }), 'invalid_parameter', 'tools[0].input_schema.type'],
+    [
+      'tool input_schema not an object',
+      base({ tools: [{ name: 'a', description: 'd', input_schema: 'object' }] }),
+      'invalid_format',
+      'tools[0].input_schema',
+    ],
+    [
+      'tool input_schema not type object',
+      base({ tools: [{ name: 'a', description: 'd', input_schema: { type: 'string' } }] }),
+      'invalid_parameter',
+      'tools[0].input_schema.type',
+    ],
     ['duplicate tool names', base({ tools: [WEATHER_TOOL, WEATHER_TOOL] }), 'invalid_parameter', 'tools[1].name'],
     ['server tool type', base({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), 'invalid_parameter', 'tools[0].type'],
     // tool_choice
     ['tool_choice a number', base({ tool_choice: 1 }), 'invalid_format', 'tool_choice'],
     ['tool_choice type missing', base({ tool_choice: {} }), 'missing_parameter', 'tool_choice.type'],
-    ['tool_choice type unknown', base({ tools: [WEATHER_TOOL], tool_choice: { type: 'required' } }), 'invalid_parameter', 'tool_choice.type'],
+    [
+      'tool_choice type unknown',
+      base({ tools: [WEATHER_TOOL], tool_choice: { type: 'required' } }),
+      'invalid_parameter',
+      'tool_choice.type',
+    ],
     ['tool_choice string unknown', base({ tool_choice: 'sometimes' }), 'invalid_parameter', 'tool_choice'],
-    ['tool_choice tool without name', base({ tools: [WEATHER_TOOL], tool_choice: { type: 'tool' } }), 'missing_parameter', 'tool_choice.name'],
-    ['tool_choice tool not declared', base({ tools: [WEATHER_TOOL], tool_choice: { type: 'tool', name: 'get_time' } }), 'invalid_parameter', 'tool_choice.name'],
+    [
+      'tool_choice tool without name',
+      base({ tools: [WEATHER_TOOL], tool_choice: { type: 'tool' } }),
+      'missing_parameter',
+      'tool_choice.name',
+    ],
+    [
+      'tool_choice tool not declared',
+      base({ tools: [WEATHER_TOOL], tool_choice: { type: 'tool', name: 'get_time' } }),
+      'invalid_parameter',
+      'tool_choice.name',
+    ],
     ['tool_choice any without tools', base({ tool_choice: { type: 'any' } }), 'invalid_parameter', 'tool_choice.type'],
     [
       'tool_choice disable_parallel_tool_use not boolean',
@@ -478,9 +640,24 @@ describe('decodeMessagesRequest: every bad input class gives the SPEC code and p
     ['thinking type missing', base({ thinking: { budget_tokens: 2048 } }), 'missing_parameter', 'thinking.type'],
     ['thinking type adaptive', base({ max_tokens: 4096, thinking: { type: 'adaptive' } }), 'invalid_parameter', 'thinking.type'],
     ['thinking budget missing', base({ max_tokens: 4096, thinking: { type: 'enabled' } }), 'missing_parameter', 'thinking.budget_tokens'],
-    ['thinking budget below 1024', base({ max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 1023 } }), 'invalid_parameter', 'thinking.budget_tokens'],
-    ['thinking budget equal to max_tokens', base({ max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 2048 } }), 'invalid_parameter', 'thinking.budget_tokens'],
-    ['thinking budget a string', base({ max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: '2048' } }), 'invalid_format', 'thinking.budget_tokens'],
+    [
+      'thinking budget below 1024',
+      base({ max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 1023 } }),
+      'invalid_parameter',
+      'thinking.budget_tokens',
+    ],
+    [
+      'thinking budget equal to max_tokens',
+      base({ max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 2048 } }),
+      'invalid_parameter',
+      'thinking.budget_tokens',
+    ],
+    [
+      'thinking budget a string',
+      base({ max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: '2048' } }),
+      'invalid_format',
+      'thinking.budget_tokens',
+    ],
     // metadata and service tier
     ['metadata not an object', base({ metadata: 'x' }), 'invalid_format', 'metadata'],
     ['metadata user_id not a string', base({ metadata: { user_id: 42 } }), 'invalid_format', 'metadata.user_id'],
@@ -509,10 +686,25 @@ describe('decodeCountTokensRequest', () => {
   });
 
   test('bad inputs are rejected with the same codes', () => {
-    expectError({ model: 'm', messages: [{ role: 'assistant', content: 'x' }] }, 'invalid_messages', 'messages[0].role', decodeCountTokensRequest);
+    expectError(
+      { model: 'm', messages: [{ role: 'assistant', content: 'x' }] },
+      'invalid_messages',
+      'messages[0].role',
+      decodeCountTokensRequest,
+    );
     expectError({ messages: [{ role: 'user', content: 'x' }] }, 'missing_parameter', 'model', decodeCountTokensRequest);
-    expectError({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 }, 'invalid_parameter', 'max_tokens', decodeCountTokensRequest);
-    expectError({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true }, 'invalid_parameter', 'stream', decodeCountTokensRequest);
+    expectError(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 },
+      'invalid_parameter',
+      'max_tokens',
+      decodeCountTokensRequest,
+    );
+    expectError(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true },
+      'invalid_parameter',
+      'stream',
+      decodeCountTokensRequest,
+    );
     expectError(
       { model: 'm', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 100 } },
       'invalid_parameter',

@@ -93,7 +93,12 @@ describe('mapping helpers', () => {
   });
 
   test('usage never goes negative when a backend over-reports cache tokens', () => {
-    assert.deepEqual(toAnthropicUsage(usage(10, 3, 8, 5)), { input_tokens: 0, output_tokens: 3, cache_creation_input_tokens: 5, cache_read_input_tokens: 8 });
+    assert.deepEqual(toAnthropicUsage(usage(10, 3, 8, 5)), {
+      input_tokens: 0,
+      output_tokens: 3,
+      cache_creation_input_tokens: 5,
+      cache_read_input_tokens: 8,
+    });
   });
 
   test('parseToolInput and toolUseId', () => {

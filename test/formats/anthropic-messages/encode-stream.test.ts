@@ -23,13 +23,22 @@ async function* fromParts(parts: StreamPart[], thenThrow?: unknown): AsyncGenera
   if (thenThrow !== undefined) throw thenThrow;
 }
 
-async function collect(parts: StreamPart[], options: Parameters<typeof encodeMessagesStream>[1] = OPTIONS, thenThrow?: unknown): Promise<SseEvent[]> {
+async function collect(
+  parts: StreamPart[],
+  options: Parameters<typeof encodeMessagesStream>[1] = OPTIONS,
+  thenThrow?: unknown,
+): Promise<SseEvent[]> {
   const events: SseEvent[] = [];
   for await (const event of encodeMessagesStream(sequenceBlocks(fromParts(parts, thenThrow)), options)) events.push(event);
   return events;
 }
 
-type Data = Record<string, unknown> & { type: string; index?: number; delta?: Record<string, unknown>; content_block?: Record<string, unknown> };
+type Data = Record<string, unknown> & {
+  type: string;
+  index?: number;
+  delta?: Record<string, unknown>;
+  content_block?: Record<string, unknown>;
+};
 
 function payloads(events: SseEvent[]): Data[] {
   return events.map((event) => event.data as Data);
@@ -82,7 +91,10 @@ function joined(events: SseEvent[], index: number, field: 'text' | 'partial_json
 }
 
 /** Runs the events' payloads through an Anthropic SDK MessageStream accumulator and returns its final message. */
-async function sdkFinalMessage(events: SseEvent[], Stream: typeof MessageStream | typeof MessageStream0x = MessageStream): Promise<unknown> {
+async function sdkFinalMessage(
+  events: SseEvent[],
+  Stream: typeof MessageStream | typeof MessageStream0x = MessageStream,
+): Promise<unknown> {
   const lines = payloads(events)
     .filter((data) => data.type !== 'ping')
     .map((data) => `${JSON.stringify(data)}\n`)
@@ -209,10 +221,18 @@ describe('encodeMessagesStream', () => {
       'message_delta',
       'message_stop',
     ]);
-    assert.deepEqual(events[1]?.data, { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } });
+    assert.deepEqual(events[1]?.data, {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'thinking', thinking: '', signature: '' },
+    });
     assert.equal(joined(events, 0, 'thinking'), 'Let me think.');
     assert.equal(joined(events, 0, 'signature'), 'EqQBsig==');
-    assert.deepEqual(events[6]?.data, { type: 'content_block_start', index: 1, content_block: { type: 'redacted_thinking', data: 'opaque' } });
+    assert.deepEqual(events[6]?.data, {
+      type: 'content_block_start',
+      index: 1,
+      content_block: { type: 'redacted_thinking', data: 'opaque' },
+    });
   });
 
   test('interleaved parallel tool calls (OpenAI-style) come out as properly nested blocks, nothing lost', async () => {
@@ -309,7 +329,14 @@ describe('encodeMessagesStream', () => {
       { type: 'finish', finishReason: 'length', usage: usage(1, 1) },
     ]);
     assertWellFormed(events);
-    assert.deepEqual(outline(events).slice(1, -2), ['start 0 text', 'delta 0 text_delta', 'stop 0', 'start 1 tool_use', 'delta 1 input_json_delta', 'stop 1']);
+    assert.deepEqual(outline(events).slice(1, -2), [
+      'start 0 text',
+      'delta 0 text_delta',
+      'stop 0',
+      'start 1 tool_use',
+      'delta 1 input_json_delta',
+      'stop 1',
+    ]);
     assert.deepEqual((events.at(-2)?.data as Data)['delta'], { stop_reason: 'max_tokens', stop_sequence: null });
   });
 
@@ -335,7 +362,10 @@ describe('encodeMessagesStream', () => {
       data: { type: 'error', error: { type: 'overloaded_error', message: 'The upstream is overloaded.', code: 'service_unavailable' } },
     });
 
-    const internal = await collect([{ type: 'text-start', id: '0' }, { type: 'error', error: serverError('timeout', 'The upstream timed out.') }]);
+    const internal = await collect([
+      { type: 'text-start', id: '0' },
+      { type: 'error', error: serverError('timeout', 'The upstream timed out.') },
+    ]);
     assert.deepEqual((internal.at(-1)?.data as Data)['error'], { type: 'api_error', message: 'The upstream timed out.', code: 'timeout' });
   });
 
@@ -350,14 +380,23 @@ describe('encodeMessagesStream', () => {
   });
 
   test('a source that ends without finish ends with event: error', async () => {
-    const events = await collect([{ type: 'text-start', id: '0' }, { type: 'text-delta', id: '0', delta: 'x' }]);
+    const events = await collect([
+      { type: 'text-start', id: '0' },
+      { type: 'text-delta', id: '0', delta: 'x' },
+    ]);
     assert.equal(events.at(-1)?.event, 'error');
     assert.equal((events.at(-1)?.data as { error: { code: string } }).error.code, 'internal_error');
   });
 
   test('an error before anything was emitted is thrown, so the edge can answer with an HTTP status', async () => {
     const rateLimited = new ServiceError({ status: 429, type: 'rate_limit_exceeded', code: 'rpm_exceeded', message: 'Slow down.' });
-    await assert.rejects(collect([{ type: 'response-metadata', upstreamId: 'x' }, { type: 'error', error: rateLimited }]), rateLimited);
+    await assert.rejects(
+      collect([
+        { type: 'response-metadata', upstreamId: 'x' },
+        { type: 'error', error: rateLimited },
+      ]),
+      rateLimited,
+    );
     const thrown = serverError('service_unavailable', 'No upstream.');
     await assert.rejects(collect([], OPTIONS, thrown), thrown);
     await assert.rejects(collect([]), (error: unknown) => error instanceof ServiceError && error.code === 'internal_error');
@@ -395,11 +434,21 @@ describe('encodeMessagesStream matches real Anthropic streams and the non-stream
   function comparable(data: Data[]): unknown[] {
     return data
       .filter((entry) => entry.type !== 'ping')
-      .filter((entry) => !(entry.type === 'content_block_delta' && ['', undefined].includes(entry.delta?.['partial_json'] as string) && entry.delta?.['type'] === 'input_json_delta'))
-      .filter((entry) => !(entry.type === 'content_block_delta' && entry.delta?.['type'] === 'thinking_delta' && entry.delta['thinking'] === ''))
+      .filter(
+        (entry) =>
+          !(
+            entry.type === 'content_block_delta' &&
+            ['', undefined].includes(entry.delta?.['partial_json'] as string) &&
+            entry.delta?.['type'] === 'input_json_delta'
+          ),
+      )
+      .filter(
+        (entry) => !(entry.type === 'content_block_delta' && entry.delta?.['type'] === 'thinking_delta' && entry.delta['thinking'] === ''),
+      )
       .map((entry) => {
         if (entry.type === 'message_start') return 'message_start';
-        if (entry.type === 'message_delta') return { delta: entry['delta'], output_tokens: (entry['usage'] as { output_tokens: number }).output_tokens };
+        if (entry.type === 'message_delta')
+          return { delta: entry['delta'], output_tokens: (entry['usage'] as { output_tokens: number }).output_tokens };
         return entry;
       });
   }
@@ -412,7 +461,12 @@ describe('encodeMessagesStream matches real Anthropic streams and the non-stream
       const delta = entry.delta!;
       const id = String(entry.index);
       if (delta['type'] === 'thinking_delta') parts.push({ type: 'reasoning-delta', id, delta: delta['thinking'] as string });
-      if (delta['type'] === 'signature_delta') parts.push({ type: 'reasoning-signature', id, signature: delta['signature'] as string }, { type: 'reasoning-end', id }, { type: 'text-start', id: '1' });
+      if (delta['type'] === 'signature_delta')
+        parts.push(
+          { type: 'reasoning-signature', id, signature: delta['signature'] as string },
+          { type: 'reasoning-end', id },
+          { type: 'text-start', id: '1' },
+        );
       if (delta['type'] === 'text_delta') parts.push({ type: 'text-delta', id, delta: delta['text'] as string });
     }
     parts.push({ type: 'text-end', id: '1' }, { type: 'finish', finishReason: 'stop', usage: usage(69, 53) });

@@ -15,7 +15,10 @@ import { replay } from '../../support/canonical-parts.ts';
 
 const context: ChatCompletionContext = { id: 'chatcmpl-test', created: 1_700_000_000, model: 'test-model' };
 
-const recorded = JSON.parse(readFileSync(new URL('./fixtures/openai-recorded-completion.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+const recorded = JSON.parse(readFileSync(new URL('./fixtures/openai-recorded-completion.json', import.meta.url), 'utf8')) as Record<
+  string,
+  unknown
+>;
 
 describe('encodeChatCompletion', () => {
   test('text answer: the full chat.completion object', async () => {
@@ -25,7 +28,9 @@ describe('encodeChatCompletion', () => {
       object: 'chat.completion',
       created: 1_700_000_000,
       model: 'test-model',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello, "world"\n', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      choices: [
+        { index: 0, message: { role: 'assistant', content: 'Hello, "world"\n', refusal: null }, logprobs: null, finish_reason: 'stop' },
+      ],
       usage: {
         prompt_tokens: 16,
         completion_tokens: 9,
@@ -40,11 +45,17 @@ describe('encodeChatCompletion', () => {
   test('has the fields of a real OpenAI body, in the same order (OpenAI-only extras aside)', async () => {
     const completion = encodeChatCompletion(await assembleResult(replay(textParts)), context);
     const openAiOnly = new Set(['service_tier']);
-    assert.deepEqual(Object.keys(completion), Object.keys(recorded).filter((key) => !openAiOnly.has(key)));
+    assert.deepEqual(
+      Object.keys(completion),
+      Object.keys(recorded).filter((key) => !openAiOnly.has(key)),
+    );
     const recordedChoice = (recorded['choices'] as Array<Record<string, unknown>>)[0]!;
     assert.deepEqual(Object.keys(completion.choices[0]!), Object.keys(recordedChoice));
     const recordedMessage = recordedChoice['message'] as Record<string, unknown>;
-    assert.deepEqual(Object.keys(completion.choices[0]!.message), Object.keys(recordedMessage).filter((key) => key !== 'annotations'));
+    assert.deepEqual(
+      Object.keys(completion.choices[0]!.message),
+      Object.keys(recordedMessage).filter((key) => key !== 'annotations'),
+    );
     const recordedUsage = recorded['usage'] as Record<string, Record<string, unknown>>;
     assert.deepEqual(Object.keys(completion.usage), Object.keys(recordedUsage));
     assert.ok('cached_tokens' in recordedUsage['prompt_tokens_details']!);
@@ -75,7 +86,12 @@ describe('encodeChatCompletion', () => {
 
   test('reasoning goes to message.reasoning_content; stop-sequence finishes as stop', async () => {
     const completion = encodeChatCompletion(await assembleResult(replay(reasoningParts)), context);
-    assert.deepEqual(completion.choices[0]!.message, { role: 'assistant', content: 'Answer.', refusal: null, reasoning_content: 'Thinking.' });
+    assert.deepEqual(completion.choices[0]!.message, {
+      role: 'assistant',
+      content: 'Answer.',
+      refusal: null,
+      reasoning_content: 'Thinking.',
+    });
     assert.equal(completion.choices[0]!.finish_reason, 'stop');
   });
 
@@ -92,13 +108,16 @@ describe('encodeChatCompletion', () => {
   });
 
   test('usage: prompt counts cached tokens, completion counts reasoning tokens', () => {
-    assert.deepEqual(encodeUsage({ ...usage, inputTokens: 100, cachedInputTokens: 60, cacheWriteInputTokens: 10, outputTokens: 50, reasoningTokens: 20 }), {
-      prompt_tokens: 100,
-      completion_tokens: 50,
-      total_tokens: 150,
-      prompt_tokens_details: { cached_tokens: 60 },
-      completion_tokens_details: { reasoning_tokens: 20 },
-    });
+    assert.deepEqual(
+      encodeUsage({ ...usage, inputTokens: 100, cachedInputTokens: 60, cacheWriteInputTokens: 10, outputTokens: 50, reasoningTokens: 20 }),
+      {
+        prompt_tokens: 100,
+        completion_tokens: 50,
+        total_tokens: 150,
+        prompt_tokens_details: { cached_tokens: 60 },
+        completion_tokens_details: { reasoning_tokens: 20 },
+      },
+    );
   });
 
   test('createChatCompletionContext: chatcmpl- id, Unix seconds, the model given', () => {

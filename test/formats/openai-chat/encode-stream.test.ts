@@ -40,7 +40,12 @@ function chunksOf(events: SseEvent[]): Chunk[] {
 
 /** The documented accumulation rules (wire-contracts.md) folded into one message, like an SDK does. */
 function accumulate(chunks: Chunk[]) {
-  const message: { role?: unknown; content: string | null; reasoning_content?: string; tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }> } = { content: null };
+  const message: {
+    role?: unknown;
+    content: string | null;
+    reasoning_content?: string;
+    tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  } = { content: null };
   let finishReason: string | null = null;
   let finalUsage: unknown = null;
   for (const chunk of chunks) {
@@ -49,13 +54,26 @@ function accumulate(chunks: Chunk[]) {
       const delta = choice.delta as Record<string, unknown>;
       if (typeof delta['role'] === 'string') message.role = delta['role'];
       if (typeof delta['content'] === 'string') message.content = (message.content ?? '') + delta['content'];
-      if (typeof delta['reasoning_content'] === 'string') message.reasoning_content = (message.reasoning_content ?? '') + delta['reasoning_content'];
-      for (const call of (delta['tool_calls'] ?? []) as Array<{ index: number; id?: string; type?: string; function: { name?: string; arguments: string } }>) {
+      if (typeof delta['reasoning_content'] === 'string')
+        message.reasoning_content = (message.reasoning_content ?? '') + delta['reasoning_content'];
+      for (const call of (delta['tool_calls'] ?? []) as Array<{
+        index: number;
+        id?: string;
+        type?: string;
+        function: { name?: string; arguments: string };
+      }>) {
         message.tool_calls ??= [];
         const existing = message.tool_calls[call.index];
         if (existing === undefined) {
-          assert.ok(call.id !== undefined && call.type === 'function' && call.function.name !== undefined, 'the first fragment of a tool call names it');
-          message.tool_calls[call.index] = { id: call.id, type: call.type, function: { name: call.function.name, arguments: call.function.arguments } };
+          assert.ok(
+            call.id !== undefined && call.type === 'function' && call.function.name !== undefined,
+            'the first fragment of a tool call names it',
+          );
+          message.tool_calls[call.index] = {
+            id: call.id,
+            type: call.type,
+            function: { name: call.function.name, arguments: call.function.arguments },
+          };
         } else {
           assert.equal(call.id, undefined, 'later fragments carry only arguments');
           existing.function.arguments += call.function.arguments;
@@ -105,7 +123,10 @@ describe('encodeChatCompletionStream', () => {
   });
 
   test('chunks have the fields of a real OpenAI stream, in the same order (OpenAI-only extras aside)', async () => {
-    const recorded = JSON.parse(readFileSync(new URL('./fixtures/openai-recorded-chunks.json', import.meta.url), 'utf8')) as Record<string, Chunk>;
+    const recorded = JSON.parse(readFileSync(new URL('./fixtures/openai-recorded-chunks.json', import.meta.url), 'utf8')) as Record<
+      string,
+      Chunk
+    >;
     const openAiOnly = new Set(['service_tier', 'obfuscation']);
     const keys = (chunk: Chunk) => Object.keys(chunk).filter((key) => !openAiOnly.has(key));
     const chunks = chunksOf(await encode(replay(textParts), true));
@@ -124,7 +145,9 @@ describe('encodeChatCompletionStream', () => {
 
   test('parallel tool calls: sent one after the other; first fragment names the call, later ones carry arguments only', async () => {
     const chunks = chunksOf(await encode(replay(parallelToolParts)));
-    const toolDeltas = chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.delta['tool_calls'])).filter((calls) => calls !== undefined);
+    const toolDeltas = chunks
+      .flatMap((chunk) => chunk.choices.map((choice) => choice.delta['tool_calls']))
+      .filter((calls) => calls !== undefined);
     assert.deepEqual(toolDeltas, [
       [{ index: 0, id: 'call_weather', type: 'function', function: { name: 'get_weather', arguments: '' } }],
       [{ index: 0, function: { arguments: '{"city":' } }],
@@ -151,7 +174,9 @@ describe('encodeChatCompletionStream', () => {
       { type: 'finish', finishReason: 'tool-calls', usage },
     ];
     const chunks = chunksOf(await encode(replay(parts)));
-    const toolDeltas = chunks.flatMap((chunk) => chunk.choices.map((choice) => choice.delta['tool_calls'])).filter((calls) => calls !== undefined);
+    const toolDeltas = chunks
+      .flatMap((chunk) => chunk.choices.map((choice) => choice.delta['tool_calls']))
+      .filter((calls) => calls !== undefined);
     assert.deepEqual(toolDeltas, [
       [{ index: 0, id: 'call_1', type: 'function', function: { name: 'first', arguments: '' } }],
       [{ index: 0, function: { arguments: '{"a":1}' } }],
@@ -203,12 +228,22 @@ describe('encodeChatCompletionStream', () => {
     const failure = invalidParameter('messages[0].content[0].image_url.url', 'Image could not be fetched.');
     const all = payloads(await encode(replay([{ type: 'error', error: failure }])));
     assert.deepEqual(all, [
-      { error: { message: 'Image could not be fetched.', type: 'invalid_request_error', code: 'invalid_parameter', param: 'messages[0].content[0].image_url.url', details: null } },
+      {
+        error: {
+          message: 'Image could not be fetched.',
+          type: 'invalid_request_error',
+          code: 'invalid_parameter',
+          param: 'messages[0].content[0].image_url.url',
+          details: null,
+        },
+      },
     ]);
   });
 
   test('an exception from the parts becomes an internal_error chunk that does not leak its text', async () => {
-    const all = payloads(await encode(replay(textParts.slice(0, 3), new Error('connect ECONNRESET https://secret-upstream.example/v1 key=sk-123'))));
+    const all = payloads(
+      await encode(replay(textParts.slice(0, 3), new Error('connect ECONNRESET https://secret-upstream.example/v1 key=sk-123'))),
+    );
     const last = all.at(-1) as unknown as { error: { code: string; type: string; message: string } };
     assert.equal(last.error.code, 'internal_error');
     assert.equal(last.error.type, 'server_error');
@@ -239,7 +274,9 @@ describe('encodeChatCompletionStream', () => {
   });
 
   test('usage figures come from the finish part', async () => {
-    const parts: StreamPart[] = [{ type: 'finish', finishReason: 'length', usage: { ...usage, inputTokens: 1, outputTokens: 2, estimated: true } }];
+    const parts: StreamPart[] = [
+      { type: 'finish', finishReason: 'length', usage: { ...usage, inputTokens: 1, outputTokens: 2, estimated: true } },
+    ];
     const chunks = chunksOf(await encode(replay(parts), true));
     assert.equal(chunks.length, 3, 'role, finish, usage');
     assert.equal(chunks[1]!.choices[0]!.finish_reason, 'length');

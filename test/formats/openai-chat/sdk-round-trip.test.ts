@@ -35,7 +35,11 @@ function script(request: GenerationRequest): StreamPart[] {
     case 'json':
       return [
         { type: 'text-start', id: 't' },
-        ...[weatherJson.slice(0, 9), weatherJson.slice(9, 20), weatherJson.slice(20)].map((delta): StreamPart => ({ type: 'text-delta', id: 't', delta })),
+        ...[weatherJson.slice(0, 9), weatherJson.slice(9, 20), weatherJson.slice(20)].map((delta): StreamPart => ({
+          type: 'text-delta',
+          id: 't',
+          delta,
+        })),
         { type: 'text-end', id: 't' },
         { type: 'finish', finishReason: 'stop', usage },
       ];
@@ -60,16 +64,22 @@ before(async () => {
         const context = createChatCompletionContext(decoded.options.model);
         const parts = replay(script(decoded.request));
         if (decoded.options.stream) {
-          await writeSse(response, encodeChatCompletionStream(sequenceBlocks(parts), context, { includeUsage: decoded.options.includeUsage }), { headers: {}, keepAliveMs: 10_000 });
+          await writeSse(
+            response,
+            encodeChatCompletionStream(sequenceBlocks(parts), context, { includeUsage: decoded.options.includeUsage }),
+            { headers: {}, keepAliveMs: 10_000 },
+          );
         } else {
           const body = JSON.stringify(encodeChatCompletion(await assembleResult(parts), context));
           response.writeHead(200, { 'content-type': 'application/json' }).end(body);
         }
       } catch (error) {
         const serviceError: ServiceError = isServiceError(error) ? error : serverError('internal_error', String(error));
-        response
-          .writeHead(serviceError.status, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ error: { message: serviceError.message, type: serviceError.type, code: serviceError.code, param: serviceError.param } }));
+        response.writeHead(serviceError.status, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            error: { message: serviceError.message, type: serviceError.type, code: serviceError.code, param: serviceError.param },
+          }),
+        );
       }
     })();
   });
@@ -160,7 +170,11 @@ describe('openai SDK round trip', () => {
   });
 
   test('an error after the stream began makes the SDK throw an APIError with the SPEC fields', async () => {
-    const stream = await client.chat.completions.create({ model: 'test-model', messages: [{ role: 'user', content: 'fail' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'test-model',
+      messages: [{ role: 'user', content: 'fail' }],
+      stream: true,
+    });
     let text = '';
     await assert.rejects(
       async () => {
@@ -179,7 +193,10 @@ describe('openai SDK round trip', () => {
 
   test('the stream() helper rejects on a failed stream too', async () => {
     const runner = client.chat.completions.stream({ model: 'test-model', messages: [{ role: 'user', content: 'fail' }] });
-    await assert.rejects(runner.finalChatCompletion(), (error: unknown) => error instanceof OpenAI.APIError && error.code === 'service_unavailable');
+    await assert.rejects(
+      runner.finalChatCompletion(),
+      (error: unknown) => error instanceof OpenAI.APIError && error.code === 'service_unavailable',
+    );
   });
 
   test('a decode error reaches the SDK as BadRequestError with its param', async () => {

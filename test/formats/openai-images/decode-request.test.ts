@@ -59,12 +59,15 @@ describe('resolveImageSize', () => {
 
   test('an allowed size is kept; an unknown one is a 400 listing the allowed sizes', () => {
     assert.equal(resolveImageSize('512x512', allowed), '512x512');
-    assert.throws(() => resolveImageSize('640x480', allowed), (error: Error & { param?: string; status?: number }) => {
-      assert.equal(error.status, 400);
-      assert.equal(error.param, 'size');
-      assert.match(error.message, /256x256, 512x512, 1024x1024/);
-      return true;
-    });
+    assert.throws(
+      () => resolveImageSize('640x480', allowed),
+      (error: Error & { param?: string; status?: number }) => {
+        assert.equal(error.status, 400);
+        assert.equal(error.param, 'size');
+        assert.match(error.message, /256x256, 512x512, 1024x1024/);
+        return true;
+      },
+    );
   });
 
   test('no size: 1024x1024 when allowed, else the first allowed size, any size when no list', () => {

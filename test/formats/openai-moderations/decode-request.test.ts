@@ -19,7 +19,10 @@ describe('decodeModerationRequest', () => {
     assert.throws(() => decodeModerationRequest({}), { code: 'missing_parameter', param: 'input' });
     assert.throws(() => decodeModerationRequest({ input: 5 }), { code: 'invalid_format', param: 'input' });
     assert.throws(() => decodeModerationRequest({ input: ['ok', 5] }), { code: 'invalid_format', param: 'input[1]' });
-    assert.throws(() => decodeModerationRequest({ input: [{ type: 'text', text: 1 }] }), { code: 'invalid_format', param: 'input[0].text' });
+    assert.throws(() => decodeModerationRequest({ input: [{ type: 'text', text: 1 }] }), {
+      code: 'invalid_format',
+      param: 'input[0].text',
+    });
     assert.throws(() => decodeModerationRequest({ input: ['a', { type: 'image_url', image_url: { url: 'https://x/y.png' } }] }), {
       code: 'invalid_parameter',
       param: 'input[1]',

@@ -48,7 +48,10 @@ describe('decodeResponsesRequest: the minimal request and the SPEC defaults', ()
     assert.equal(decoded.input.length, 1);
     const item = decoded.input[0]!;
     assert.match(item.id, /^msg_[0-9a-f]{48}$/);
-    assert.deepEqual({ ...item, id: 'x' }, { id: 'x', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'Hello' }] });
+    assert.deepEqual(
+      { ...item, id: 'x' },
+      { id: 'x', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'Hello' }] },
+    );
   });
 
   test('options and echo carry every SPEC default', () => {
@@ -198,15 +201,34 @@ describe('decodeResponsesRequest: input items', () => {
       instructions: 'Rule one.',
       input: [
         { role: 'developer', content: 'Rule two.' },
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Hi' }, { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'low' }] },
-        { type: 'message', role: 'assistant', id: 'msg_prev', status: 'completed', content: [{ type: 'output_text', text: 'Hello!', annotations: [] }] },
+        {
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'Hi' },
+            { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'low' },
+          ],
+        },
+        {
+          type: 'message',
+          role: 'assistant',
+          id: 'msg_prev',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'Hello!', annotations: [] }],
+        },
         { role: 'system', content: [{ type: 'input_text', text: 'Rule three.' }] },
         { role: 'user', content: 'And now?' },
       ],
     });
     assert.equal(decoded.request.system, 'Rule one.\n\nRule two.\n\nRule three.');
     assert.deepEqual(decoded.request.messages, [
-      { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'image', url: 'https://example.com/a.png', detail: 'low' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Hi' },
+          { type: 'image', url: 'https://example.com/a.png', detail: 'low' },
+        ],
+      },
       { role: 'assistant', content: [{ type: 'text', text: 'Hello!' }] },
       { role: 'user', content: [{ type: 'text', text: 'And now?' }] },
     ]);
@@ -219,7 +241,10 @@ describe('decodeResponsesRequest: input items', () => {
       type: 'message',
       role: 'user',
       status: 'completed',
-      content: [{ type: 'input_text', text: 'Hi' }, { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'low' }],
+      content: [
+        { type: 'input_text', text: 'Hi' },
+        { type: 'input_image', image_url: 'https://example.com/a.png', detail: 'low' },
+      ],
     });
     for (const item of decoded.input) assert.match(item.id, /^msg_/);
   });
@@ -247,7 +272,12 @@ describe('decodeResponsesRequest: input items', () => {
   test('bad items and parts are refused with the path of the offending field', () => {
     const user = (content: unknown) => ({ input: [{ role: 'user', content }] });
     rejectsWith({ input: [{ content: 'x' }] }, 'missing_parameter', 'input[0].type');
-    rejectsWith({ input: [{ type: 'web_search_call', id: 'ws_1' }] }, 'invalid_messages', 'input[0].type', /'web_search_call' items are not supported/);
+    rejectsWith(
+      { input: [{ type: 'web_search_call', id: 'ws_1' }] },
+      'invalid_messages',
+      'input[0].type',
+      /'web_search_call' items are not supported/,
+    );
     rejectsWith({ input: [{ type: 'item_reference' }] }, 'missing_parameter', 'input[0].id');
     rejectsWith({ input: [{ role: 'tool', content: 'x' }] }, 'invalid_messages', 'input[0].role');
     rejectsWith({ input: [{ role: 5, content: 'x' }] }, 'invalid_format', 'input[0].role');
@@ -256,15 +286,41 @@ describe('decodeResponsesRequest: input items', () => {
     rejectsWith(user([]), 'invalid_messages', 'input[0].content');
     rejectsWith(user([{ type: 'output_text', text: 'x' }]), 'invalid_messages', 'input[0].content[0].type');
     rejectsWith(user([{ type: 'input_text' }]), 'missing_parameter', 'input[0].content[0].text');
-    rejectsWith(user([{ type: 'input_image', file_id: 'file-1', detail: 'auto' }]), 'invalid_parameter', 'input[0].content[0].file_id', /file id are not supported/);
+    rejectsWith(
+      user([{ type: 'input_image', file_id: 'file-1', detail: 'auto' }]),
+      'invalid_parameter',
+      'input[0].content[0].file_id',
+      /file id are not supported/,
+    );
     rejectsWith(user([{ type: 'input_image', detail: 'auto' }]), 'missing_parameter', 'input[0].content[0].image_url');
     rejectsWith(user([{ type: 'input_image', image_url: 'ftp://x/y.png' }]), 'invalid_parameter', 'input[0].content[0].image_url');
-    rejectsWith(user([{ type: 'input_image', image_url: 'data:text/plain;base64,eA==' }]), 'invalid_parameter', 'input[0].content[0].image_url');
-    rejectsWith(user([{ type: 'input_image', image_url: 'https://x/y.png', detail: 'huge' }]), 'invalid_parameter', 'input[0].content[0].detail');
+    rejectsWith(
+      user([{ type: 'input_image', image_url: 'data:text/plain;base64,eA==' }]),
+      'invalid_parameter',
+      'input[0].content[0].image_url',
+    );
+    rejectsWith(
+      user([{ type: 'input_image', image_url: 'https://x/y.png', detail: 'huge' }]),
+      'invalid_parameter',
+      'input[0].content[0].detail',
+    );
     rejectsWith(user([{ type: 'input_file', file_id: 'file-1' }]), 'invalid_parameter', 'input[0].content[0].file_id');
     rejectsWith(user([{ type: 'input_file', file_data: 'JVBERi0=' }]), 'invalid_parameter', 'input[0].content[0].file_data');
-    rejectsWith({ input: [{ role: 'system', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }] }, 'invalid_messages', 'input[0].content[0].type');
-    rejectsWith({ input: [{ role: 'assistant', content: [{ type: 'input_text', text: 'x' }] }, { role: 'user', content: 'y' }] }, 'invalid_messages', 'input[0].content[0].type');
+    rejectsWith(
+      { input: [{ role: 'system', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }] },
+      'invalid_messages',
+      'input[0].content[0].type',
+    );
+    rejectsWith(
+      {
+        input: [
+          { role: 'assistant', content: [{ type: 'input_text', text: 'x' }] },
+          { role: 'user', content: 'y' },
+        ],
+      },
+      'invalid_messages',
+      'input[0].content[0].type',
+    );
     rejectsWith({ input: [{ role: 'system', content: 'only rules' }] }, 'invalid_messages', 'input', /at least one user/);
   });
 });
@@ -297,20 +353,44 @@ describe('decodeResponsesRequest: function calls and their outputs', () => {
     assert.equal(decoded.request.messages.length, 3);
     assert.equal(decoded.options.imageParam, null);
     assert.equal(decoded.request.messages[1]!.content.length, 2);
-    assert.deepEqual(decoded.request.messages[2]!.content[1], { type: 'tool-result', toolCallId: 'call_2', toolName: 'get_weather', content: [{ type: 'text', text: 'sunny' }] });
+    assert.deepEqual(decoded.request.messages[2]!.content[1], {
+      type: 'tool-result',
+      toolCallId: 'call_2',
+      toolName: 'get_weather',
+      content: [{ type: 'text', text: 'sunny' }],
+    });
   });
 
   test('an output that answers no call, a second answer, and an unanswered call are invalid_messages', () => {
     rejectsWith({ input: [{ role: 'user', content: 'x' }, answer] }, 'invalid_messages', 'input[1].call_id', /does not match/);
-    rejectsWith({ input: [{ role: 'user', content: 'x' }, call, answer, answer] }, 'invalid_messages', 'input[3].call_id', /already answered/);
-    rejectsWith({ input: [{ role: 'user', content: 'x' }, call, { role: 'user', content: 'y' }] }, 'invalid_messages', 'input[2]', /No function_call_output found for the function call 'call_1'/);
+    rejectsWith(
+      { input: [{ role: 'user', content: 'x' }, call, answer, answer] },
+      'invalid_messages',
+      'input[3].call_id',
+      /already answered/,
+    );
+    rejectsWith(
+      { input: [{ role: 'user', content: 'x' }, call, { role: 'user', content: 'y' }] },
+      'invalid_messages',
+      'input[2]',
+      /No function_call_output found for the function call 'call_1'/,
+    );
     rejectsWith({ input: [{ role: 'user', content: 'x' }, call] }, 'invalid_messages', 'input');
-    rejectsWith({ input: [{ role: 'user', content: 'x' }, call, call, answer] }, 'invalid_messages', 'input[2].call_id', /two function calls/);
+    rejectsWith(
+      { input: [{ role: 'user', content: 'x' }, call, call, answer] },
+      'invalid_messages',
+      'input[2].call_id',
+      /two function calls/,
+    );
   });
 
   test('an image in a function_call_output is found for the vision check', () => {
     const decoded = decode({
-      input: [{ role: 'user', content: 'Look' }, call, { type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_image', image_url: 'https://example.com/chart.png' }] }],
+      input: [
+        { role: 'user', content: 'Look' },
+        call,
+        { type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_image', image_url: 'https://example.com/chart.png' }] },
+      ],
     });
     assert.equal(decoded.options.imageParam, 'input[2].output[0]');
     assert.deepEqual(decoded.request.messages[2]!.content[0], {
@@ -327,8 +407,16 @@ describe('decodeResponsesRequest: function calls and their outputs', () => {
     rejectsWith({ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: {} }] }, 'invalid_format', 'input[0].arguments');
     rejectsWith({ input: [{ type: 'function_call_output', call_id: 'c' }] }, 'missing_parameter', 'input[0].output');
     rejectsWith({ input: [{ type: 'function_call_output', call_id: 'c', output: 5 }] }, 'invalid_format', 'input[0].output');
-    rejectsWith({ input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_file', file_data: 'x' }] }] }, 'invalid_messages', 'input[0].output[0].type');
-    rejectsWith({ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}', status: 'done' }] }, 'invalid_parameter', 'input[0].status');
+    rejectsWith(
+      { input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_file', file_data: 'x' }] }] },
+      'invalid_messages',
+      'input[0].output[0].type',
+    );
+    rejectsWith(
+      { input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}', status: 'done' }] },
+      'invalid_parameter',
+      'input[0].status',
+    );
   });
 
   test('with previous_response_id the call check waits for the stored chain (applyHistory)', () => {
@@ -350,10 +438,16 @@ describe('decodeResponsesRequest: function calls and their outputs', () => {
 
   test('applyHistory refuses an output that answers nothing in the chain, and a chain call left unanswered', () => {
     const orphan = decode({ previous_response_id: 'resp_x', input: [{ ...answer, call_id: 'call_9' }] });
-    assert.throws(() => applyHistory(orphan, [{ id: 'msg_1', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'x' }] }]), {
-      code: 'invalid_messages',
-      param: 'input[0].call_id',
-    });
+    assert.throws(
+      () =>
+        applyHistory(orphan, [
+          { id: 'msg_1', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'x' }] },
+        ]),
+      {
+        code: 'invalid_messages',
+        param: 'input[0].call_id',
+      },
+    );
     const unanswered = decode({ previous_response_id: 'resp_x', input: 'next question' });
     assert.throws(
       () =>
@@ -384,7 +478,11 @@ describe('decodeResponsesRequest: function calls and their outputs', () => {
         { type: 'text', text: 'Done.' },
       ],
     });
-    rejectsWith({ input: [{ type: 'reasoning', content: [{ type: 'summary_text', text: 'x' }] }] }, 'invalid_messages', 'input[0].content[0].type');
+    rejectsWith(
+      { input: [{ type: 'reasoning', content: [{ type: 'summary_text', text: 'x' }] }] },
+      'invalid_messages',
+      'input[0].content[0].type',
+    );
   });
 });
 
@@ -407,21 +505,40 @@ describe('decodeResponsesRequest: instructions', () => {
     rejectsWith({ instructions: 5 }, 'invalid_format', 'instructions');
     rejectsWith({ instructions: [{ role: 'user', content: 'x' }] }, 'invalid_parameter', 'instructions[0].role');
     rejectsWith({ instructions: [{ role: 'system' }] }, 'missing_parameter', 'instructions[0].content');
-    rejectsWith({ instructions: [{ role: 'system', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }] }, 'invalid_messages', 'instructions[0].content[0].type');
+    rejectsWith(
+      { instructions: [{ role: 'system', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }] },
+      'invalid_messages',
+      'instructions[0].content[0].type',
+    );
   });
 });
 
 describe('decodeResponsesRequest: tools and tool_choice', () => {
-  const weather = { type: 'function', name: 'get_weather', description: 'Weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true };
+  const weather = {
+    type: 'function',
+    name: 'get_weather',
+    description: 'Weather of a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } } },
+    strict: true,
+  };
 
   test('function tools are decoded and echoed; tool_choice variants map to the canonical choice', () => {
-    const decoded = decode({ tools: [weather, { type: 'function', name: 'noop' }], tool_choice: { type: 'function', name: 'get_weather' } });
+    const decoded = decode({
+      tools: [weather, { type: 'function', name: 'noop' }],
+      tool_choice: { type: 'function', name: 'get_weather' },
+    });
     assert.deepEqual(decoded.request.tools, [
       { name: 'get_weather', description: 'Weather of a city', inputSchema: weather.parameters, strict: true },
       { name: 'noop', inputSchema: { type: 'object', properties: {} } },
     ]);
     assert.deepEqual(decoded.request.toolChoice, { type: 'tool', name: 'get_weather' });
-    assert.deepEqual(decoded.options.echo.tools[1], { type: 'function', name: 'noop', description: null, parameters: { type: 'object', properties: {} }, strict: null });
+    assert.deepEqual(decoded.options.echo.tools[1], {
+      type: 'function',
+      name: 'noop',
+      description: null,
+      parameters: { type: 'object', properties: {} },
+      strict: null,
+    });
     assert.deepEqual(decoded.options.echo.tool_choice, { type: 'function', name: 'get_weather' });
     assert.deepEqual(decode({ tools: [weather], tool_choice: 'required' }).request.toolChoice, { type: 'required' });
     assert.deepEqual(decode({ tool_choice: 'none' }).request.toolChoice, { type: 'none' });
@@ -500,7 +617,11 @@ describe('decodeResponsesRequest: text.format and reasoning', () => {
 describe('decodeInputItemsQuery', () => {
   test('defaults and valid values', () => {
     assert.deepEqual(decodeInputItemsQuery(undefined), { after: null, limit: 20, order: 'desc' });
-    assert.deepEqual(decodeInputItemsQuery({ after: 'msg_1', limit: '100', order: 'asc', include: ['x'] }), { after: 'msg_1', limit: 100, order: 'asc' });
+    assert.deepEqual(decodeInputItemsQuery({ after: 'msg_1', limit: '100', order: 'asc', include: ['x'] }), {
+      after: 'msg_1',
+      limit: 100,
+      order: 'asc',
+    });
   });
 
   test('limit is 1-100 and order asc|desc', () => {

@@ -15,7 +15,6 @@ import { lengthParts, parallelToolParts, reasoningParts, textParts, usage } from
 import { RESPONSE_SPEC_FIELDS } from './spec-fields.ts';
 import { replay } from '../../support/canonical-parts.ts';
 
-
 function contextFor(body: Record<string, unknown> = {}): ResponseContext {
   return createResponseContext(decodeResponsesRequest({ model: 'test-model', input: 'Hi', max_output_tokens: 50, ...body }).options);
 }
@@ -37,7 +36,16 @@ describe('encodeResponse', () => {
     assert.equal(response.output.length, 1);
     const item = response.output[0]!;
     assert.match(item.id, /^msg_[0-9a-f]{48}$/);
-    assert.deepEqual({ ...item, id: 'x' }, { id: 'x', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello, world!', annotations: [] }] });
+    assert.deepEqual(
+      { ...item, id: 'x' },
+      {
+        id: 'x',
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Hello, world!', annotations: [] }],
+      },
+    );
     assert.equal(response.parallel_tool_calls, true);
     assert.equal(response.previous_response_id, null);
     assert.deepEqual(response.reasoning, { effort: null, summary: null });
@@ -76,9 +84,22 @@ describe('encodeResponse', () => {
     assert.deepEqual(
       response.output.map((item) => ({ ...item, id: item.id.slice(0, 3) })),
       [
-        { id: 'rs_', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'Let me think.' }], encrypted_content: 'sig-abc', status: 'completed' },
+        {
+          id: 'rs_',
+          type: 'reasoning',
+          summary: [],
+          content: [{ type: 'reasoning_text', text: 'Let me think.' }],
+          encrypted_content: 'sig-abc',
+          status: 'completed',
+        },
         { id: 'rs_', type: 'reasoning', summary: [], content: [], encrypted_content: 'redacted:opaque-data', status: 'completed' },
-        { id: 'msg', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Answer.', annotations: [] }] },
+        {
+          id: 'msg',
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'Answer.', annotations: [] }],
+        },
       ],
     );
   });
@@ -94,7 +115,11 @@ describe('encodeResponse', () => {
     assert.equal(mapFinishReason('stop').status, 'completed');
     assert.equal(mapFinishReason('stop-sequence').status, 'completed');
     assert.equal(mapFinishReason('tool-calls').status, 'completed');
-    assert.deepEqual(mapFinishReason('content-filter'), { status: 'incomplete', incompleteDetails: { reason: 'content_filter' }, error: null });
+    assert.deepEqual(mapFinishReason('content-filter'), {
+      status: 'incomplete',
+      incompleteDetails: { reason: 'content_filter' },
+      error: null,
+    });
     assert.equal(mapFinishReason('error').status, 'failed');
   });
 
@@ -128,7 +153,12 @@ describe('encodeResponse', () => {
 
   test('encodeUsage never reports negative text tokens; encodeResponseError maps statuses to response error codes', () => {
     assert.equal(encodeUsage({ ...usage, outputTokens: 1, reasoningTokens: 5 }).output_tokens_details.text_tokens, 0);
-    assert.deepEqual(encodeResponseError(serverError('timeout', 'Too slow.')), { code: 'server_error', message: 'Too slow.', type: 'server_error', param: null });
+    assert.deepEqual(encodeResponseError(serverError('timeout', 'Too slow.')), {
+      code: 'server_error',
+      message: 'Too slow.',
+      type: 'server_error',
+      param: null,
+    });
     const limited = new ServiceError({ status: 429, type: 'rate_limit_exceeded', code: 'upstream_rate_limited', message: 'Slow down.' });
     assert.equal(encodeResponseError(limited).code, 'rate_limit_exceeded');
   });

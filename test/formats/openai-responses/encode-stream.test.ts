@@ -18,7 +18,11 @@ function context(): ResponseContext {
   return createResponseContext(decodeResponsesRequest({ model: 'test-model', input: 'Hi', max_output_tokens: 50 }).options);
 }
 
-async function encode(parts: AsyncIterable<StreamPart>, options: ResponseStreamOptions = {}, responseContext = context()): Promise<EventData[]> {
+async function encode(
+  parts: AsyncIterable<StreamPart>,
+  options: ResponseStreamOptions = {},
+  responseContext = context(),
+): Promise<EventData[]> {
   const events: SseEvent[] = [];
   for await (const event of encodeResponseStream(sequenceBlocks(parts), responseContext, options)) events.push(event);
   return validate(events);
@@ -240,7 +244,13 @@ describe('encodeResponseStream', () => {
     ];
     const streamed = (await encode(replay(parts))).at(-1)!['response'] as ResponseObject;
     assert.deepEqual(
-      streamed.output.map((item) => (item.type === 'message' ? item.content[0]!.type === 'output_text' && item.content[0]!.text : item.type === 'reasoning' ? item.encrypted_content : '')),
+      streamed.output.map((item) =>
+        item.type === 'message'
+          ? item.content[0]!.type === 'output_text' && item.content[0]!.text
+          : item.type === 'reasoning'
+            ? item.encrypted_content
+            : '',
+      ),
       ['late-sig', 'one', 'two'],
     );
     const whole = encodeResponse(await assembleResult(replay(parts)), context());
@@ -249,9 +259,12 @@ describe('encodeResponseStream', () => {
 
   test('a failure after the stream began ends with response.failed carrying the error and the items so far', async () => {
     const stored: ResponseObject[] = [];
-    const events = await encode(replay([...textParts.slice(0, 4), { type: 'error', error: serverError('service_unavailable', 'The upstream went away.') }]), {
-      onFinal: (response) => void stored.push(response),
-    });
+    const events = await encode(
+      replay([...textParts.slice(0, 4), { type: 'error', error: serverError('service_unavailable', 'The upstream went away.') }]),
+      {
+        onFinal: (response) => void stored.push(response),
+      },
+    );
     const last = events.at(-1)!;
     assert.equal(last.type, 'response.failed');
     const response = last['response'] as ResponseObject;
@@ -273,7 +286,15 @@ describe('encodeResponseStream', () => {
 
   test('a failure before any output is thrown, so the route can still answer with an HTTP status', async () => {
     const upstream = serverError('timeout', 'No answer.');
-    await assert.rejects(encode(replay([{ type: 'response-metadata', upstreamId: 'x' }, { type: 'error', error: upstream }])), (error) => error === upstream);
+    await assert.rejects(
+      encode(
+        replay([
+          { type: 'response-metadata', upstreamId: 'x' },
+          { type: 'error', error: upstream },
+        ]),
+      ),
+      (error) => error === upstream,
+    );
     await assert.rejects(encode(replay([], upstream)), (error) => error === upstream);
     await assert.rejects(encode(replay([])), { code: 'internal_error' });
   });

@@ -28,7 +28,7 @@ const answerJson = '{"city":"Paris","temperature":21}';
 
 function script(request: GenerationRequest): StreamPart[] {
   const last = request.messages.at(-1);
-  const said = last?.role === 'user' && last.content[0]?.type === 'text' ? last.content[0].text : last?.role ?? '';
+  const said = last?.role === 'user' && last.content[0]?.type === 'text' ? last.content[0].text : (last?.role ?? '');
   switch (said) {
     case 'tools':
       return parallelToolParts;
@@ -39,7 +39,11 @@ function script(request: GenerationRequest): StreamPart[] {
     case 'json':
       return [
         { type: 'text-start', id: 't' },
-        ...[answerJson.slice(0, 9), answerJson.slice(9, 20), answerJson.slice(20)].map((delta): StreamPart => ({ type: 'text-delta', id: 't', delta })),
+        ...[answerJson.slice(0, 9), answerJson.slice(9, 20), answerJson.slice(20)].map((delta): StreamPart => ({
+          type: 'text-delta',
+          id: 't',
+          delta,
+        })),
         { type: 'text-end', id: 't' },
         { type: 'finish', finishReason: 'stop', usage },
       ];
@@ -47,7 +51,12 @@ function script(request: GenerationRequest): StreamPart[] {
       return [...textParts.slice(0, 3), { type: 'error', error: serverError('service_unavailable', 'The upstream went away.') }];
     case 'tool':
       // The tool result came back: answer with text.
-      return [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'It is 21 degrees.' }, { type: 'text-end', id: 't' }, { type: 'finish', finishReason: 'stop', usage }];
+      return [
+        { type: 'text-start', id: 't' },
+        { type: 'text-delta', id: 't', delta: 'It is 21 degrees.' },
+        { type: 'text-end', id: 't' },
+        { type: 'finish', finishReason: 'stop', usage },
+      ];
     default:
       return textParts;
   }
@@ -74,7 +83,9 @@ before(async () => {
       } catch (error) {
         const status = isServiceError(error) ? error.status : 500;
         const message = error instanceof Error ? error.message : String(error);
-        response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type: 'invalid_request_error', code: null, param: null } }));
+        response
+          .writeHead(status, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message, type: 'invalid_request_error', code: null, param: null } }));
       }
     })();
   });
@@ -88,7 +99,12 @@ after(async () => {
 
 describe('the openai SDK reads what the response-style encoders write', () => {
   test('responses.create: output_text, usage and the echo', async () => {
-    const response = await client.responses.create({ model: 'test-model', input: 'hello', max_output_tokens: 64, instructions: 'Be brief.' });
+    const response = await client.responses.create({
+      model: 'test-model',
+      input: 'hello',
+      max_output_tokens: 64,
+      instructions: 'Be brief.',
+    });
     assert.equal(response.output_text, 'Hello, world!');
     assert.equal(response.status, 'completed');
     assert.equal(response.instructions, 'Be brief.');
@@ -115,8 +131,18 @@ describe('the openai SDK reads what the response-style encoders write', () => {
 
   test('streamed parallel function calls arrive complete, then a second turn sends their outputs back', async () => {
     const tools = [
-      { type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false },
-      { type: 'function' as const, name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } }, strict: false },
+      {
+        type: 'function' as const,
+        name: 'get_weather',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        strict: false,
+      },
+      {
+        type: 'function' as const,
+        name: 'get_time',
+        parameters: { type: 'object', properties: { zone: { type: 'string' } } },
+        strict: false,
+      },
     ];
     const stream = client.responses.stream({ model: 'test-model', input: 'tools', max_output_tokens: 64, tools });
     const argumentDeltas: string[] = [];
@@ -142,7 +168,10 @@ describe('the openai SDK reads what the response-style encoders write', () => {
         ...calls.map((call) => ({ type: 'function_call_output' as const, call_id: call.call_id, output: '21' })),
       ],
     });
-    assert.deepEqual(lastDecoded?.request.messages.map((message) => message.role), ['user', 'assistant', 'tool']);
+    assert.deepEqual(
+      lastDecoded?.request.messages.map((message) => message.role),
+      ['user', 'assistant', 'tool'],
+    );
     assert.equal(second.output_text, 'It is 21 degrees.');
   });
 
@@ -152,7 +181,15 @@ describe('the openai SDK reads what the response-style encoders write', () => {
     assert.equal(reasoning.length, 2);
     assert.equal(reasoning[0]?.content?.[0]?.text, 'Let me think.');
     assert.equal(final.output_text, 'Answer.');
-    await client.responses.create({ model: 'test-model', max_output_tokens: 64, input: [{ role: 'user', content: 'think' }, ...(final.output as unknown as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'again' }] });
+    await client.responses.create({
+      model: 'test-model',
+      max_output_tokens: 64,
+      input: [
+        { role: 'user', content: 'think' },
+        ...(final.output as unknown as OpenAI.Responses.ResponseInputItem[]),
+        { role: 'user', content: 'again' },
+      ],
+    });
     assert.deepEqual(lastDecoded?.request.messages[1]?.content.slice(0, 2), [
       { type: 'reasoning', text: 'Let me think.', signature: 'sig-abc' },
       { type: 'reasoning', text: '', redactedData: 'opaque-data' },
@@ -164,7 +201,9 @@ describe('the openai SDK reads what the response-style encoders write', () => {
     const parsed = await client.responses.parse({ model: 'test-model', input: 'json', max_output_tokens: 64, text: { format } });
     assert.deepEqual(parsed.output_parsed, { city: 'Paris', temperature: 21 });
     assert.equal(lastDecoded?.request.responseFormat?.type, 'json_schema');
-    const streamed = await client.responses.stream({ model: 'test-model', input: 'json', max_output_tokens: 64, text: { format } }).finalResponse();
+    const streamed = await client.responses
+      .stream({ model: 'test-model', input: 'json', max_output_tokens: 64, text: { format } })
+      .finalResponse();
     assert.deepEqual(streamed.output_parsed, { city: 'Paris', temperature: 21 });
   });
 
@@ -182,6 +221,9 @@ describe('the openai SDK reads what the response-style encoders write', () => {
   });
 
   test('a bad request is a BadRequestError', async () => {
-    await assert.rejects(client.responses.create({ model: 'test-model', input: 'hello', max_output_tokens: 64, temperature: 2 }), OpenAI.BadRequestError);
+    await assert.rejects(
+      client.responses.create({ model: 'test-model', input: 'hello', max_output_tokens: 64, temperature: 2 }),
+      OpenAI.BadRequestError,
+    );
   });
 });

@@ -2,7 +2,14 @@
 import type { StreamPart } from '../../../src/core/stream-parts.ts';
 import type { Usage } from '../../../src/core/usage.ts';
 
-export const usage: Usage = { inputTokens: 12, cachedInputTokens: 2, cacheWriteInputTokens: 0, outputTokens: 9, reasoningTokens: 3, estimated: false };
+export const usage: Usage = {
+  inputTokens: 12,
+  cachedInputTokens: 2,
+  cacheWriteInputTokens: 0,
+  outputTokens: 9,
+  reasoningTokens: 3,
+  estimated: false,
+};
 
 export const textParts: StreamPart[] = [
   { type: 'response-metadata', upstreamId: 'up-1', upstreamModel: 'upstream-model' },

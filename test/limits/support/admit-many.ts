@@ -81,7 +81,9 @@ process.stdout.write(`${JSON.stringify(output)}\n`);
 const settleTokens = input.settleTokens;
 if (settleTokens !== undefined) {
   await waitFor('settle');
-  const outcomes = await Promise.all(reservations.flatMap((reservation) => [store.settle(reservation, settleTokens), store.settle(reservation, settleTokens)]));
+  const outcomes = await Promise.all(
+    reservations.flatMap((reservation) => [store.settle(reservation, settleTokens), store.settle(reservation, settleTokens)]),
+  );
   const settled: SettleManyOutput = { settled: outcomes.filter((outcome) => outcome.settled).length };
   process.stdout.write(`${JSON.stringify(settled)}\n`);
 }

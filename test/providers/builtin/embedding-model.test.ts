@@ -84,7 +84,10 @@ describe('built-in embedding model (Universal Sentence Encoder lite)', () => {
     const calls = Array.from({ length: 6 }, (_, call) => Array.from({ length: 30 }, (_, index) => `call ${call} text ${index}`));
     const results = await Promise.all(calls.map((texts) => encoder.embed(texts)));
     const reference = await encoder.embed([calls[4]![17]!]);
-    assert.deepEqual(results.map((vectors) => vectors.length), [30, 30, 30, 30, 30, 30]);
+    assert.deepEqual(
+      results.map((vectors) => vectors.length),
+      [30, 30, 30, 30, 30, 30],
+    );
     assert.ok(cosine(Array.from(results[4]![17]!), Array.from(reference[0]!)) > 0.9999);
   });
 
@@ -96,9 +99,11 @@ describe('built-in embedding model (Universal Sentence Encoder lite)', () => {
 
   test('inference does not block the event loop: a timer fires while a large batch runs', async () => {
     let embeddingDone = false;
-    const embedding = encoder.embed(Array.from({ length: 150 }, (_, index) => `sentence number ${index} for the event loop check`)).then(() => {
-      embeddingDone = true;
-    });
+    const embedding = encoder
+      .embed(Array.from({ length: 150 }, (_, index) => `sentence number ${index} for the event loop check`))
+      .then(() => {
+        embeddingDone = true;
+      });
     await new Promise((resolve) => setTimeout(resolve, 1));
     assert.equal(embeddingDone, false, 'the timer ran before the batch finished');
     await embedding;
@@ -106,7 +111,10 @@ describe('built-in embedding model (Universal Sentence Encoder lite)', () => {
 
   test('an aborted call rejects with the signal reason and leaves the encoder usable', async () => {
     const controller = new AbortController();
-    const pending = encoder.embed(Array.from({ length: 100 }, (_, index) => `aborted ${index}`), controller.signal);
+    const pending = encoder.embed(
+      Array.from({ length: 100 }, (_, index) => `aborted ${index}`),
+      controller.signal,
+    );
     controller.abort(new Error('client went away'));
     await assert.rejects(pending, /client went away/);
     const already = new AbortController();
@@ -123,8 +131,14 @@ describe('built-in embedding model (Universal Sentence Encoder lite)', () => {
   });
 
   test(`retrieval: the true paraphrase ranks first far above chance (${PARAPHRASE_PAIRS.length} pairs)`, async (context) => {
-    const queries = await model.embed(PARAPHRASE_PAIRS.map(([query]) => query), options());
-    const candidates = await model.embed(PARAPHRASE_PAIRS.map(([, paraphrase]) => paraphrase), options());
+    const queries = await model.embed(
+      PARAPHRASE_PAIRS.map(([query]) => query),
+      options(),
+    );
+    const candidates = await model.embed(
+      PARAPHRASE_PAIRS.map(([, paraphrase]) => paraphrase),
+      options(),
+    );
     let hits = 0;
     queries.embeddings.forEach((query, index) => {
       const similarities = candidates.embeddings.map((candidate) => cosine(query, candidate));

@@ -9,7 +9,12 @@ import { chunkText } from '../../../src/providers/builtin/moderation-classifier.
 import { MODERATION_EXAMPLES } from '../../../src/providers/builtin/moderation-examples.ts';
 import { ModerationLexicon } from '../../../src/providers/builtin/moderation-lexicon.ts';
 import { createBuiltinModerationModel } from '../../../src/providers/builtin/moderation-model.ts';
-import { assertGenerationAllowed, assertInputsAllowed, generationInputs, moderateText } from '../../../src/services/moderation/input-moderation.ts';
+import {
+  assertGenerationAllowed,
+  assertInputsAllowed,
+  generationInputs,
+  moderateText,
+} from '../../../src/services/moderation/input-moderation.ts';
 
 const encoder = createSentenceEncoder();
 const model = createBuiltinModerationModel(encoder);
@@ -29,7 +34,11 @@ describe('built-in moderation model', () => {
       ['Send me a video of you naked and touching yourself.', 'sexual'],
       ['People of that religion are filthy vermin and should be driven out.', 'hate'],
     ];
-    const verdicts = await moderateText(model, cases.map(([text]) => text), options());
+    const verdicts = await moderateText(
+      model,
+      cases.map(([text]) => text),
+      options(),
+    );
     cases.forEach(([text, category], index) => {
       assert.ok(verdicts[index]!.flagged, `not flagged: ${text}`);
       assert.ok(flaggedCategories(verdicts[index]!).includes(category), `${text} -> ${flaggedCategories(verdicts[index]!).join(',')}`);
@@ -46,7 +55,9 @@ describe('built-in moderation model', () => {
       'What a lovely morning for a walk by the lake.',
     ];
     const verdicts = await model.classify(benign, options());
-    verdicts.forEach((verdict, index) => assert.equal(verdict.flagged, false, `${benign[index]} -> ${flaggedCategories(verdict).join(',')}`));
+    verdicts.forEach((verdict, index) =>
+      assert.equal(verdict.flagged, false, `${benign[index]} -> ${flaggedCategories(verdict).join(',')}`),
+    );
   });
 
   test('scores are in 0..1 for the four SPEC categories; empty input is never flagged', async () => {
@@ -77,8 +88,15 @@ describe('built-in moderation model', () => {
       .filter((line) => line.length > 0)
       .map((line) => (JSON.parse(line) as { text: string }).text.toLowerCase());
     assert.ok(evaluation.length >= 200);
-    const examples = new Set(Object.values(MODERATION_EXAMPLES).flat().map((text) => text.toLowerCase()));
-    assert.deepEqual(evaluation.filter((text) => examples.has(text)), []);
+    const examples = new Set(
+      Object.values(MODERATION_EXAMPLES)
+        .flat()
+        .map((text) => text.toLowerCase()),
+    );
+    assert.deepEqual(
+      evaluation.filter((text) => examples.has(text)),
+      [],
+    );
   });
 
   test('chunkText keeps short texts whole and splits long ones at sentence ends', () => {
@@ -119,7 +137,14 @@ describe('moderation pre-check', () => {
       model: 'm',
       system: 'Be nice.',
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', url: 'https://x/y.png' }, { type: 'document', text: 'doc' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hi' },
+            { type: 'image', url: 'https://x/y.png' },
+            { type: 'document', text: 'doc' },
+          ],
+        },
         { role: 'assistant', content: [{ type: 'text', text: 'assistant text is not checked' }] },
         { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', content: [{ type: 'text', text: 'result' }] }] },
       ],

@@ -10,7 +10,10 @@ import type { GenerationRequest } from '../../../src/core/generation.ts';
 import { isServiceError } from '../../../src/core/service-error.ts';
 import { convertToLlamaCppChatHistory } from '../../../src/providers/llama-cpp/convert-to-llama-cpp-chat-history.ts';
 import { convertToLlamaCppFunctions } from '../../../src/providers/llama-cpp/convert-to-llama-cpp-functions.ts';
-import { convertToLlamaCppSamplingOptions, resolveMaxOutputTokens } from '../../../src/providers/llama-cpp/convert-to-llama-cpp-generation-options.ts';
+import {
+  convertToLlamaCppSamplingOptions,
+  resolveMaxOutputTokens,
+} from '../../../src/providers/llama-cpp/convert-to-llama-cpp-generation-options.ts';
 import { convertToLlamaCppJsonSchema, SchemaConversionError } from '../../../src/providers/llama-cpp/convert-to-llama-cpp-json-schema.ts';
 import { mapLlamaCppFinishReason, matchedStopSequence } from '../../../src/providers/llama-cpp/map-llama-cpp-finish-reason.ts';
 import { LlamaCppChunkMapper } from '../../../src/providers/llama-cpp/map-llama-cpp-response-chunk.ts';
@@ -34,8 +37,20 @@ describe('convertToLlamaCppChatHistory', () => {
       system: 'Be kind.',
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'one' }] },
-        { role: 'user', content: [{ type: 'text', text: 'two' }, { type: 'document', text: 'body', title: 'Doc' }] },
-        { role: 'assistant', content: [{ type: 'reasoning', text: 'hmm' }, { type: 'text', text: 'three' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'two' },
+            { type: 'document', text: 'body', title: 'Doc' },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'reasoning', text: 'hmm' },
+            { type: 'text', text: 'three' },
+          ],
+        },
         { role: 'user', content: [{ type: 'text', text: 'four' }] },
       ],
     });
@@ -98,12 +113,20 @@ describe('convertToLlamaCppChatHistory', () => {
 
   test('images, URL documents and unpaired tool turns are 400s naming the place', () => {
     expectBadRequest(
-      () => convertToLlamaCppChatHistory({ ...base, messages: [{ role: 'user', content: [{ type: 'image', url: 'https://example.com/a.png' }] }] }),
+      () =>
+        convertToLlamaCppChatHistory({
+          ...base,
+          messages: [{ role: 'user', content: [{ type: 'image', url: 'https://example.com/a.png' }] }],
+        }),
       'messages[0].content[0]',
       /image input/,
     );
     expectBadRequest(
-      () => convertToLlamaCppChatHistory({ ...base, messages: [{ role: 'user', content: [{ type: 'document', url: 'https://example.com/a.pdf' }] }] }),
+      () =>
+        convertToLlamaCppChatHistory({
+          ...base,
+          messages: [{ role: 'user', content: [{ type: 'document', url: 'https://example.com/a.pdf' }] }],
+        }),
       'messages[0].content[0]',
       /documents/,
     );
@@ -120,7 +143,11 @@ describe('convertToLlamaCppChatHistory', () => {
       /no tool result/,
     );
     expectBadRequest(
-      () => convertToLlamaCppChatHistory({ ...base, messages: [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_9', content: 'r' }] }] }),
+      () =>
+        convertToLlamaCppChatHistory({
+          ...base,
+          messages: [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_9', content: 'r' }] }],
+        }),
       'messages[0].content[0].tool_call_id',
       /call_9/,
     );
@@ -128,7 +155,13 @@ describe('convertToLlamaCppChatHistory', () => {
 });
 
 describe('convertToLlamaCppFunctions', () => {
-  const tools = [{ name: 'weather', description: 'Weather', inputSchema: { type: 'object', properties: { city: { type: 'string', pattern: '^[A-Z]' } } } }];
+  const tools = [
+    {
+      name: 'weather',
+      description: 'Weather',
+      inputSchema: { type: 'object', properties: { city: { type: 'string', pattern: '^[A-Z]' } } },
+    },
+  ];
 
   test('tools become functions with grammar-ready parameter schemas; none offers nothing', () => {
     assert.equal(convertToLlamaCppFunctions(base), undefined);
@@ -140,9 +173,21 @@ describe('convertToLlamaCppFunctions', () => {
   });
 
   test('forced tool choice, tools with a JSON response format and bad schemas are 400s', () => {
-    expectBadRequest(() => convertToLlamaCppFunctions({ ...base, tools, toolChoice: { type: 'required' } }), 'tool_choice', /forcing a tool call/);
-    expectBadRequest(() => convertToLlamaCppFunctions({ ...base, tools, toolChoice: { type: 'tool', name: 'weather' } }), 'tool_choice', /forcing a tool call/);
-    expectBadRequest(() => convertToLlamaCppFunctions({ ...base, tools, responseFormat: { type: 'json_object' } }), 'response_format', /tools/);
+    expectBadRequest(
+      () => convertToLlamaCppFunctions({ ...base, tools, toolChoice: { type: 'required' } }),
+      'tool_choice',
+      /forcing a tool call/,
+    );
+    expectBadRequest(
+      () => convertToLlamaCppFunctions({ ...base, tools, toolChoice: { type: 'tool', name: 'weather' } }),
+      'tool_choice',
+      /forcing a tool call/,
+    );
+    expectBadRequest(
+      () => convertToLlamaCppFunctions({ ...base, tools, responseFormat: { type: 'json_object' } }),
+      'response_format',
+      /tools/,
+    );
     expectBadRequest(
       () => convertToLlamaCppFunctions({ ...base, tools: [...tools, { name: 'odd', inputSchema: { type: 'object', if: {} } }] }),
       'tools[1]',
@@ -192,7 +237,11 @@ describe('convertToLlamaCppJsonSchema', () => {
   });
 
   test('an object without declared properties allows any properties, as JSON Schema does', () => {
-    assert.deepEqual(convertToLlamaCppJsonSchema({ type: 'object' }).schema, { type: 'object', properties: {}, additionalProperties: true });
+    assert.deepEqual(convertToLlamaCppJsonSchema({ type: 'object' }).schema, {
+      type: 'object',
+      properties: {},
+      additionalProperties: true,
+    });
   });
 
   test('structural keywords it cannot honour are errors that say what and where', () => {
@@ -202,7 +251,10 @@ describe('convertToLlamaCppJsonSchema', () => {
       [{ allOf: [{ type: 'string' }, { maxLength: 2 }] }, /allOf/],
       [{ type: 'text' }, /not a JSON Schema type/],
     ] as const) {
-      assert.throws(() => convertToLlamaCppJsonSchema(schema as Record<string, unknown>), (error) => error instanceof SchemaConversionError && pattern.test(error.message));
+      assert.throws(
+        () => convertToLlamaCppJsonSchema(schema as Record<string, unknown>),
+        (error) => error instanceof SchemaConversionError && pattern.test(error.message),
+      );
     }
   });
 });
@@ -211,7 +263,15 @@ describe('generation options and finish reasons', () => {
   test('sampling fields pass through; temperature defaults to 1; empty stop sequences are dropped', () => {
     assert.deepEqual(convertToLlamaCppSamplingOptions(base), { temperature: 1, repeatPenalty: false });
     assert.deepEqual(
-      convertToLlamaCppSamplingOptions({ ...base, temperature: 0, topP: 0.5, topK: 3, seed: 9, stopSequences: ['', 'END'], thinking: { budgetTokens: 1024 } }),
+      convertToLlamaCppSamplingOptions({
+        ...base,
+        temperature: 0,
+        topP: 0.5,
+        topK: 3,
+        seed: 9,
+        stopSequences: ['', 'END'],
+        thinking: { budgetTokens: 1024 },
+      }),
       { temperature: 0, topP: 0.5, topK: 3, seed: 9, repeatPenalty: false, customStopTriggers: ['END'], budgets: { thoughtTokens: 1024 } },
     );
   });
@@ -258,7 +318,12 @@ describe('LlamaCppChunkMapper', () => {
   test('function call params stream as a tool-input block without the trailing newlines of the grammar', () => {
     const ids = ['call_a', 'call_b'];
     const mapper = new LlamaCppChunkMapper(() => ids.shift()!);
-    const chunk = (callIndex: number, paramsChunk: string, done = false) => ({ callIndex, functionName: callIndex === 0 ? 'weather' : 'time', paramsChunk, done });
+    const chunk = (callIndex: number, paramsChunk: string, done = false) => ({
+      callIndex,
+      functionName: callIndex === 0 ? 'weather' : 'time',
+      paramsChunk,
+      done,
+    });
     const parts = [
       ...mapper.map({ type: undefined, segmentType: undefined, text: 'Let me check.', tokens: [1 as Token] }),
       ...mapper.mapFunctionCallChunk(chunk(0, '{"city": ')),

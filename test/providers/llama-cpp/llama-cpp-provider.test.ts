@@ -18,12 +18,25 @@ import type { GenerationRequest } from '../../../src/core/generation.ts';
 import type { LanguageModel, ProviderInstance } from '../../../src/core/language-model.ts';
 import { isServiceError, type ServiceError } from '../../../src/core/service-error.ts';
 import type { StreamPart } from '../../../src/core/stream-parts.ts';
-import { createLlamaCppProvider, resolveLlamaCppThreads, type LlamaCppProviderConfig } from '../../../src/providers/llama-cpp/llama-cpp-provider.ts';
+import {
+  createLlamaCppProvider,
+  resolveLlamaCppThreads,
+  type LlamaCppProviderConfig,
+} from '../../../src/providers/llama-cpp/llama-cpp-provider.ts';
 import type { ProviderFactory } from '../../../src/providers/registry.ts';
 import type { ProviderLogger } from '../../../src/providers/shared/provider-context.ts';
 import { buildTinyLlamaGguf, TINY_SCRIPT_TEXT } from '../../support/tiny-gguf/build-tiny-llama.ts';
 
-const config: LlamaCppProviderConfig = { kind: 'llama-cpp', id: 'local', threads: 1, sequencesPerModel: 4, maxContextTokens: 8192, timeoutMs: 60_000, maxRetries: 0, headers: {} };
+const config: LlamaCppProviderConfig = {
+  kind: 'llama-cpp',
+  id: 'local',
+  threads: 1,
+  sequencesPerModel: 4,
+  maxContextTokens: 8192,
+  timeoutMs: 60_000,
+  maxRetries: 0,
+  headers: {},
+};
 
 interface LogEntry {
   level: 'warn' | 'debug';
@@ -124,12 +137,16 @@ describe('llama-cpp provider on a tiny GGUF', () => {
   });
 
   test('a stop sequence cuts the text and is reported, also when it spans tokens', async () => {
-    const single = await collect(model.stream(userRequest('Go', { stopSequences: ['nothing', 'fox'] }), { signal: AbortSignal.timeout(60_000) }));
+    const single = await collect(
+      model.stream(userRequest('Go', { stopSequences: ['nothing', 'fox'] }), { signal: AbortSignal.timeout(60_000) }),
+    );
     assert.equal(textOf(single), 'The quick brown ');
     assert.equal(finishOf(single).finishReason, 'stop-sequence');
     assert.equal(finishOf(single).stopSequence, 'fox');
 
-    const spanning = await assembleResult(model.stream(userRequest('Go', { stopSequences: ['own f'] }), { signal: AbortSignal.timeout(60_000) }));
+    const spanning = await assembleResult(
+      model.stream(userRequest('Go', { stopSequences: ['own f'] }), { signal: AbortSignal.timeout(60_000) }),
+    );
     assert.deepEqual(spanning.content, [{ type: 'text', text: 'The quick br' }]);
     assert.equal(spanning.finishReason, 'stop-sequence');
     assert.equal(spanning.stopSequence, 'own f');
@@ -148,7 +165,13 @@ describe('llama-cpp provider on a tiny GGUF', () => {
           messages: [
             { role: 'user', content: [{ type: 'text', text: 'Say something.' }] },
             { role: 'assistant', content: [{ type: 'text', text: 'Something.' }] },
-            { role: 'user', content: [{ type: 'text', text: 'Again,' }, { type: 'document', text: 'about foxes', title: 'Topic' }] },
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'Again,' },
+                { type: 'document', text: 'about foxes', title: 'Topic' },
+              ],
+            },
             { role: 'assistant', content: [{ type: 'text', text: 'The quick' }] },
           ],
           maxOutputTokens: 2,
@@ -159,7 +182,9 @@ describe('llama-cpp provider on a tiny GGUF', () => {
     // node-llama-cpp detokenizes the first generated token without the prefill before it, so the
     // leading space of "▁brown" is dropped.
     assert.deepEqual(result.content, [{ type: 'text', text: 'brown fox' }]);
-    const single = await assembleResult(model.stream(userRequest('Say something.', { maxOutputTokens: 1 }), { signal: AbortSignal.timeout(60_000) }));
+    const single = await assembleResult(
+      model.stream(userRequest('Say something.', { maxOutputTokens: 1 }), { signal: AbortSignal.timeout(60_000) }),
+    );
     assert.ok(result.usage.inputTokens > single.usage.inputTokens + 10, `${result.usage.inputTokens} vs ${single.usage.inputTokens}`);
   });
 
@@ -205,7 +230,9 @@ describe('llama-cpp provider on a tiny GGUF', () => {
 
   test('json_object output is a JSON object', async () => {
     const result = await assembleResult(
-      model.stream(userRequest('JSON please', { maxOutputTokens: 100, responseFormat: { type: 'json_object' } }), { signal: AbortSignal.timeout(60_000) }),
+      model.stream(userRequest('JSON please', { maxOutputTokens: 100, responseFormat: { type: 'json_object' } }), {
+        signal: AbortSignal.timeout(60_000),
+      }),
     );
     const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
     const value: unknown = JSON.parse(text);
@@ -242,7 +269,9 @@ describe('llama-cpp provider on a tiny GGUF', () => {
     );
     assert.ok(deltas >= 3 && deltas < 100, `deltas ${deltas}`);
     // Both sequences are free again: two generations run side by side.
-    const results = await Promise.all([1, 2].map(() => assembleResult(model.stream(userRequest('Again', { maxOutputTokens: 2 }), { signal: AbortSignal.timeout(60_000) }))));
+    const results = await Promise.all(
+      [1, 2].map(() => assembleResult(model.stream(userRequest('Again', { maxOutputTokens: 2 }), { signal: AbortSignal.timeout(60_000) }))),
+    );
     for (const result of results) assert.deepEqual(result.content, [{ type: 'text', text: 'The quick' }]);
   });
 
@@ -279,7 +308,11 @@ describe('llama-cpp provider on a tiny GGUF', () => {
   test('concurrent requests each get their own sequence; the ones beyond the pool wait their turn', async () => {
     const lengths = [3, 5, 2, 4];
     const results = await Promise.all(
-      lengths.map((length) => assembleResult(model.stream(userRequest(`Request of ${length}`, { maxOutputTokens: length }), { signal: AbortSignal.timeout(60_000) }))),
+      lengths.map((length) =>
+        assembleResult(
+          model.stream(userRequest(`Request of ${length}`, { maxOutputTokens: length }), { signal: AbortSignal.timeout(60_000) }),
+        ),
+      ),
     );
     const words = TINY_SCRIPT_TEXT.split(' ');
     results.forEach((result, index) => {
@@ -303,7 +336,8 @@ describe('llama-cpp provider on a tiny GGUF', () => {
       const ticksAtStart = ticks;
       const draining = (async () => {
         try {
-          for (let part = await iterator.next(); !part.done; part = await iterator.next()) if (part.value.type === 'finish') finished = true;
+          for (let part = await iterator.next(); !part.done; part = await iterator.next())
+            if (part.value.type === 'finish') finished = true;
         } catch {
           // aborted below
         }
@@ -328,7 +362,15 @@ describe('llama-cpp provider on a tiny GGUF', () => {
         model.stream(
           {
             model: 'tiny-local',
-            messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', url: 'data:image/png;base64,AAAA' }] }],
+            messages: [
+              {
+                role: 'user',
+                content: [
+                  { type: 'text', text: 'What is this?' },
+                  { type: 'image', url: 'data:image/png;base64,AAAA' },
+                ],
+              },
+            ],
           },
           { signal: AbortSignal.timeout(60_000) },
         ),
@@ -340,9 +382,12 @@ describe('llama-cpp provider on a tiny GGUF', () => {
 
     const forced = await rejection(
       collect(
-        model.stream(userRequest('Weather?', { tools: [{ name: 'weather', inputSchema: { type: 'object' } }], toolChoice: { type: 'required' } }), {
-          signal: AbortSignal.timeout(60_000),
-        }),
+        model.stream(
+          userRequest('Weather?', { tools: [{ name: 'weather', inputSchema: { type: 'object' } }], toolChoice: { type: 'required' } }),
+          {
+            signal: AbortSignal.timeout(60_000),
+          },
+        ),
       ),
     );
     assert.equal(forced.status, 400);
@@ -351,9 +396,16 @@ describe('llama-cpp provider on a tiny GGUF', () => {
 
     // tool_choice none: the tools are simply not offered.
     const result = await assembleResult(
-      model.stream(userRequest('Weather?', { maxOutputTokens: 1, tools: [{ name: 'weather', inputSchema: { type: 'object' } }], toolChoice: { type: 'none' } }), {
-        signal: AbortSignal.timeout(60_000),
-      }),
+      model.stream(
+        userRequest('Weather?', {
+          maxOutputTokens: 1,
+          tools: [{ name: 'weather', inputSchema: { type: 'object' } }],
+          toolChoice: { type: 'none' },
+        }),
+        {
+          signal: AbortSignal.timeout(60_000),
+        },
+      ),
     );
     assert.deepEqual(result.content, [{ type: 'text', text: 'The' }]);
   });
@@ -434,7 +486,11 @@ describe('llama-cpp provider function calling', () => {
     {
       name: 'weather',
       description: 'Current weather of a city',
-      inputSchema: { type: 'object', properties: { city: { type: 'string' }, unit: { enum: ['celsius', 'fahrenheit'] } }, required: ['city', 'unit'] },
+      inputSchema: {
+        type: 'object',
+        properties: { city: { type: 'string' }, unit: { enum: ['celsius', 'fahrenheit'] } },
+        required: ['city', 'unit'],
+      },
     },
   ];
 
@@ -443,7 +499,9 @@ describe('llama-cpp provider function calling', () => {
   });
 
   test('a tool call streams as a tool-input block and finishes with tool-calls', async () => {
-    const parts = await collect(model.stream(userRequest('Weather in Paris?', { tools, maxOutputTokens: 100 }), { signal: AbortSignal.timeout(60_000) }));
+    const parts = await collect(
+      model.stream(userRequest('Weather in Paris?', { tools, maxOutputTokens: 100 }), { signal: AbortSignal.timeout(60_000) }),
+    );
     assert.deepEqual(
       parts.filter((part) => part.type !== 'tool-input-delta').map((part) => part.type),
       ['tool-input-start', 'tool-input-end', 'finish'],
@@ -461,7 +519,9 @@ describe('llama-cpp provider function calling', () => {
   });
 
   test('the tool result goes back into the prompt and the conversation goes on', async () => {
-    const first = await assembleResult(model.stream(userRequest('Weather in Paris?', { tools, maxOutputTokens: 100 }), { signal: AbortSignal.timeout(60_000) }));
+    const first = await assembleResult(
+      model.stream(userRequest('Weather in Paris?', { tools, maxOutputTokens: 100 }), { signal: AbortSignal.timeout(60_000) }),
+    );
     const call = first.content[0];
     assert.equal(call?.type, 'tool-call');
     const followUp = await assembleResult(
@@ -485,7 +545,9 @@ describe('llama-cpp provider function calling', () => {
   });
 
   test('a JSON response format cannot be combined with tools here', async () => {
-    const error = await rejection(collect(model.stream(userRequest('x', { tools, responseFormat: { type: 'json_object' } }), { signal: AbortSignal.timeout(60_000) })));
+    const error = await rejection(
+      collect(model.stream(userRequest('x', { tools, responseFormat: { type: 'json_object' } }), { signal: AbortSignal.timeout(60_000) })),
+    );
     assert.equal(error.status, 400);
     assert.equal(error.param, 'response_format');
   });

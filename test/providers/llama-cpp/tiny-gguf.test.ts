@@ -15,7 +15,10 @@ test('the tiny llama GGUF parses with its metadata, tokenizer and tensors', asyn
   const metadata = info.metadata as unknown as {
     general: { architecture: string; alignment: number };
     llama: { embedding_length: number; block_count: number; attention: { head_count: number; head_count_kv: number } };
-    tokenizer: { ggml: { model: string; tokens: string[]; scores: number[]; token_type: number[]; bos_token_id: number; eos_token_id: number }; chat_template: string };
+    tokenizer: {
+      ggml: { model: string; tokens: string[]; scores: number[]; token_type: number[]; bos_token_id: number; eos_token_id: number };
+      chat_template: string;
+    };
   };
   assert.equal(metadata.general.architecture, 'llama');
   assert.equal(metadata.general.alignment, 32);

@@ -49,7 +49,10 @@ after(async () => {
 describe('OpenAICompatibleEmbeddingModel', () => {
   test('sends the OpenAI request and maps the reply by index', async () => {
     upstream.enqueue((request) => embeddingsReply(request));
-    const model = new OpenAICompatibleEmbeddingModel(client, { upstreamModel: 'text-embedding-3-small', headers: { authorization: 'Bearer sk-test-secret-key' } });
+    const model = new OpenAICompatibleEmbeddingModel(client, {
+      upstreamModel: 'text-embedding-3-small',
+      headers: { authorization: 'Bearer sk-test-secret-key' },
+    });
     const result = await model.embed(['alpha', 'be'], { ...options(), dimensions: 3, requestId: 'req_1' });
     assert.deepEqual(result, { embeddings: [vectorFor('alpha'), vectorFor('be')], inputTokens: 4, estimated: false });
     const [request] = upstream.requests;
@@ -67,10 +70,7 @@ describe('OpenAICompatibleEmbeddingModel', () => {
     assert.equal(model.maxBatchSize, 3);
     assert.deepEqual(result.embeddings, inputs.map(vectorFor));
     assert.equal(result.inputTokens, 20);
-    assert.deepEqual(
-      upstream.requests.map((request) => (request.body as { input: string[] }).input.length).sort(),
-      [1, 3, 3, 3],
-    );
+    assert.deepEqual(upstream.requests.map((request) => (request.body as { input: string[] }).input.length).sort(), [1, 3, 3, 3]);
   });
 
   test('base64 replies are decoded; missing usage is counted locally and marked estimated', async () => {
@@ -88,7 +88,11 @@ describe('OpenAICompatibleEmbeddingModel', () => {
 
   test('upstream errors are mapped like the other providers, without leaking the key', async () => {
     const model = new OpenAICompatibleEmbeddingModel(client, { upstreamModel: 'e', headers: {} });
-    upstream.enqueue({ type: 'error', status: 400, message: "This model's maximum context length is 8192 tokens (key sk-test-secret-key)" });
+    upstream.enqueue({
+      type: 'error',
+      status: 400,
+      message: "This model's maximum context length is 8192 tokens (key sk-test-secret-key)",
+    });
     const badRequest = await model.embed(['x'], options()).catch((error: unknown) => error);
     assert.ok(badRequest instanceof UpstreamError);
     assert.equal(badRequest.status, 400);

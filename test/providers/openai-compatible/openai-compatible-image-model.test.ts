@@ -37,7 +37,10 @@ after(async () => {
 
 describe('OpenAICompatibleImageModel', () => {
   test('sends the OpenAI request without response_format and decodes b64_json results', async () => {
-    upstream.enqueue({ type: 'json', body: { created: 1, data: [{ b64_json: png.toString('base64'), revised_prompt: 'a fox, detailed' }] } });
+    upstream.enqueue({
+      type: 'json',
+      body: { created: 1, data: [{ b64_json: png.toString('base64'), revised_prompt: 'a fox, detailed' }] },
+    });
     const model = new OpenAICompatibleImageModel(client, { upstreamModel: 'dall-e-3', headers: {} });
     const images = await model.generate({ prompt: 'a fox', n: 1, size: '1024x1024', user: 'u1' }, options());
     assert.deepEqual(upstream.requests[0]!.body, { model: 'dall-e-3', prompt: 'a fox', n: 1, size: '1024x1024', user: 'u1' });

@@ -69,7 +69,11 @@ describe('OpenAICompatibleModerationModel', () => {
   test('sends {model, input[]} to /moderations and returns one verdict per input', async () => {
     upstream.enqueue({
       type: 'json',
-      body: { id: 'modr-upstream', model: 'omni-moderation-latest', results: [violentResult, { flagged: false, categories: {}, category_scores: {} }] },
+      body: {
+        id: 'modr-upstream',
+        model: 'omni-moderation-latest',
+        results: [violentResult, { flagged: false, categories: {}, category_scores: {} }],
+      },
     });
     const model = new OpenAICompatibleModerationModel(client, { upstreamModel: 'omni-moderation-latest', headers: {} });
     const verdicts = await model.classify(['I will hurt you', 'hello'], options());

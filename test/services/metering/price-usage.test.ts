@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { emptyUsage } from '../../../src/core/usage.ts';
 import { priceUsage } from '../../../src/services/metering/price-usage.ts';
 
-const usage = (inputTokens: number, outputTokens: number, cachedInputTokens = 0) => ({ ...emptyUsage(), inputTokens, outputTokens, cachedInputTokens });
+const usage = (inputTokens: number, outputTokens: number, cachedInputTokens = 0) => ({
+  ...emptyUsage(),
+  inputTokens,
+  outputTokens,
+  cachedInputTokens,
+});
 
 describe('priceUsage', () => {
   test('prices input and output per million tokens', () => {
@@ -26,4 +31,3 @@ describe('priceUsage', () => {
     assert.equal(priceUsage(usage(100_000, 200_000), { inputPerMillion: 1, outputPerMillion: 1 }), 0.3);
   });
 });
-

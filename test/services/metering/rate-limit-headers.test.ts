@@ -11,7 +11,12 @@ import { keyUsageInfo, userTotalUsage, UNLIMITED_TOKENS } from '../../../src/ser
 const subject = { organizationId: 'org-headers', keyId: 'key-headers' };
 
 function storeAt(iso: string): { store: MemoryLimitStore; clock: { ms: number; now(): number } } {
-  const clock = { ms: Date.parse(iso), now(): number { return this.ms; } };
+  const clock = {
+    ms: Date.parse(iso),
+    now(): number {
+      return this.ms;
+    },
+  };
   return { store: new MemoryLimitStore({ clock }), clock };
 }
 
@@ -50,7 +55,13 @@ describe('rateLimitHeaders', () => {
 
   test('unlimited windows announce nothing', async () => {
     const { store } = storeAt('2025-03-10T12:34:45Z');
-    const headers = rateLimitHeaders(await store.admit({ subject, policy: { requestsPerMinute: 0, tokensPerMinute: 500, tokensPerDay: 0, tokensPerMonth: 0 }, estimatedTokens: 100 }));
+    const headers = rateLimitHeaders(
+      await store.admit({
+        subject,
+        policy: { requestsPerMinute: 0, tokensPerMinute: 500, tokensPerDay: 0, tokensPerMonth: 0 },
+        estimatedTokens: 100,
+      }),
+    );
     assert.deepEqual(Object.keys(headers), ['x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-tokens']);
   });
 });
@@ -140,6 +151,9 @@ describe('UsageInfo', () => {
     assert.deepEqual(total, { used: 25, limit: UNLIMITED_TOKENS, remaining: UNLIMITED_TOKENS, reset_at: '2025-02-01T00:00:00.000Z' });
     assert.ok(Number.isInteger(total.remaining) && total.remaining > 0);
     const info = keyUsageInfo(result.figures);
-    assert.deepEqual([info.daily.limit, info.daily.remaining, info.monthly.remaining], [UNLIMITED_TOKENS, UNLIMITED_TOKENS, UNLIMITED_TOKENS]);
+    assert.deepEqual(
+      [info.daily.limit, info.daily.remaining, info.monthly.remaining],
+      [UNLIMITED_TOKENS, UNLIMITED_TOKENS, UNLIMITED_TOKENS],
+    );
   });
 });

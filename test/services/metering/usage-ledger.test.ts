@@ -68,7 +68,14 @@ function sampleRecord(index: number): LedgerRecord {
     keyId: 'key-test',
     model: 'gpt-test',
     endpoint: '/v1/chat/completions',
-    usage: { inputTokens: 1000, cachedInputTokens: 200, cacheWriteInputTokens: 0, outputTokens: 500, reasoningTokens: 100, estimated: false },
+    usage: {
+      inputTokens: 1000,
+      cachedInputTokens: 200,
+      cacheWriteInputTokens: 0,
+      outputTokens: 500,
+      reasoningTokens: 100,
+      estimated: false,
+    },
     pricing: { inputPerMillion: 2, outputPerMillion: 8 },
     batch: index % 2 === 1,
     statusCode: 200,
@@ -122,7 +129,10 @@ describe('UsageLedger', () => {
     const ledger = newLedger({ sink, flushIntervalMs: 3_600_000, maxBatchRecords: 4 });
     for (let index = 0; index < 10; index++) ledger.record(sampleRecord(index));
     await ledger.close();
-    assert.deepEqual(sink.requestIds(), Array.from({ length: 10 }, (_, index) => `req_${index}`));
+    assert.deepEqual(
+      sink.requestIds(),
+      Array.from({ length: 10 }, (_, index) => `req_${index}`),
+    );
     assert.ok(sink.batchSizes.every((size) => size <= 4));
     assert.equal(ledger.pendingRecords, 0);
     await ledger.close(); // idempotent
@@ -167,7 +177,9 @@ describe('UsageLedger', () => {
     ledger.record(sampleRecord(0));
     ledger.record(sampleRecord(1));
     await assert.rejects(ledger.close(), /2 records could not be written/);
-    const logged = logger.entries.filter((entry) => entry.details.record !== undefined).map((entry) => entry.details.record as LedgerRecord);
+    const logged = logger.entries
+      .filter((entry) => entry.details.record !== undefined)
+      .map((entry) => entry.details.record as LedgerRecord);
     assert.deepEqual(logged, [sampleRecord(0), sampleRecord(1)]);
     ledger.record(sampleRecord(2));
     assert.deepEqual(logger.entries.at(-1)?.details.record, sampleRecord(2), 'a record after shutdown is logged, not dropped');
@@ -185,6 +197,9 @@ describe('UsageLedger', () => {
     assert.equal(signal, 'SIGKILL');
     const check = new SqliteLedgerSink(path);
     sinks.push(check);
-    assert.deepEqual(check.requestIds(), Array.from({ length: 20 }, (_, index) => `req_${index}`));
+    assert.deepEqual(
+      check.requestIds(),
+      Array.from({ length: 20 }, (_, index) => `req_${index}`),
+    );
   });
 });

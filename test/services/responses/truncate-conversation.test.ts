@@ -12,7 +12,10 @@ function conversation(): GenerationRequest {
     { role: 'user', content: [{ type: 'text', text: words(50, 'alpha') }] },
     { role: 'assistant', content: [{ type: 'text', text: words(50, 'beta') }] },
     { role: 'user', content: [{ type: 'text', text: words(40, 'gamma') }] },
-    { role: 'assistant', content: [{ type: 'tool-call', id: 'call_1', name: 'lookup', input: JSON.stringify({ query: words(10, 'delta') }) }] },
+    {
+      role: 'assistant',
+      content: [{ type: 'tool-call', id: 'call_1', name: 'lookup', input: JSON.stringify({ query: words(10, 'delta') }) }],
+    },
     { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'lookup', content: words(40, 'epsilon') }] },
     { role: 'user', content: [{ type: 'text', text: words(50, 'zeta') }] },
   ];
@@ -56,7 +59,10 @@ describe('fitContextWindow', () => {
     assert.equal(outcome.droppedMessages, 2);
     assert.equal(outcome.promptTokens, withoutFirst);
     assert.ok(withoutFirst < full);
-    assert.deepEqual(request.messages.map((message) => message.role), ['user', 'assistant', 'tool', 'user']);
+    assert.deepEqual(
+      request.messages.map((message) => message.role),
+      ['user', 'assistant', 'tool', 'user'],
+    );
     assert.equal(request.system, 'Follow the rules.', 'instructions are kept');
   });
 
@@ -72,11 +78,14 @@ describe('fitContextWindow', () => {
   test('auto: when even the last user turn is too long, the 400 says so', () => {
     const request = conversation();
     const lastOnly = countRequestTokens({ ...request, messages: request.messages.slice(5) });
-    assert.throws(() => fitContextWindow(request, { truncation: 'auto', contextWindow: lastOnly + 99, maxOutputTokens: 100 }), (error: any) => {
-      assert.equal(error.param, 'input');
-      assert.match(error.message, /last user turn alone is too long/);
-      return true;
-    });
+    assert.throws(
+      () => fitContextWindow(request, { truncation: 'auto', contextWindow: lastOnly + 99, maxOutputTokens: 100 }),
+      (error: any) => {
+        assert.equal(error.param, 'input');
+        assert.match(error.message, /last user turn alone is too long/);
+        return true;
+      },
+    );
   });
 
   test('max_output_tokens that fills the whole window is blamed on max_output_tokens', () => {

@@ -118,20 +118,27 @@ export class MockAnthropicServer extends MockUpstreamServer<MockAnthropicReply> 
       index++;
     }
     if (reply.redactedThinking !== undefined) {
-      events.push(named({ type: 'content_block_start', index, content_block: { type: 'redacted_thinking', data: reply.redactedThinking } }));
+      events.push(
+        named({ type: 'content_block_start', index, content_block: { type: 'redacted_thinking', data: reply.redactedThinking } }),
+      );
       events.push(named({ type: 'content_block_stop', index }));
       index++;
     }
     if (reply.text !== undefined) {
       events.push(named({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
       events.push(named({ type: 'ping' }));
-      for (const piece of wordPieces(reply.text)) events.push(named({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }));
+      for (const piece of wordPieces(reply.text))
+        events.push(named({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }));
       events.push(named({ type: 'content_block_stop', index }));
       index++;
     }
     (reply.toolUses ?? []).forEach((toolUse, position) => {
       events.push(
-        named({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: toolUse.id ?? `toolu_mock${position}`, name: toolUse.name, input: {} } }),
+        named({
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: toolUse.id ?? `toolu_mock${position}`, name: toolUse.name, input: {} },
+        }),
       );
       const json = JSON.stringify(toolUse.input);
       const half = Math.ceil(json.length / 2);
@@ -148,7 +155,10 @@ export class MockAnthropicServer extends MockUpstreamServer<MockAnthropicReply> 
     events.push(
       named({
         type: 'message_delta',
-        delta: { stop_reason: reply.stopReason ?? ((reply.toolUses ?? []).length > 0 ? 'tool_use' : 'end_turn'), stop_sequence: reply.stopSequence ?? null },
+        delta: {
+          stop_reason: reply.stopReason ?? ((reply.toolUses ?? []).length > 0 ? 'tool_use' : 'end_turn'),
+          stop_sequence: reply.stopSequence ?? null,
+        },
         usage: { output_tokens: usage.output_tokens },
       }),
     );
@@ -158,7 +168,8 @@ export class MockAnthropicServer extends MockUpstreamServer<MockAnthropicReply> 
 
   protected replyBody(reply: MockAnthropicReply, request: RecordedRequest): unknown {
     const content: unknown[] = [];
-    if (reply.thinking !== undefined) content.push({ type: 'thinking', thinking: reply.thinking.text, signature: reply.thinking.signature });
+    if (reply.thinking !== undefined)
+      content.push({ type: 'thinking', thinking: reply.thinking.text, signature: reply.thinking.signature });
     if (reply.redactedThinking !== undefined) content.push({ type: 'redacted_thinking', data: reply.redactedThinking });
     if (reply.text !== undefined) content.push({ type: 'text', text: reply.text });
     (reply.toolUses ?? []).forEach((toolUse, position) =>

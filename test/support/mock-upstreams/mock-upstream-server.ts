@@ -192,7 +192,8 @@ export abstract class MockUpstreamServer<Reply> {
         sendJson(
           response,
           behaviour.status,
-          behaviour.body ?? this.errorBody(behaviour.status, behaviour.message ?? `Mock upstream error ${behaviour.status}.`, behaviour.errorType),
+          behaviour.body ??
+            this.errorBody(behaviour.status, behaviour.message ?? `Mock upstream error ${behaviour.status}.`, behaviour.errorType),
           behaviour.headers,
         );
         break;
@@ -208,7 +209,12 @@ export abstract class MockUpstreamServer<Reply> {
     }
   }
 
-  private async writeStream(response: ServerResponse, events: MockSseEvent[], options: MockStreamOptions, resetSocket: () => void): Promise<void> {
+  private async writeStream(
+    response: ServerResponse,
+    events: MockSseEvent[],
+    options: MockStreamOptions,
+    resetSocket: () => void,
+  ): Promise<void> {
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     response.flushHeaders();
     const limit = options.interrupt?.afterEvents ?? events.length;
@@ -252,6 +258,9 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
 
 function serialiseEvent(event: MockSseEvent): string {
   const data = typeof event.data === 'string' ? event.data : JSON.stringify(event.data);
-  const lines = data.split('\n').map((line) => `data: ${line}\n`).join('');
+  const lines = data
+    .split('\n')
+    .map((line) => `data: ${line}\n`)
+    .join('');
   return `${event.event === undefined ? '' : `event: ${event.event}\n`}${lines}\n`;
 }

@@ -83,7 +83,12 @@ export class MockOpenAIServer extends MockUpstreamServer<MockOpenAIReply> {
 
   protected defaultBehaviour(request: RecordedRequest): MockBehaviour<MockOpenAIReply> {
     if (request.path.startsWith('/v1/chat/completions')) return { type: 'reply', reply: { text: `Mock: ${lastUserText(request.body)}` } };
-    return { type: 'error', status: 404, message: `No mock behaviour for ${request.method} ${request.path}.`, errorType: 'invalid_request_error' };
+    return {
+      type: 'error',
+      status: 404,
+      message: `No mock behaviour for ${request.method} ${request.path}.`,
+      errorType: 'invalid_request_error',
+    };
   }
 
   protected errorBody(status: number, message: string, errorType: string | undefined): unknown {
@@ -102,7 +107,11 @@ export class MockOpenAIServer extends MockUpstreamServer<MockOpenAIReply> {
     for (const piece of wordPieces(reply.reasoning ?? '')) events.push(chunk({ reasoning_content: piece }));
     for (const piece of wordPieces(reply.text ?? '')) events.push(chunk({ content: piece }));
     (reply.toolCalls ?? []).forEach((call, index) => {
-      events.push(chunk({ tool_calls: [{ index, id: call.id ?? `call_mock${index}`, type: 'function', function: { name: call.name, arguments: '' } }] }));
+      events.push(
+        chunk({
+          tool_calls: [{ index, id: call.id ?? `call_mock${index}`, type: 'function', function: { name: call.name, arguments: '' } }],
+        }),
+      );
       for (const piece of thirds(argumentText(call))) events.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
     });
     events.push(chunk({}, reply.finishReason ?? ((reply.toolCalls ?? []).length > 0 ? 'tool_calls' : 'stop')));

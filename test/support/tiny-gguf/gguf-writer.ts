@@ -161,7 +161,9 @@ export function encodeGguf(metadata: ReadonlyArray<readonly [string, GgufValue]>
   for (const tensor of tensors) {
     const elements = tensor.dimensions.reduce((product, dimension) => product * dimension, 1);
     if (elements !== tensor.data.length) {
-      throw new Error(`Tensor ${tensor.name}: dimensions ${tensor.dimensions.join('x')} need ${elements} values, got ${tensor.data.length}.`);
+      throw new Error(
+        `Tensor ${tensor.name}: dimensions ${tensor.dimensions.join('x')} need ${elements} values, got ${tensor.data.length}.`,
+      );
     }
     sink.string(tensor.name);
     sink.uint32(tensor.dimensions.length);

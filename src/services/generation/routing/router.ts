@@ -76,7 +76,8 @@ export class Lease {
     if (this.counted === undefined) return;
     const { state } = this.router;
     state.release(this.deployment.ref);
-    if (totalTokens !== undefined && this.deployment.limits.tokensPerMinute > 0) state.correctTokens(this.deployment.ref, this.counted.minute, totalTokens - this.counted.tokens);
+    if (totalTokens !== undefined && this.deployment.limits.tokensPerMinute > 0)
+      state.correctTokens(this.deployment.ref, this.counted.minute, totalTokens - this.counted.tokens);
   }
 }
 

@@ -33,7 +33,11 @@ function byWeight(candidates: readonly RoutingCandidate[], random: () => number)
 }
 
 /** The candidates with the lowest `score`; a tie is broken by weight, at random. */
-function lowest(candidates: readonly RoutingCandidate[], score: (candidate: RoutingCandidate) => number, random: () => number): RoutingCandidate {
+function lowest(
+  candidates: readonly RoutingCandidate[],
+  score: (candidate: RoutingCandidate) => number,
+  random: () => number,
+): RoutingCandidate {
   let best = Infinity;
   let ties: RoutingCandidate[] = [];
   for (const candidate of candidates) {

@@ -55,7 +55,9 @@ export class SqliteLedgerSink extends EventEmitter implements LedgerSink {
   }
 
   requestIds(): string[] {
-    return (this.database.prepare('SELECT request_id FROM usage_ledger ORDER BY id').all() as Array<{ request_id: string }>).map((row) => row.request_id);
+    return (this.database.prepare('SELECT request_id FROM usage_ledger ORDER BY id').all() as Array<{ request_id: string }>).map(
+      (row) => row.request_id,
+    );
   }
 
   close(): void {
