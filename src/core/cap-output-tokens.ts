@@ -252,12 +252,10 @@ export async function* capOutputTokens(
       }
       const part = next.value;
       if (part.type === 'finish') {
-        sourceDone = true;
         yield { ...part, usage: clampUsage(part.usage, cap) };
         return;
       }
       if (part.type === 'error') {
-        sourceDone = true;
         yield part;
         return;
       }
@@ -331,11 +329,9 @@ export async function* capOutputTokens(
           break;
         }
         case 'finish':
-          sourceDone = true;
           yield { ...part, usage: clampUsage(part.usage, cap) };
           return;
         case 'error':
-          sourceDone = true;
           yield part;
           return;
         default:
@@ -367,7 +363,9 @@ export async function* capOutputTokens(
       return;
     }
   } finally {
-    // The consumer left early (or an exception): release the upstream too.
+    // Unless the source ran to its end, close it: a source that yielded its `finish` is still suspended
+    // there, and only `return()` runs its cleanup (a llama.cpp sequence, an upstream connection). The
+    // same holds when the consumer left early or an exception was thrown.
     if (!sourceDone) await Promise.resolve(iterator.return?.()).catch(() => undefined);
   }
 }

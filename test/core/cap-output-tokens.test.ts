@@ -6,7 +6,12 @@ import type { StreamPart } from '../../src/core/stream-parts.ts';
 import { emptyUsage, type Usage } from '../../src/core/usage.ts';
 
 const usage = (outputTokens: number): Usage => ({ ...emptyUsage(), inputTokens: 7, outputTokens });
-const finish = (outputTokens: number): StreamPart => ({ type: 'finish', finishReason: 'stop', stopSequence: null, usage: usage(outputTokens) });
+const finish = (outputTokens: number): StreamPart => ({
+  type: 'finish',
+  finishReason: 'stop',
+  stopSequence: null,
+  usage: usage(outputTokens),
+});
 
 /** A source that records how far it was read and whether it was closed. */
 class RecordingSource implements AsyncIterable<StreamPart> {
@@ -50,7 +55,8 @@ function assertBlocksBalanced(parts: StreamPart[]): void {
   const open = new Set<string>();
   for (const part of parts) {
     if (part.type === 'text-start' || part.type === 'reasoning-start' || part.type === 'tool-input-start') open.add(part.id);
-    if (part.type === 'text-end' || part.type === 'reasoning-end' || part.type === 'tool-input-end') assert.ok(open.delete(part.id), `ended twice: ${part.id}`);
+    if (part.type === 'text-end' || part.type === 'reasoning-end' || part.type === 'tool-input-end')
+      assert.ok(open.delete(part.id), `ended twice: ${part.id}`);
     if (part.type === 'finish') assert.equal(open.size, 0, `open at finish: ${[...open].join(', ')}`);
   }
 }
@@ -145,7 +151,9 @@ describe('capOutputTokens', () => {
       { type: 'tool-input-end', id },
     ];
     const args = JSON.stringify({ query: PROSE.repeat(3) });
-    const parts = await collect(capOutputTokens(new RecordingSource([...call('call_1', 'lookup', args), ...call('call_2', 'second', '{}'), finish(300)]), 12));
+    const parts = await collect(
+      capOutputTokens(new RecordingSource([...call('call_1', 'lookup', args), ...call('call_2', 'second', '{}'), finish(300)]), 12),
+    );
     const cut = joined(parts, 'tool-input-delta');
     assert.ok(args.startsWith(cut) && cut.length > 0 && cut.length < args.length);
     assert.equal(countTextTokens('lookup') + countTextTokens(cut) <= 12, true);
@@ -153,7 +161,9 @@ describe('capOutputTokens', () => {
     assertBlocksBalanced(parts);
     assert.equal(lastFinish(parts).finishReason, 'length');
 
-    const nameTooLong = await collect(capOutputTokens(new RecordingSource([...textParts(['Hi']), ...call('call_3', 'a_rather_long_tool_name', '{}'), finish(9)]), 2));
+    const nameTooLong = await collect(
+      capOutputTokens(new RecordingSource([...textParts(['Hi']), ...call('call_3', 'a_rather_long_tool_name', '{}'), finish(9)]), 2),
+    );
     assert.ok(!nameTooLong.some((part) => part.type === 'tool-input-start'));
     assertBlocksBalanced(nameTooLong);
   });
@@ -204,6 +214,20 @@ describe('capOutputTokens', () => {
     assert.equal(source.closed, true);
   });
 
+  test('a source that yields its finish or an error is closed, so its cleanup runs (a llama.cpp sequence, a connection)', async () => {
+    // Cheap phase (far inside the cap), counting phase (near the cap), and an error part.
+    const error = { type: 'error', error: new Error('boom') } as unknown as StreamPart;
+    for (const [parts, cap] of [
+      [[...textParts(['Hi']), finish(1)], 100],
+      [[...textParts(['Hello there', ' world']), finish(3)], 5],
+      [[...textParts(['Hi']).slice(0, 2), error], 100],
+    ] as const) {
+      const source = new RecordingSource(parts);
+      await collect(capOutputTokens(source, cap));
+      assert.equal(source.closed, true);
+    }
+  });
+
   test('a consumer that leaves early closes the source', async () => {
     const source = new RecordingSource([...textParts(['a', 'b', 'c']), finish(3)]);
     for await (const part of capOutputTokens(source, 100)) if (part.type === 'text-delta') break;
@@ -224,7 +248,9 @@ describe('capOutputTokens', () => {
   });
 
   test('the prompt figure is reported when given', async () => {
-    const parts = await collect(capOutputTokens(new RecordingSource([...textParts([PROSE]), finish(20)]), 3, countTextTokens, { inputTokens: 42 }));
+    const parts = await collect(
+      capOutputTokens(new RecordingSource([...textParts([PROSE]), finish(20)]), 3, countTextTokens, { inputTokens: 42 }),
+    );
     assert.equal(lastFinish(parts).usage.inputTokens, 42);
   });
 
