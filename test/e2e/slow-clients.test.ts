@@ -44,7 +44,27 @@ describe('slow clients', () => {
       config: {
         server: { headersTimeoutMs: 300, bodyIdleTimeoutMs: 300, streamStallTimeoutMs: 300 },
         providers: { mock: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 } },
-        models: [{ id: 'mock-model', provider: 'mock', upstreamModel: 'gpt-mock', capabilities: ['chat', 'streaming'] }],
+        // Room for the 64 MB answer below: without it Switchyard's own max_tokens cap would end the
+        // stream (with [DONE]) long before the client's buffers fill, and no stall would be exercised.
+        tiers: {
+          Developer: {
+            requestsPerMinute: 0,
+            tokensPerMinute: 0,
+            tokensPerDay: 0,
+            tokensPerMonth: 0,
+            concurrentBatches: 0,
+            permissions: ['chat.completions', 'models'],
+          },
+        },
+        models: [
+          {
+            id: 'mock-model',
+            provider: 'mock',
+            upstreamModel: 'gpt-mock',
+            capabilities: ['chat', 'streaming'],
+            maxOutputTokens: 100_000_000,
+          },
+        ],
       },
     });
   });
