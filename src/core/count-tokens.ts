@@ -3,7 +3,7 @@
  * usage (figures are then marked `estimated`), for rate-limit reservations before a call, and for
  * `count_tokens`. Counts of non-OpenAI models are approximations by nature.
  *
- * Bounded work (issue 16): byte-pair encoding of one pre-token is quadratic in its length, and a
+ * Bounded work: byte-pair encoding of one pre-token is quadratic in its length, and a
  * pre-token is a whole run of letters: one 100,000-character word kept the event loop busy for
  * seconds. Runs of non-whitespace (or of whitespace) longer than MAX_RUN_LENGTH are therefore counted
  * in pieces of that length, which makes counting linear in the input; ordinary text (no run that long) is counted

@@ -210,7 +210,7 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
       },
     },
     '0020_dashboard': {
-      // The owners' dashboard (issue 12): owners and members of organizations, one-time set-password
+      // The owners' dashboard: owners and members of organizations, one-time set-password
       // links, server-side sessions, sign-in attempts (throttling shared by every instance), the audit
       // log, and daily usage rollups kept beside the ledger so usage pages never scan raw ledger rows.
       async up(db: Kysely<unknown>): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The process logger (pino). Logs never carry any part of a key, a session token or an upstream key,
- * at any level (issue 16): the headers that hold them are censored wherever a logged object carries
+ * at any level: the headers that hold them are censored wherever a logged object carries
  * request or response headers (Fastify's `req`/`res`, @fastify/multipart's `busboyOptions` at trace,
  * undici errors), and provider configs never log their `apiKey`.
  */

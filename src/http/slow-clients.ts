@@ -1,5 +1,5 @@
 /**
- * Slow clients are cut (issue 16): a client must not hold a connection (and the request's buffers)
+ * Slow clients are cut: a client must not hold a connection (and the request's buffers)
  * forever by sending its headers or its body slowly.
  *
  * - Headers: Node's `headersTimeout` (the server is created with it, and with a connection check

@@ -271,8 +271,8 @@ describe('upstream faults, every format, streamed and not', () => {
     }
   }
 
-  // Passes only once the lead wires core/cap-output-tokens.ts into the generation pipeline (issue 16):
-  // until then an upstream that ignores max_tokens is passed through.
+  // Switchyard enforces max_tokens itself (core/cap-output-tokens.ts): an upstream that ignores it is cut
+  // at the cap, the answer ends with the length reason, and the charge never exceeds the cap.
   for (const format of FORMATS) {
     for (const streamed of [false, true]) {
       test(`upstream that ignores max_tokens: ${format}${streamed ? ', streamed' : ''}`, async () => {

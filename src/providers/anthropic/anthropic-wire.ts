@@ -197,7 +197,7 @@ export interface AnthropicMessageView {
 
 export function readMessage(value: unknown): AnthropicMessageView | undefined {
   const message = asObject(value);
-  // A message without a content array is no answer (issue 16: not an empty success).
+  // A message without a content array is no answer (a fault, not an empty success).
   if (message === undefined || message['type'] !== 'message' || !Array.isArray(message['content'])) return undefined;
   return {
     id: asString(message['id']),

@@ -202,7 +202,7 @@ export function readCompletion(value: unknown): OpenAICompletionView | undefined
   if (completion === undefined) return undefined;
   const choice = asObject(asArray(completion['choices'])?.[0]);
   const message = asObject(choice?.['message']);
-  // A body without a choice holding a message is no answer (issue 16: not an empty success).
+  // A body without a choice holding a message is no answer (a fault, not an empty success).
   if (message === undefined) return undefined;
   const toolCalls: OpenAICompletionView['toolCalls'] = [];
   for (const [position, call] of (asArray(message['tool_calls']) ?? []).entries()) {

@@ -1,5 +1,5 @@
 /**
- * The one rule for upstream faults, shared by every remote provider (issue 16): a fault found before
+ * The one rule for upstream faults, shared by every remote provider (no upstream fault may read as success): a fault found before
  * any output was produced is THROWN (an UpstreamError, so that the generation service can retry or
  * fall back and finally answer the SPEC error envelope); a fault found after output is the stream's
  * final `error` part (the client format's error event). Providers map their wire to parts and end a
