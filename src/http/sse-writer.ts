@@ -66,25 +66,33 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
     closed = true;
   };
   response.once('close', onClose);
-  let timer: NodeJS.Timeout | undefined;
-  const armKeepAlive = (): void => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = setTimeout(() => {
-      if (!closed) {
-        response.write(keepAliveText);
-        armKeepAlive();
-      }
-    }, options.keepAliveMs);
-    timer.unref();
+  // One timer, pushed back (refresh) by every event: a keep-alive goes out only after a silence.
+  const timer = setTimeout(function keepAlive() {
+    if (closed) return;
+    response.write(keepAliveText);
+    timer.refresh();
+  }, options.keepAliveMs);
+  timer.unref();
+  // Events that are ready together (an upstream read often carries many) leave in one socket write:
+  // the response is corked at the first of them and uncorked once the current burst of promise jobs
+  // has run (process.nextTick runs after the microtask queue drains), so the first byte is not delayed.
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    response.uncork();
   };
   const iterator = events[Symbol.asyncIterator]();
   try {
-    armKeepAlive();
     while (!closed) {
       const next = await iterator.next();
       if (next.done === true) break;
       if (closed) break;
-      armKeepAlive();
+      timer.refresh();
+      if (!corked) {
+        corked = true;
+        response.cork();
+        process.nextTick(uncork);
+      }
       if (!response.write(serializeSseEvent(next.value)) && !closed) {
         if (await waitForDrain(response, options.stallTimeoutMs)) {
           options.onStall?.();
@@ -95,7 +103,7 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
       }
     }
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    clearTimeout(timer);
     response.off('close', onClose);
     if (closed) {
       // The client left: let the source clean up (aborts the upstream request).
