@@ -7,11 +7,12 @@
  * upstream (its iterator's `return()` runs, which aborts the upstream request). Reported usage never
  * exceeds the cap.
  *
- * Nothing is counted while three times the output's length still fits the cap (a token is at least one
- * UTF-8 byte): the common case, an answer well inside its cap, costs no tokenizer call. Past that,
- * counting is incremental and linear: each block keeps only a short unsettled tail (the text after its
- * last whitespace, at most about MAX_RUN_LENGTH characters); text before it is counted once and added
- * to a settled total. Splitting at whitespace matches how the tokenizer pre-splits words, so the
+ * Counting is lazy: a token is at least one UTF-8 byte, so text is first added at its byte length, an
+ * upper bound of its tokens, and counted only when that bound would pass the cap. An answer well inside
+ * its cap costs no tokenizer call at all; one near its cap is counted once the bound gets there, and
+ * from then on incrementally and linearly: each block keeps only a short unsettled tail (the text after
+ * its last whitespace, at most about MAX_RUN_LENGTH characters); text before it is counted once and
+ * added to a settled total. Splitting at whitespace matches how the tokenizer pre-splits words, so the
  * running figure stays close to counting the whole output at once.
  */
 import { countTextTokens, isWhitespace, MAX_RUN_LENGTH } from './count-tokens.ts';
@@ -37,20 +38,44 @@ interface OpenBlock {
   kind: BlockKind;
   /** Output of this block not yet added to the settled total (its count may still change as text arrives). */
   tail: string;
+  /** Tokens of `tail` when `exact`; otherwise an upper bound (text added since the last count at its UTF-8 length). */
   tailTokens: number;
+  exact: boolean;
 }
 
-/** Running token count of the output, per open block plus a settled total. */
+/** Text of a block that ended before it was ever counted, with the upper bound it adds to the total. */
+interface UncountedText {
+  kind: BlockKind;
+  text: string;
+  bound: number;
+}
+
+/** UTF-8 length of a string: an upper bound of its tokens (every token is at least one byte). */
+function utf8Length(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/** Running token count of the output (exact, or an upper bound until `recount`), per open block plus a settled total. */
 class OutputTally {
   private settled = 0;
+  /** Upper bound of the tokens in `closedUncounted`. */
+  private closedBound = 0;
+  private closedUncounted: UncountedText[] = [];
   private readonly blocks = new Map<string, OpenBlock>();
 
   constructor(private readonly countTokens: TokenCounter) {}
 
   get total(): number {
-    let total = this.settled;
+    let total = this.settled + this.closedBound;
     for (const block of this.blocks.values()) total += block.tailTokens;
     return total;
+  }
+
+  /** Whether `total` is an exact count rather than an upper bound. */
+  get exact(): boolean {
+    if (this.closedUncounted.length > 0) return false;
+    for (const block of this.blocks.values()) if (!block.exact) return false;
+    return true;
   }
 
   /** Output counted on its own (a tool's name): it never merges into tokens with what follows. */
@@ -59,15 +84,20 @@ class OutputTally {
   }
 
   open(id: string, kind: BlockKind): void {
-    if (!this.blocks.has(id)) this.blocks.set(id, { kind, tail: '', tailTokens: 0 });
+    if (!this.blocks.has(id)) this.blocks.set(id, { kind, tail: '', tailTokens: 0, exact: true });
   }
 
-  /** Settles and forgets a block. */
+  /** Settles and forgets a block (an uncounted one keeps its bound until `recount`). */
   close(id: string): void {
     const block = this.blocks.get(id);
     if (block === undefined) return;
-    this.settled += block.tailTokens;
     this.blocks.delete(id);
+    if (block.exact) {
+      this.settled += block.tailTokens;
+      return;
+    }
+    this.closedUncounted.push({ kind: block.kind, text: block.tail, bound: block.tailTokens });
+    this.closedBound += block.tailTokens;
   }
 
   /** Blocks still open, in the order they were started. */
@@ -75,7 +105,7 @@ class OutputTally {
     return [...this.blocks.entries()].map(([id, block]) => ({ id, kind: block.kind }));
   }
 
-  /** Tokens of the block's unsettled tail. */
+  /** Tokens of the block's unsettled tail (exact after `recount`). */
   tailTokens(id: string): number {
     return this.blocks.get(id)?.tailTokens ?? 0;
   }
@@ -86,18 +116,55 @@ class OutputTally {
     return this.countTokens(tail + text);
   }
 
-  /** What the total would be after appending `text` to block `id`. */
+  /** What the total would be after appending `text` to block `id` (exact when the tally is). */
   totalWith(id: string, text: string): number {
     const block = this.blocks.get(id);
     return this.total - (block?.tailTokens ?? 0) + this.countWith(id, text);
   }
 
-  /** Appends counted text to a block, then settles what lies before its last whitespace. */
+  /** Appends text without counting it: its UTF-8 length is added as an upper bound of its tokens. */
+  appendUncounted(id: string, text: string, bytes: number, kind: BlockKind): void {
+    this.open(id, kind);
+    const block = this.blocks.get(id)!;
+    block.tail += text;
+    block.tailTokens += bytes;
+    block.exact = false;
+  }
+
+  /**
+   * Counts everything added uncounted, so that `total` is exact again. Returns how much the reasoning
+   * blocks' bound fell (zero or negative), to correct a running reasoning figure kept from the bounds.
+   */
+  recount(): number {
+    let reasoningCorrection = 0;
+    for (const closed of this.closedUncounted) {
+      const tokens = closed.text.length === 0 ? 0 : this.countTokens(closed.text);
+      if (closed.kind === 'reasoning') reasoningCorrection += tokens - closed.bound;
+      this.settled += tokens;
+    }
+    this.closedUncounted = [];
+    this.closedBound = 0;
+    for (const block of this.blocks.values()) {
+      if (block.exact) continue;
+      const tokens = block.tail.length === 0 ? 0 : this.countTokens(block.tail);
+      if (block.kind === 'reasoning') reasoningCorrection += tokens - block.tailTokens;
+      block.tailTokens = tokens;
+      block.exact = true;
+      this.settleTail(block);
+    }
+    return reasoningCorrection;
+  }
+
+  /** Appends counted text to a block (its tail must be exact), then settles what lies before its last whitespace. */
   append(id: string, text: string, tokens: number, kind: BlockKind): void {
     this.open(id, kind);
     const block = this.blocks.get(id)!;
     block.tail += text;
     block.tailTokens = tokens;
+    this.settleTail(block);
+  }
+
+  private settleTail(block: OpenBlock): void {
     if (block.tail.length <= SETTLE_THRESHOLD) return;
     let cut = block.tail.length;
     while (cut > 0 && !isWhitespace(block.tail.charCodeAt(cut - 1))) cut--;
@@ -109,7 +176,7 @@ class OutputTally {
     if (keepFrom === 0) return;
     const kept = block.tail.slice(keepFrom);
     const keptTokens = kept.length === 0 ? 0 : this.countTokens(kept);
-    this.settled += tokens - keptTokens;
+    this.settled += block.tailTokens - keptTokens;
     block.tail = kept;
     block.tailTokens = keptTokens;
   }
@@ -152,38 +219,6 @@ function fittingPrefix(tally: OutputTally, id: string, delta: string, cap: numbe
     lowTotal = tally.totalWith(id, delta.slice(0, length));
   }
   return { text: delta.slice(0, length), total: lowTotal };
-}
-
-/** Counts a part that already passed (the cheap phase); returns the reasoning tokens it added. */
-function absorb(tally: OutputTally, part: StreamPart, countTokens: TokenCounter): number {
-  switch (part.type) {
-    case 'text-start':
-      tally.open(part.id, 'text');
-      return 0;
-    case 'reasoning-start':
-      tally.open(part.id, 'reasoning');
-      return 0;
-    case 'tool-input-start':
-      tally.addSettled(part.toolName.length === 0 ? 0 : countTokens(part.toolName));
-      tally.open(part.id, 'tool');
-      return 0;
-    case 'text-end':
-    case 'reasoning-end':
-    case 'tool-input-end':
-      tally.close(part.id);
-      return 0;
-    case 'text-delta':
-    case 'reasoning-delta':
-    case 'tool-input-delta': {
-      const kind = deltaKind(part)!;
-      const before = tally.tailTokens(part.id);
-      const after = tally.countWith(part.id, part.delta);
-      tally.append(part.id, part.delta, after, kind);
-      return kind === 'reasoning' ? after - before : 0;
-    }
-    default:
-      return 0;
-  }
 }
 
 function endPart(block: { id: string; kind: BlockKind }): StreamPart {
@@ -236,14 +271,7 @@ export async function* capOutputTokens(
   let reasoningTokens = 0;
   const iterator = parts[Symbol.asyncIterator]();
   let sourceDone = false;
-  /** The part that ended the cheap phase, to be handled first by the counting phase. */
-  let pending: StreamPart | undefined;
   try {
-    // Cheap phase: a token covers at least one UTF-8 byte and a UTF-16 unit at most three, so while
-    // three times the output's length fits the cap, nothing can be over it and nothing is counted.
-    // Most answers end well inside their cap and never pay for the tokenizer here.
-    let upperBound = 0;
-    const seen: StreamPart[] = [];
     for (;;) {
       const next = await iterator.next();
       if (next.done === true) {
@@ -251,38 +279,6 @@ export async function* capOutputTokens(
         return;
       }
       const part = next.value;
-      if (part.type === 'finish') {
-        yield { ...part, usage: clampUsage(part.usage, cap) };
-        return;
-      }
-      if (part.type === 'error') {
-        yield part;
-        return;
-      }
-      const units = 'delta' in part ? part.delta.length : part.type === 'tool-input-start' ? part.toolName.length : 0;
-      if (3 * (upperBound + units) > cap) {
-        pending = part;
-        break;
-      }
-      upperBound += units;
-      seen.push(part);
-      yield part;
-    }
-    // Counting phase: count what already passed, then every part as it comes.
-    for (const part of seen) reasoningTokens += absorb(tally, part, countTokens);
-    for (;;) {
-      let part: StreamPart;
-      if (pending === undefined) {
-        const next = await iterator.next();
-        if (next.done === true) {
-          sourceDone = true;
-          return;
-        }
-        part = next.value;
-      } else {
-        part = pending;
-        pending = undefined;
-      }
       let cut: StreamPart[] | undefined;
       switch (part.type) {
         case 'text-start':
@@ -299,6 +295,7 @@ export async function* capOutputTokens(
         case 'tool-input-start': {
           // The tool's name is output the model produced, as the usage estimate counts it.
           const nameTokens = part.toolName.length === 0 ? 0 : countTokens(part.toolName);
+          if (tally.total + nameTokens > cap && !tally.exact) reasoningTokens += tally.recount();
           if (tally.total + nameTokens > cap) {
             cut = [];
             break;
@@ -311,6 +308,14 @@ export async function* capOutputTokens(
         case 'reasoning-delta':
         case 'tool-input-delta': {
           const kind = deltaKind(part)!;
+          // Far from the cap: the delta's byte length bounds its tokens, nothing is counted.
+          const bytes = utf8Length(part.delta);
+          if (tally.total + bytes <= cap) {
+            tally.appendUncounted(part.id, part.delta, bytes, kind);
+            if (kind === 'reasoning') reasoningTokens += bytes;
+            break;
+          }
+          if (!tally.exact) reasoningTokens += tally.recount();
           const blockTokensBefore = tally.tailTokens(part.id);
           const blockTokens = tally.countWith(part.id, part.delta);
           if (tally.total - blockTokensBefore + blockTokens <= cap) {

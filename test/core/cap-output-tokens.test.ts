@@ -254,6 +254,27 @@ describe('capOutputTokens', () => {
     assert.equal(lastFinish(parts).usage.inputTokens, 42);
   });
 
+  test('counting is lazy: nothing is counted while the output bytes fit the cap, and near it the count is exact', async () => {
+    let calls = 0;
+    const counter = (text: string): number => {
+      calls++;
+      return countTextTokens(text);
+    };
+    const deltas = PROSE.split(/(?<= )/);
+    const bytes = Buffer.byteLength(deltas.join(''));
+    // Well inside the cap (every byte could be a token and it would still fit): no tokenizer call.
+    const inside = await collect(capOutputTokens(new RecordingSource([...textParts(deltas), finish(3)]), bytes, counter));
+    assert.equal(calls, 0);
+    assert.equal(lastFinish(inside).finishReason, 'stop');
+    // A cap below the output's bytes but above its tokens: counted once the bound gets there, and not cut.
+    const tokens = countTextTokens(deltas.join(''));
+    calls = 0;
+    const near = await collect(capOutputTokens(new RecordingSource([...textParts(deltas), finish(3)]), tokens, counter));
+    assert.ok(calls > 0);
+    assert.equal(lastFinish(near).finishReason, 'stop');
+    assert.equal(near.filter((part) => part.type === 'text-delta').length, deltas.length);
+  });
+
   test('counting work is linear in the output: each character is counted a bounded number of times', async () => {
     let countedCharacters = 0;
     const counter = (text: string): number => {
