@@ -27,7 +27,9 @@ export async function startProcess(
   cpu?: number,
 ): Promise<RunningProcess & { match: RegExpExecArray }> {
   // Compiled scripts run as `npm start` runs them (a larger young generation: fewer scavenges per request).
-  const loader = script.endsWith('.js') ? ['--max-semi-space-size=16'] : ['--import', 'tsx'];
+  // BENCH_SERVER_FLAGS adds node flags to them, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile the server.
+  const serverFlags = (process.env['BENCH_SERVER_FLAGS'] ?? '').split(' ').filter((flag) => flag !== '');
+  const loader = script.endsWith('.js') ? ['--max-semi-space-size=16', ...serverFlags] : ['--import', 'tsx'];
   const command = [process.execPath, ...loader, script, ...args];
   const pinned = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...command] : command;
   const child = spawn(pinned[0]!, pinned.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
