@@ -1,18 +1,22 @@
 // Three `switchyard serve` processes, each with its own DATA_DIR, sharing one fresh Postgres database
 // and one Redis, as an operator runs them behind a load balancer; once with FILES_STORE=postgres and
 // once with an S3 store (s3rver, a real S3 wire server). Any instance serves what another stored:
-// file content, deletion, generated image links. A simultaneous first start creates one key, and
-// /readyz turns 503 on every instance when Redis goes away. Needs TEST_DATABASE_URL and a
+// file content, deletion, generated image links. A simultaneous first start creates one key; a
+// 2,000-line batch spread over all three survives SIGKILL of one of them, with mixed interactive
+// traffic throughout, and the ledger then holds exactly one row per request served; /readyz turns 503
+// on every instance when Redis goes away. Needs TEST_DATABASE_URL and a
 // `redis-server` binary (this suite starts and stops its OWN Redis on a free port); skipped LOUDLY
 // otherwise.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import OpenAI, { toFile } from 'openai';
 import pg from 'pg';
+import { LatencyUpstream } from '../batches/support/latency-upstream.ts';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { S3_TEST_CREDENTIALS, startS3Server, type S3TestServer } from '../support/s3-server.ts';
 import { freePort } from '../support/free-port.ts';
@@ -65,7 +69,12 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
     let s3: S3TestServer | undefined;
     const dataDirs: string[] = [];
     let instances: ServerProcess[] = [];
+    let instanceEnvs: NodeJS.ProcessEnv[] = [];
     let key = '';
+    // Batch lines and part of the interactive traffic go to an upstream with a fixed latency, so that a
+    // batch runs long enough to be killed mid-run.
+    const upstream = new LatencyUpstream(200);
+    let configDirectory = '';
 
     before(async () => {
       const created = await createPostgresTestDatabase();
@@ -77,23 +86,35 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
         s3 = await startS3Server(['switchyard-files']);
         storeEnv = { FILES_STORE: 's3://switchyard-files/instances', ...s3.env() };
       }
-      // All three start at once on the empty database: migrations and the first-start key race.
-      const ports = [await freePort(), await freePort(), await freePort()];
-      instances = await Promise.all(
-        ports.map((port) => {
-          const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-instance-'));
-          dataDirs.push(dataDir);
-          return startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: database.url, REDIS_URL: redis.url, ...storeEnv }, port);
+      await upstream.start();
+      configDirectory = mkdtempSync(join(tmpdir(), 'switchyard-instances-config-'));
+      const configFile = join(configDirectory, 'config.json');
+      writeFileSync(
+        configFile,
+        JSON.stringify({
+          providers: { up: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 } },
+          models: [{ id: 'slow-model', provider: 'up', capabilities: ['chat'] }],
         }),
       );
+      // Short leases: the killed instance's chunks go to the others 3 s after it dies.
+      const batchEnv = { SWITCHYARD_CONFIG: configFile, BATCH_LEASE_MS: '3000', BATCH_CONCURRENCY: '8' };
+      // All three start at once on the empty database: migrations and the first-start key race.
+      const ports = [await freePort(), await freePort(), await freePort()];
+      instanceEnvs = ports.map(() => {
+        const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-instance-'));
+        dataDirs.push(dataDir);
+        return { DATA_DIR: dataDir, DATABASE_URL: database.url, REDIS_URL: redis.url, ...storeEnv, ...batchEnv };
+      });
+      instances = await Promise.all(ports.map((port, index) => startServerProcess(instanceEnvs[index]!, port)));
     });
 
     after(async () => {
       await Promise.all(instances.map((instance) => stopInstance(instance)));
       await redis.stop();
       await s3?.close();
+      await upstream.close();
       await database.drop();
-      for (const dataDir of dataDirs) rmSync(dataDir, { recursive: true, force: true });
+      for (const dataDir of [...dataDirs, configDirectory]) rmSync(dataDir, { recursive: true, force: true });
     });
 
     test('a simultaneous first start prints exactly one key, and it is the only key', async () => {
@@ -176,6 +197,129 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
         assert.equal(image.headers.get('content-type'), 'image/png');
         assert.ok((await image.arrayBuffer()).byteLength > 100);
       }
+    });
+
+    test('a 2,000-line batch survives SIGKILL of one instance amid mixed traffic; the ledger holds one row per request served', async () => {
+      const LINES = 2000;
+      const clients = instances.map((instance) => new OpenAI({ apiKey: key, baseURL: `${instance.origin}/v1`, maxRetries: 0 }));
+      const input = Array.from({ length: LINES }, (_, index) =>
+        JSON.stringify({
+          custom_id: `line-${index}`,
+          method: 'POST',
+          url: '/v1/chat/completions',
+          body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 },
+        }),
+      ).join('\n');
+      const file = await clients[0]!.files.create({ file: await toFile(Buffer.from(input), 'lines.jsonl'), purpose: 'batch' });
+      const batch = await clients[1]!.batches.create({
+        input_file_id: file.id,
+        endpoint: '/v1/chat/completions',
+        completion_window: '24h',
+      });
+
+      // Interactive traffic on every instance while the batch runs: one request in flight per instance,
+      // a streamed built-in answer and an upstream JSON answer in turn. Request ids served, per instance.
+      const served: string[][] = instances.map(() => []);
+      const sending = instances.map(() => true);
+      const traffic = instances.map(async (instance, index) => {
+        for (let turn = 0; sending[index]; turn++) {
+          const stream = turn % 2 === 0;
+          const answer = await fetch(`${instance.origin}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              model: stream ? 'switchyard-echo' : 'slow-model',
+              stream,
+              max_tokens: 16,
+              messages: [{ role: 'user', content: `interactive ${index}-${turn}` }],
+            }),
+          }).catch(() => undefined);
+          if (answer === undefined) continue;
+          const body = await answer.text();
+          if (answer.status === 200 && (!stream || body.includes('[DONE]'))) served[index]!.push(answer.headers.get('x-request-id')!);
+          // About 2 requests per second per instance: well inside the key's 600 requests per minute.
+          await new Promise((resolve) => setTimeout(resolve, 400));
+        }
+      });
+
+      const poll = async <T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 90_000): Promise<T> => {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const value = await check().catch(() => undefined);
+          if (value !== undefined) return value;
+          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      };
+      await poll(
+        async () => ((await clients[2]!.batches.retrieve(batch.id)).request_counts!.completed >= 200 ? true : undefined),
+        'the batch to be under way',
+      );
+      // The victim gets no interactive traffic for longer than the ledger's flush interval (1 s) before
+      // it dies, so its documented crash window holds nothing and every served request must be billed.
+      const victim = 0;
+      sending[victim] = false;
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const progressAtKill = (await clients[2]!.batches.retrieve(batch.id)).request_counts!.completed;
+      assert.ok(progressAtKill < LINES, 'the batch is still running when the instance is killed');
+      const exited = new Promise((resolve) => instances[victim]!.child.once('exit', resolve));
+      instances[victim]!.child.kill('SIGKILL');
+      await exited;
+
+      const done = await poll(async () => {
+        const current = await clients[1]!.batches.retrieve(batch.id);
+        return current.status === 'completed' ? current : undefined;
+      }, 'the batch to complete on the surviving instances');
+      sending.fill(false);
+      await Promise.all(traffic);
+
+      const readLines = async (
+        fileId: string | null | undefined,
+      ): Promise<Array<{ custom_id: string; response?: { request_id: string } }>> =>
+        fileId === null || fileId === undefined
+          ? []
+          : (await (await clients[2]!.files.content(fileId)).text())
+              .split('\n')
+              .filter((line) => line !== '')
+              .map((line) => JSON.parse(line) as { custom_id: string; response?: { request_id: string } });
+      const output = await readLines(done.output_file_id);
+      const errors = await readLines(done.error_file_id);
+      const ids = [...output, ...errors].map((line) => line.custom_id);
+      assert.equal(ids.length, LINES, 'every line appears once');
+      assert.equal(new Set(ids).size, LINES, 'no custom_id twice');
+      assert.equal(output.length, done.request_counts!.completed);
+
+      const interactive = served.flat();
+      assert.ok(
+        served.every((ids) => ids.length > 0),
+        'every instance served interactive requests',
+      );
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      try {
+        // The survivors flush their ledgers every second: wait until every served request is there.
+        const rows = await poll(
+          async () => {
+            const result = await client.query<{ request_id: string; batch: number }>(
+              "SELECT request_id, batch FROM usage_ledger WHERE model IN ('slow-model', 'switchyard-echo')",
+            );
+            return result.rows.length >= output.length + interactive.length ? result.rows : undefined;
+          },
+          'the ledger rows of every served request',
+          15_000,
+        );
+        const batchRows = rows.filter((row) => Number(row.batch) === 1).map((row) => row.request_id);
+        const interactiveRows = rows.filter((row) => Number(row.batch) === 0).map((row) => row.request_id);
+        assert.equal(batchRows.length, output.length, 'one ledger row per completed line');
+        assert.deepEqual(new Set(batchRows), new Set(output.map((line) => line.response!.request_id)));
+        assert.equal(interactiveRows.length, interactive.length, 'one ledger row per interactive request served');
+        assert.deepEqual(new Set(interactiveRows), new Set(interactive));
+      } finally {
+        await client.end();
+      }
+
+      // The killed instance comes back with its own data directory (so its own instance id).
+      instances[victim] = await startServerProcess(instanceEnvs[victim]!, await freePort());
     });
 
     test('/readyz is 200 everywhere, then 503 naming redis on every instance once Redis stops', async () => {
