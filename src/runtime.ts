@@ -162,7 +162,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     });
     const generation = new GenerationService({ config, registry, router, logger });
     const clock = options.clock;
-    const blobStore = createBlobStore(config.filesStore);
+    const blobStore = await createBlobStore(config.filesStore);
     opened.push(() => blobStore.close());
     const files = new FileService({
       repository: filesRepository,

@@ -3,16 +3,21 @@ import type { FilesStoreConfig } from '../config/index.ts';
 import type { BlobStore } from './blob-store.ts';
 import { LocalDiskBlobStore } from './local-disk/local-disk-blob-store.ts';
 import { PostgresBlobStore } from './postgres/postgres-blob-store.ts';
-import { S3BlobStore } from './s3/s3-blob-store.ts';
 
-export function createBlobStore(config: FilesStoreConfig): BlobStore {
+/**
+ * The store the config names. The S3 backend is imported only when configured: the AWS SDK costs
+ * about 12 MB of memory and start-up time that a local or Postgres store should not pay.
+ */
+export async function createBlobStore(config: FilesStoreConfig): Promise<BlobStore> {
   switch (config.kind) {
     case 'local':
       return new LocalDiskBlobStore(config.directory);
     case 'postgres':
       return new PostgresBlobStore({ connectionString: config.databaseUrl });
-    case 's3':
+    case 's3': {
+      const { S3BlobStore } = await import('./s3/s3-blob-store.ts');
       return new S3BlobStore(config);
+    }
     default:
       throw new Error(`Unknown files store ${JSON.stringify(config satisfies never)}`);
   }

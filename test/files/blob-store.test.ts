@@ -93,7 +93,7 @@ async function openBackend(name: BackendName): Promise<Backend> {
   const options = { bucket: 'switchyard-test', prefix, endpoint: server.endpoint, region: 'us-east-1', credentials: S3_TEST_CREDENTIALS };
   // Built as the service builds it, from the (frozen) config; the 20 MiB blob below spans four 5 MiB
   // parts, a real multipart upload.
-  const store = createBlobStore(loadConfig({ env: { FILES_STORE: `s3://${options.bucket}/${prefix}`, ...server.env() } }).filesStore);
+  const store = await createBlobStore(loadConfig({ env: { FILES_STORE: `s3://${options.bucket}/${prefix}`, ...server.env() } }).filesStore);
   assert.ok(store instanceof S3BlobStore);
   const client = new S3Client({ region: 'us-east-1', endpoint: server.endpoint, forcePathStyle: true, credentials: S3_TEST_CREDENTIALS });
   return {
