@@ -15,6 +15,7 @@ import { LatencyUpstream } from '../batches/support/latency-upstream.ts';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { runCli } from '../support/run-cli.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { until } from '../support/until.ts';
 
 const LINES = 600;
 
@@ -27,16 +28,6 @@ function inputFile(): string {
       body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 },
     }),
   ).join('\n');
-}
-
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 45_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 async function kill(server: ServerProcess): Promise<void> {

@@ -7,6 +7,7 @@ import OpenAI, { toFile } from 'openai';
 import type { Permission } from '../../src/config/index.ts';
 import { ManualClock } from '../batches/support/manual-clock.ts';
 import { startBatchTestServer, type BatchTestServer } from '../batches/support/batch-test-server.ts';
+import { until } from '../support/until.ts';
 
 function chatLines(count: number): string {
   return Array.from({ length: count }, (_, index) =>
@@ -17,16 +18,6 @@ function chatLines(count: number): string {
       body: { model: 'switchyard-echo', messages: [{ role: 'user', content: `hello ${index}` }], max_tokens: 20 },
     }),
   ).join('\n');
-}
-
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const PERMISSIONS: Permission[] = ['chat.completions', 'files', 'batches', 'models'];

@@ -21,6 +21,7 @@ import { createPostgresTestDatabase, type TestDatabase } from '../support/databa
 import { S3_TEST_CREDENTIALS, startS3Server, type S3TestServer } from '../support/s3-server.ts';
 import { freePort } from '../support/free-port.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { until } from '../support/until.ts';
 
 const INSTANCES = 3;
 const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
@@ -242,16 +243,7 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
         }
       });
 
-      const poll = async <T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 90_000): Promise<T> => {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const value = await check().catch(() => undefined);
-          if (value !== undefined) return value;
-          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      };
-      await poll(
+      await until(
         async () => ((await clients[2]!.batches.retrieve(batch.id)).request_counts!.completed >= 200 ? true : undefined),
         'the batch to be under way',
       );
@@ -266,7 +258,7 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
       instances[victim]!.child.kill('SIGKILL');
       await exited;
 
-      const done = await poll(async () => {
+      const done = await until(async () => {
         const current = await clients[1]!.batches.retrieve(batch.id);
         return current.status === 'completed' ? current : undefined;
       }, 'the batch to complete on the surviving instances');
@@ -298,7 +290,7 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
       await client.connect();
       try {
         // The survivors flush their ledgers every second: wait until every served request is there.
-        const rows = await poll(
+        const rows = await until(
           async () => {
             const result = await client.query<{ request_id: string; batch: number }>(
               "SELECT request_id, batch FROM usage_ledger WHERE model IN ('slow-model', 'switchyard-echo')",
