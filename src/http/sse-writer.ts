@@ -24,6 +24,9 @@ export function serializeSseEvent(event: SseEvent): string {
 
 const KEEP_ALIVE_COMMENT = ': keep-alive\n\n';
 
+/** Events held for one write are written at once beyond this many characters. */
+const FLUSH_CHARACTERS = 64 * 1024;
+
 export interface WriteSseOptions {
   headers: Record<string, string>;
   keepAliveMs: number;
@@ -73,13 +76,20 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
     timer.refresh();
   }, options.keepAliveMs);
   timer.unref();
-  // Events that are ready together (an upstream read often carries many) leave in one socket write:
-  // the response is corked at the first of them and uncorked once the current burst of promise jobs
-  // has run (process.nextTick runs after the microtask queue drains), so the first byte is not delayed.
-  let corked = false;
-  const uncork = (): void => {
-    corked = false;
-    response.uncork();
+  // Events that are ready together (an upstream read often carries many) leave as one write, one
+  // HTTP chunk and one syscall: they are joined in `pending` and written once the current burst of
+  // promise jobs has run (process.nextTick runs after the microtask queue drains), so the first byte
+  // is not delayed. A burst larger than FLUSH_CHARACTERS is written at once.
+  let pending = '';
+  let flushScheduled = false;
+  /** False once a write found the socket buffer full: the loop then waits for `drain`. */
+  let writable = true;
+  const flush = (): void => {
+    flushScheduled = false;
+    if (pending === '' || closed) return;
+    const chunk = pending;
+    pending = '';
+    if (!response.write(chunk)) writable = false;
   };
   const iterator = events[Symbol.asyncIterator]();
   try {
@@ -88,12 +98,14 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
       if (next.done === true) break;
       if (closed) break;
       timer.refresh();
-      if (!corked) {
-        corked = true;
-        response.cork();
-        process.nextTick(uncork);
+      pending += serializeSseEvent(next.value);
+      if (pending.length >= FLUSH_CHARACTERS) flush();
+      else if (!flushScheduled) {
+        flushScheduled = true;
+        process.nextTick(flush);
       }
-      if (!response.write(serializeSseEvent(next.value)) && !closed) {
+      if (!writable && !closed) {
+        writable = true;
         if (await waitForDrain(response, options.stallTimeoutMs)) {
           options.onStall?.();
           stalled = true;
@@ -109,6 +121,8 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
       // The client left: let the source clean up (aborts the upstream request).
       await iterator.return?.();
     }
+    // What the last burst left (also when the source failed: the events before the failure count).
+    flush();
     if (!response.writableEnded) response.end();
   }
   return stalled ? 'stalled' : closed ? 'client-left' : 'completed';
