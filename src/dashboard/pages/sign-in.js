@@ -1,0 +1,68 @@
+// Sign-in and set-password pages.
+import { useState } from 'preact/hooks';
+import { api } from './api.js';
+import { html, ErrorNote } from './components.js';
+
+export function SignIn({ onSignedIn }) {
+  const params = new URLSearchParams(location.search);
+  const reason = params.get('reason');
+  const [error, setError] = useState(undefined);
+  const [needTotp, setNeedTotp] = useState(false);
+  const submit = async (event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    try {
+      const session = await api('sign-in', {
+        method: 'POST',
+        body: { email: form.get('email'), password: form.get('password'), ...(form.get('totp') ? { totp: form.get('totp') } : {}) },
+        redirectOn401: false,
+      });
+      const next = params.get('next');
+      onSignedIn(session, next && next.startsWith('/dashboard/') && !next.startsWith('//') ? next : '/dashboard/keys');
+    } catch (caught) {
+      if (caught.code === 'totp_required') setNeedTotp(true);
+      setError(caught);
+    }
+  };
+  return html`<main class="narrow">
+    <h1>Sign in</h1>
+    ${reason === 'session_expired' ? html`<p class="notice" role="status">Your session expired. Sign in again to go back where you were.</p>` : null}
+    ${reason === 'invalid_token' ? html`<p class="notice" role="status">Please sign in.</p>` : null}
+    <form onSubmit=${submit} aria-label="Sign in">
+      <label for="email">Email</label>
+      <input id="email" name="email" type="email" autocomplete="username" required />
+      <label for="password">Password</label>
+      <input id="password" name="password" type="password" autocomplete="current-password" required />
+      ${needTotp ? html`<label for="totp">Authenticator code</label><input id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required />` : null}
+      <button type="submit">Sign in</button>
+    </form>
+    <${ErrorNote} error=${error} />
+  </main>`;
+}
+
+export function SetPassword({ onSignedIn }) {
+  const token = new URLSearchParams(location.hash.slice(1)).get('token') ?? '';
+  const [error, setError] = useState(undefined);
+  const submit = async (event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    if (form.get('password') !== form.get('confirm')) return setError(new Error('The two passwords differ.'));
+    try {
+      const session = await api('set-password', { method: 'POST', body: { token, password: form.get('password') }, redirectOn401: false });
+      onSignedIn(session, '/dashboard/keys');
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  return html`<main class="narrow">
+    <h1>Choose a password</h1>
+    <form onSubmit=${submit} aria-label="Set password">
+      <label for="new-password">New password (at least 10 characters)</label>
+      <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="10" required />
+      <label for="confirm-password">Repeat it</label>
+      <input id="confirm-password" name="confirm" type="password" autocomplete="new-password" minlength="10" required />
+      <button type="submit">Set password and sign in</button>
+    </form>
+    <${ErrorNote} error=${error} />
+  </main>`;
+}
