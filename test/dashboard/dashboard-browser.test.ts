@@ -73,6 +73,8 @@ describe('dashboard in Chromium', { skip: !available }, () => {
       300,
     );
     assert.equal((await page.getByTestId('usage-today').textContent())!.replace(/,/g, ''), String(tokens));
+    // The sentence reads as written (a formatter reflowing the template once joined "used" and "of").
+    assert.match((await page.locator('.meter p').first().textContent())!, /^[\d,]+ tokens used of [\d,]+$/);
     assert.ok(await page.locator('.uplot canvas').count(), 'the uPlot chart is drawn');
 
     await page.getByRole('link', { name: 'Keys' }).click();

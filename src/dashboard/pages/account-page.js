@@ -34,32 +34,20 @@ export function AccountPage({ session, onSignedOut, onChanged }) {
       <h2 id="totp-title">Two-factor sign-in</h2>
       ${
         session.totp_enabled
-          ? html`<p>An authenticator code is required at sign-in.</p>
-              <button type="button" onClick=${async () => (await run('totp/disable')) && onChanged()}>Turn off</button>`
+          ? html`<p>An authenticator code is required at sign-in.</p><button type="button" onClick=${async () => (await run('totp/disable')) && onChanged()}>Turn off</button>`
           : enrolment
-            ? html`<form onSubmit=${enable} aria-label="Confirm authenticator">
-                <p>Add this secret to your authenticator app: <code>${enrolment.secret}</code></p>
-                <p class="muted break">${enrolment.uri}</p>
-                <label for="totp-code">Code from the app</label
-                ><input id="totp-code" name="code" inputmode="numeric" pattern="[0-9]{6}" required /><button type="submit">Turn on</button>
-              </form>`
+            ? html`<form onSubmit=${enable} aria-label="Confirm authenticator"><p>Add this secret to your authenticator app: <code>${enrolment.secret}</code></p><p class="muted break">${enrolment.uri}</p>
+              <label for="totp-code">Code from the app</label><input id="totp-code" name="code" inputmode="numeric" pattern="[0-9]{6}" required /><button type="submit">Turn on</button></form>`
             : html`<button type="button" onClick=${async () => setEnrolment(await run('totp/enrol'))}>Set up an authenticator</button>`
       }
     </section>
     <section class="card" aria-labelledby="sessions-title">
       <h2 id="sessions-title">Signed-in sessions</h2>
-      <ul class="sessions">
-        ${(data?.data ?? []).map(
-          (entry) =>
-            html`<li key=${entry.id}>
-              ${entry.user_agent ?? 'unknown browser'} · ${entry.address ?? ''} · since ${dateTime(entry.created_at)}
-              ${entry.current ? html`<strong>(this one)</strong>` : html`<button type="button" onClick=${async () => (await run(`sessions/${entry.id}/revoke`)) && refresh()}>Sign out</button>`}
-            </li>`,
-        )}
-      </ul>
-      <button type="button" class="danger" onClick=${async () => (await run('sessions/revoke-all')) && onSignedOut()}>
-        Sign out everywhere
-      </button>
+      <ul class="sessions">${(data?.data ?? []).map(
+        (entry) =>
+          html`<li key=${entry.id}>${entry.user_agent ?? 'unknown browser'} · ${entry.address ?? ''} · since ${dateTime(entry.created_at)} ${entry.current ? html`<strong>(this one)</strong>` : html`<button type="button" onClick=${async () => (await run(`sessions/${entry.id}/revoke`)) && refresh()}>Sign out</button>`}</li>`,
+      )}</ul>
+      <button type="button" class="danger" onClick=${async () => (await run('sessions/revoke-all')) && onSignedOut()}>Sign out everywhere</button>
     </section>
   </main>`;
 }

@@ -61,9 +61,7 @@ function CreateKeyForm({ tiers, permissions, onCreated, readOnly }) {
       <div class="checks">
         ${permissions.map(
           (name) =>
-            html`<label key=${`${tier}-${name}`} class="check"
-              ><input type="checkbox" name=${`permission-${name}`} defaultChecked=${tierPermissions.includes(name)} /> ${name}</label
-            >`,
+            html`<label key=${`${tier}-${name}`} class="check"><input type="checkbox" name=${`permission-${name}`} defaultChecked=${tierPermissions.includes(name)} /> ${name}</label>`,
         )}
       </div>
     </fieldset>
@@ -104,71 +102,29 @@ export function KeysPage({ session }) {
     <${ErrorNote} error=${error ?? actionError} />
     ${
       data
-        ? html`<${CreateKeyForm}
-              tiers=${data.allowed_tiers}
-              permissions=${data.permissions}
-              onCreated=${(result) => {
-                setCreated(result);
-                refresh();
-              }}
-              readOnly=${readOnly}
-            />
-            <div class="table-wrap">
-              <table aria-label="API keys">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Tier</th>
-                    <th scope="col">Permissions</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Status</th>
-                    <th scope="col"><span class="visually-hidden">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${
-                    data.data.length === 0
-                      ? html`<tr>
-                          <td colspan="9">No keys yet.</td>
-                        </tr>`
-                      : null
-                  }
-                  ${data.data.map(
-                    (key) =>
-                      html`<tr key=${key.id} data-key-id=${key.id}>
-                        <td>${key.name ?? '—'}</td>
-                        <td><code>${key.prefix}</code></td>
-                        <td>${key.tier}</td>
-                        <td class="permissions">${key.permissions.join(', ')}</td>
-                        <td class="nowrap">${day(key.created_at)}</td>
-                        <td class="nowrap">${day(key.last_used_day)}</td>
-                        <td>${key.expires_at ? dateTime(key.expires_at) : 'never'}</td>
-                        <td><span class=${`status ${key.status}`}>${key.status}</span></td>
-                        <td class="actions">
-                          ${
-                            key.status === 'active' && !readOnly
-                              ? html`<button type="button" onClick=${() => rotate(key)} aria-label=${`Rotate ${key.name ?? key.id}`}>
-                                    Rotate
-                                  </button>
-                                  <button
-                                    type="button"
-                                    class="danger"
-                                    onClick=${() => revoke(key)}
-                                    aria-label=${`Revoke ${key.name ?? key.id}`}
-                                  >
-                                    Revoke
-                                  </button>`
-                              : null
-                          }
-                        </td>
-                      </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>`
+        ? html`<${CreateKeyForm} tiers=${data.allowed_tiers} permissions=${data.permissions} onCreated=${(result) => {
+            setCreated(result);
+            refresh();
+          }} readOnly=${readOnly} />
+        <div class="table-wrap"><table aria-label="API keys">
+          <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Tier</th><th scope="col">Permissions</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <tbody>
+            ${data.data.length === 0 ? html`<tr><td colspan="9">No keys yet.</td></tr>` : null}
+            ${data.data.map(
+              (key) => html`<tr key=${key.id} data-key-id=${key.id}>
+                <td>${key.name ?? '—'}</td><td><code>${key.prefix}</code></td><td>${key.tier}</td>
+                <td class="permissions">${key.permissions.join(', ')}</td><td class="nowrap">${day(key.created_at)}</td><td class="nowrap">${day(key.last_used_day)}</td>
+                <td>${key.expires_at ? dateTime(key.expires_at) : 'never'}</td><td><span class=${`status ${key.status}`}>${key.status}</span></td>
+                <td class="actions">${
+                  key.status === 'active' && !readOnly
+                    ? html`<button type="button" onClick=${() => rotate(key)} aria-label=${`Rotate ${key.name ?? key.id}`}>Rotate</button>
+                      <button type="button" class="danger" onClick=${() => revoke(key)} aria-label=${`Revoke ${key.name ?? key.id}`}>Revoke</button>`
+                    : null
+                }</td>
+              </tr>`,
+            )}
+          </tbody>
+        </table></div>`
         : html`<p>Loading…</p>`
     }
   </main>`;

@@ -100,20 +100,10 @@ function App() {
     <a class="skip" href="#content">Skip to content</a>
     <header>
       <strong class="brand">Switchyard</strong>
-      <nav aria-label="Dashboard">
-        <ul>
-          ${NAVIGATION.map(
-            ([href, label]) =>
-              html`<li>
-                <${Link}
-                  href=${href}
-                  aria-current=${path.startsWith(href) || (href === '/dashboard/keys' && path === '/dashboard') ? 'page' : undefined}
-                  >${label}<//
-                >
-              </li>`,
-          )}
-        </ul>
-      </nav>
+      <nav aria-label="Dashboard"><ul>${NAVIGATION.map(
+        ([href, label]) =>
+          html`<li><${Link} href=${href} aria-current=${path.startsWith(href) || (href === '/dashboard/keys' && path === '/dashboard') ? 'page' : undefined}>${label}<//></li>`,
+      )}</ul></nav>
       <span class="who">${session.email} · ${session.organization}</span>
       <button type="button" onClick=${signOut}>Sign out</button>
     </header>

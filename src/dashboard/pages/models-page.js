@@ -17,40 +17,18 @@ export function ModelsPage() {
     <h1>Models</h1>
     <section class="card" aria-labelledby="start-title">
       <h2 id="start-title">Getting started</h2>
-      ${Object.entries(snippets).map(
-        ([name, code]) =>
-          html`<h3>${name}</h3>
-            <pre><code>${code}</code></pre>`,
-      )}
+      ${Object.entries(snippets).map(([name, code]) => html`<h3>${name}</h3><pre><code>${code}</code></pre>`)}
     </section>
     <${ErrorNote} error=${error} />
     ${
       data
-        ? html`<div class="table-wrap">
-            <table aria-label="Models">
-              <thead>
-                <tr>
-                  <th scope="col">Model</th>
-                  <th scope="col">Capabilities</th>
-                  <th scope="col">Context</th>
-                  <th scope="col">Input / 1M</th>
-                  <th scope="col">Output / 1M</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${data.data.map(
-                  (entry) =>
-                    html`<tr key=${entry.id}>
-                      <td><code>${entry.id}</code>${entry.description ? html`<div class="muted">${entry.description}</div>` : null}</td>
-                      <td>${entry.capabilities.join(', ')}</td>
-                      <td>${number(entry.context_window)}</td>
-                      <td>${usd(entry.pricing.input_per_million)}</td>
-                      <td>${usd(entry.pricing.output_per_million)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
+        ? html`<div class="table-wrap"><table aria-label="Models">
+          <thead><tr><th scope="col">Model</th><th scope="col">Capabilities</th><th scope="col">Context</th><th scope="col">Input / 1M</th><th scope="col">Output / 1M</th></tr></thead>
+          <tbody>${data.data.map(
+            (entry) =>
+              html`<tr key=${entry.id}><td><code>${entry.id}</code>${entry.description ? html`<div class="muted">${entry.description}</div>` : null}</td><td>${entry.capabilities.join(', ')}</td><td>${number(entry.context_window)}</td><td>${usd(entry.pricing.input_per_million)}</td><td>${usd(entry.pricing.output_per_million)}</td></tr>`,
+          )}</tbody>
+        </table></div>`
         : null
     }
   </main>`;

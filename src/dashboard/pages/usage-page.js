@@ -43,20 +43,14 @@ function UsageChart({ rows, from, to }) {
     );
     return () => chart.destroy();
   }, [rows, from, to]);
-  return html`<figure class="chart">
-    <div ref=${container} role="img" aria-label="Tokens and cost per day"></div>
-    <figcaption>Tokens (left axis) and cost (right axis) per day, UTC.</figcaption>
-  </figure>`;
+  return html`<figure class="chart"><div ref=${container} role="img" aria-label="Tokens and cost per day"></div><figcaption>Tokens (left axis) and cost (right axis) per day, UTC.</figcaption></figure>`;
 }
 
 function LimitMeter({ label, info }) {
   const unlimited = info.limit === 0;
   return html`<div class="meter">
     <h3>${label}</h3>
-    <p>
-      <strong data-testid=${`usage-${label.toLowerCase().replace(/[^a-z]+/g, '-')}`}>${number(info.used)}</strong> tokens used
-      ${unlimited ? '(no limit)' : `of ${number(info.limit)}`}
-    </p>
+    <p><strong data-testid=${`usage-${label.toLowerCase().replace(/[^a-z]+/g, '-')}`}>${number(info.used)}</strong> tokens used ${unlimited ? '(no limit)' : `of ${number(info.limit)}`}</p>
     ${unlimited ? null : html`<progress max=${info.limit} value=${Math.min(info.used, info.limit)} aria-label=${`${label}: ${info.used} of ${info.limit} tokens`}></progress>`}
     <p class="muted">Resets ${dateTime(Date.parse(info.reset_at))}</p>
   </div>`;
@@ -72,67 +66,32 @@ export function UsagePage() {
     ${
       data
         ? html`<section class="meters" aria-label="Usage against limits">
-              <${LimitMeter} label="Today" info=${data.limits.daily} />
-              <${LimitMeter} label="This month" info=${data.limits.monthly} />
-              <p class="muted">Limits of the ${data.limits.tier} tier, shared by every key of ${data.organization}.</p>
-            </section>
-            <div class="toolbar">
-              <label for="range">Range</label>
-              <select id="range" value=${days} onChange=${(event) => setDays(Number(event.currentTarget.value))}>
-                <option value="7">Last 7 days</option>
-                <option value="30">Last 30 days</option>
-                <option value="90">Last 90 days</option>
-                <option value="365">Last 365 days</option>
-              </select>
-              <a class="button" href=${`/dashboard/api/usage.csv?days=${days}`} download>Export CSV</a>
-            </div>
-            <${UsageChart} rows=${data.data} from=${data.from} to=${data.to} />
-            <div class="table-wrap">
-              <table aria-label="Usage per day and model">
-                <thead>
-                  <tr>
-                    <th scope="col">Date</th>
-                    <th scope="col">Model</th>
-                    <th scope="col">Requests</th>
-                    <th scope="col">Input tokens</th>
-                    <th scope="col">Output tokens</th>
-                    <th scope="col">Cost</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${
-                    data.data.length === 0
-                      ? html`<tr>
-                          <td colspan="6">No usage in this range.</td>
-                        </tr>`
-                      : null
-                  }
-                  ${data.data
-                    .slice()
-                    .reverse()
-                    .map(
-                      (row) =>
-                        html`<tr key=${`${row.date}-${row.model}`}>
-                          <td>${row.date}</td>
-                          <td>${row.model}</td>
-                          <td>${number(row.requests)}</td>
-                          <td>${number(row.input_tokens)}</td>
-                          <td>${number(row.output_tokens)}</td>
-                          <td>${usd(row.cost_usd)}</td>
-                        </tr>`,
-                    )}
-                </tbody>
-                <tfoot>
-                  <tr>
-                    <th scope="row" colspan="2">Total</th>
-                    <td>${number(data.totals.requests)}</td>
-                    <td>${number(data.totals.input_tokens)}</td>
-                    <td>${number(data.totals.output_tokens)}</td>
-                    <td>${usd(data.totals.cost_usd)}</td>
-                  </tr>
-                </tfoot>
-              </table>
-            </div>`
+          <${LimitMeter} label="Today" info=${data.limits.daily} />
+          <${LimitMeter} label="This month" info=${data.limits.monthly} />
+          <p class="muted">Limits of the ${data.limits.tier} tier, shared by every key of ${data.organization}.</p>
+        </section>
+        <div class="toolbar">
+          <label for="range">Range</label>
+          <select id="range" value=${days} onChange=${(event) => setDays(Number(event.currentTarget.value))}>
+            <option value="7">Last 7 days</option><option value="30">Last 30 days</option><option value="90">Last 90 days</option><option value="365">Last 365 days</option>
+          </select>
+          <a class="button" href=${`/dashboard/api/usage.csv?days=${days}`} download>Export CSV</a>
+        </div>
+        <${UsageChart} rows=${data.data} from=${data.from} to=${data.to} />
+        <div class="table-wrap"><table aria-label="Usage per day and model">
+          <thead><tr><th scope="col">Date</th><th scope="col">Model</th><th scope="col">Requests</th><th scope="col">Input tokens</th><th scope="col">Output tokens</th><th scope="col">Cost</th></tr></thead>
+          <tbody>
+            ${data.data.length === 0 ? html`<tr><td colspan="6">No usage in this range.</td></tr>` : null}
+            ${data.data
+              .slice()
+              .reverse()
+              .map(
+                (row) =>
+                  html`<tr key=${`${row.date}-${row.model}`}><td>${row.date}</td><td>${row.model}</td><td>${number(row.requests)}</td><td>${number(row.input_tokens)}</td><td>${number(row.output_tokens)}</td><td>${usd(row.cost_usd)}</td></tr>`,
+              )}
+          </tbody>
+          <tfoot><tr><th scope="row" colspan="2">Total</th><td>${number(data.totals.requests)}</td><td>${number(data.totals.input_tokens)}</td><td>${number(data.totals.output_tokens)}</td><td>${usd(data.totals.cost_usd)}</td></tr></tfoot>
+        </table></div>`
         : html`<p>Loading…</p>`
     }
   </main>`;
