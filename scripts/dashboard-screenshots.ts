@@ -6,17 +6,16 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config/index.ts';
 import { UsageLedgerRepository } from '../src/db/repositories/usage-ledger-repository.ts';
 import { startRuntime, type Runtime } from '../src/runtime.ts';
+import { launchChromium } from '../test/support/browser.ts';
 
 const DAY = 86_400_000;
 const output = join(process.cwd(), 'docs', 'images');
 mkdirSync(output, { recursive: true });
 const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-screenshots-'));
-const profile = mkdtempSync(join(tmpdir(), 'switchyard-screenshots-chromium-'));
 const config = loadConfig({
   env: {},
   overrides: { dataDir, logLevel: 'silent', bootstrapKey: false, server: { port: 0, host: '127.0.0.1' } },
@@ -81,23 +80,9 @@ const runtime = await seedThenRestart();
 try {
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });
   const origin = `http://127.0.0.1:${(runtime.app.server.address() as { port: number }).port}`;
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    viewport: { width: 1200, height: 900 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const browser = await launchChromium({ width: 1200, height: 900 });
   try {
-    const page = await context.newPage();
+    const page = await browser.context.newPage();
     await page.goto(`${origin}/dashboard/sign-in`);
     await page.getByLabel('Email').fill('ada@acme.example');
     await page.getByLabel('Password').fill('screenshot password');
@@ -111,11 +96,10 @@ try {
     await page.locator('.uplot canvas').waitFor();
     await page.screenshot({ path: join(output, 'dashboard-usage.png'), fullPage: false });
   } finally {
-    await context.close();
+    await browser.close();
   }
   console.log(`screenshots written to ${output}`);
 } finally {
   await runtime.close();
   rmSync(dataDir, { recursive: true, force: true });
-  rmSync(profile, { recursive: true, force: true });
 }
