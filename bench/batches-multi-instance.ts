@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import pg from 'pg';
 import { randomHex } from '../src/core/ids.ts';
-import { LatencyUpstream } from '../test/batches/support/latency-upstream.ts';
+import { LatencyUpstream, slowModelBatchInput } from '../test/batches/support/latency-upstream.ts';
 import { runCli } from '../test/support/run-cli.ts';
 import { startServerProcess, type ServerProcess } from '../test/support/server-process.ts';
 
@@ -43,14 +43,7 @@ const upstream = await new LatencyUpstream(LATENCY_MS).start();
 const directory = mkdtempSync(join(tmpdir(), 'switchyard-bench-multi-'));
 const configFile = join(directory, 'config.json');
 upstream.writeConfig(configFile);
-const input = Array.from({ length: LINES }, (_, index) =>
-  JSON.stringify({
-    custom_id: `line-${index}`,
-    method: 'POST',
-    url: '/v1/chat/completions',
-    body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 },
-  }),
-).join('\n');
+const input = slowModelBatchInput(LINES, 'line');
 
 /** Runs the batch on `instances` fresh server processes over a fresh database; returns the wall time in seconds. */
 async function run(instances: number): Promise<number> {

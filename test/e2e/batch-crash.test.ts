@@ -11,24 +11,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import { openDatabase } from '../../src/db/database.ts';
-import { LatencyUpstream } from '../batches/support/latency-upstream.ts';
+import { LatencyUpstream, slowModelBatchInput } from '../batches/support/latency-upstream.ts';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { runCli } from '../support/run-cli.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { until } from '../support/until.ts';
 
 const LINES = 600;
-
-function inputFile(): string {
-  return Array.from({ length: LINES }, (_, index) =>
-    JSON.stringify({
-      custom_id: `crash-${index}`,
-      method: 'POST',
-      url: '/v1/chat/completions',
-      body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 },
-    }),
-  ).join('\n');
-}
 
 async function kill(server: ServerProcess): Promise<void> {
   const exited = new Promise((resolve) => server.child.once('exit', resolve));
@@ -59,7 +48,10 @@ async function crashAndCheck(scenario: Scenario, first: ServerProcess, resume: (
   assert.equal(created.code, 0, created.stderr);
   const { key, id: keyId } = JSON.parse(created.stdout) as { key: string; id: string };
   const firstClient = new OpenAI({ apiKey: key, baseURL: `${first.origin}/v1`, maxRetries: 0 });
-  const input = await firstClient.files.create({ file: await toFile(Buffer.from(inputFile()), 'input.jsonl'), purpose: 'batch' });
+  const input = await firstClient.files.create({
+    file: await toFile(Buffer.from(slowModelBatchInput(LINES, 'crash')), 'input.jsonl'),
+    purpose: 'batch',
+  });
   const batch = await firstClient.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
   await until(
     async () => ((await firstClient.batches.retrieve(batch.id)).request_counts!.completed >= 60 ? true : undefined),

@@ -16,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import OpenAI, { toFile } from 'openai';
 import pg from 'pg';
-import { LatencyUpstream } from '../batches/support/latency-upstream.ts';
+import { LatencyUpstream, slowModelBatchInput } from '../batches/support/latency-upstream.ts';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { S3_TEST_CREDENTIALS, startS3Server, type S3TestServer } from '../support/s3-server.ts';
 import { freePort } from '../support/free-port.ts';
@@ -203,14 +203,7 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
     test('a 2,000-line batch survives SIGKILL of one instance amid mixed traffic; the ledger holds one row per request served', async () => {
       const LINES = 2000;
       const clients = instances.map((instance) => new OpenAI({ apiKey: key, baseURL: `${instance.origin}/v1`, maxRetries: 0 }));
-      const input = Array.from({ length: LINES }, (_, index) =>
-        JSON.stringify({
-          custom_id: `line-${index}`,
-          method: 'POST',
-          url: '/v1/chat/completions',
-          body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 },
-        }),
-      ).join('\n');
+      const input = slowModelBatchInput(LINES, 'line');
       const file = await clients[0]!.files.create({ file: await toFile(Buffer.from(input), 'lines.jsonl'), purpose: 'batch' });
       const batch = await clients[1]!.batches.create({
         input_file_id: file.id,

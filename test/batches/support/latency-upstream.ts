@@ -84,3 +84,18 @@ export class LatencyUpstream {
     await new Promise<void>((resolve) => (this.server === undefined ? resolve() : this.server.close(() => resolve())));
   }
 }
+
+/**
+ * A JSONL batch input of `lines` chat requests to `slow-model` (the model `writeConfig` serves), with
+ * custom ids `<prefix>-<n>`.
+ */
+export function slowModelBatchInput(lines: number, prefix: string): string {
+  return Array.from({ length: lines }, (_, index) =>
+    JSON.stringify({
+      custom_id: `${prefix}-${index}`,
+      method: 'POST',
+      url: '/v1/chat/completions',
+      body: { model: 'slow-model', messages: [{ role: 'user', content: `line ${index}` }], max_tokens: 5 },
+    }),
+  ).join('\n');
+}
