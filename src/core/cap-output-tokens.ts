@@ -15,6 +15,7 @@
  * added to a settled total. Splitting at whitespace matches how the tokenizer pre-splits words, so the
  * running figure stays close to counting the whole output at once.
  */
+import { batched, batchesOf, type Batched } from './batched.ts';
 import { countTextTokens, isWhitespace, MAX_RUN_LENGTH } from './count-tokens.ts';
 import type { StreamPart } from './stream-parts.ts';
 import { emptyUsage, type Usage } from './usage.ts';
@@ -254,22 +255,33 @@ function clampUsage(usage: Usage, cap: number): Usage {
 
 /**
  * The canonical stream with at most `maxOutputTokens` output tokens (see the file header). With no cap
- * (`undefined`) the parts pass through untouched. `countTokens` defaults to the local tokenizer.
+ * (`undefined`) the parts pass through untouched. `countTokens` defaults to the local tokenizer. Parts
+ * are read and passed on in batches (core/batched.ts).
  */
-export async function* capOutputTokens(
+export function capOutputTokens(
   parts: AsyncIterable<StreamPart>,
   maxOutputTokens: number | undefined,
   countTokens: TokenCounter = countTextTokens,
   options: CapOutputTokensOptions = {},
-): AsyncGenerator<StreamPart, void, undefined> {
+): Batched<StreamPart> {
+  return batched(() => cappedBatches(parts, maxOutputTokens, countTokens, options));
+}
+
+async function* cappedBatches(
+  parts: AsyncIterable<StreamPart>,
+  maxOutputTokens: number | undefined,
+  countTokens: TokenCounter,
+  options: CapOutputTokensOptions,
+): AsyncGenerator<readonly StreamPart[], void, undefined> {
+  const source = batchesOf(parts);
   if (maxOutputTokens === undefined) {
-    yield* parts;
+    yield* source;
     return;
   }
   const cap = Math.max(0, Math.floor(maxOutputTokens));
   const tally = new OutputTally(countTokens);
   let reasoningTokens = 0;
-  const iterator = parts[Symbol.asyncIterator]();
+  const iterator = source[Symbol.asyncIterator]();
   let sourceDone = false;
   try {
     for (;;) {
@@ -278,94 +290,117 @@ export async function* capOutputTokens(
         sourceDone = true;
         return;
       }
-      const part = next.value;
-      let cut: StreamPart[] | undefined;
-      switch (part.type) {
-        case 'text-start':
-          tally.open(part.id, 'text');
-          break;
-        case 'reasoning-start':
-          tally.open(part.id, 'reasoning');
-          break;
-        case 'text-end':
-        case 'reasoning-end':
-        case 'tool-input-end':
-          tally.close(part.id);
-          break;
-        case 'tool-input-start': {
-          // The tool's name is output the model produced, as the usage estimate counts it.
-          const nameTokens = part.toolName.length === 0 ? 0 : countTokens(part.toolName);
-          if (tally.total + nameTokens > cap && !tally.exact) reasoningTokens += tally.recount();
-          if (tally.total + nameTokens > cap) {
+      const batch = next.value;
+      const last = batch[batch.length - 1]!;
+      if (last.type === 'finish' && !last.usage.estimated && last.usage.outputTokens <= cap) {
+        // The upstream's own count of the whole answer arrived before any of this batch was passed on,
+        // and it is within the cap: nothing needs counting or cutting (a whole JSON answer, or a stream
+        // whose last read carried everything).
+        yield batch;
+        return;
+      }
+      const out: StreamPart[] = [];
+      for (const part of batch) {
+        let cut: StreamPart[] | undefined;
+        switch (part.type) {
+          case 'text-start':
+            tally.open(part.id, 'text');
+            break;
+          case 'reasoning-start':
+            tally.open(part.id, 'reasoning');
+            break;
+          case 'text-end':
+          case 'reasoning-end':
+          case 'tool-input-end':
+            tally.close(part.id);
+            break;
+          case 'tool-input-start': {
+            // The tool's name is output the model produced, as the usage estimate counts it.
+            const nameTokens = part.toolName.length === 0 ? 0 : countTokens(part.toolName);
+            if (tally.total + nameTokens > cap && !tally.exact) reasoningTokens += tally.recount();
+            if (tally.total + nameTokens > cap) {
+              cut = [];
+              break;
+            }
+            tally.addSettled(nameTokens);
+            tally.open(part.id, 'tool');
+            break;
+          }
+          case 'text-delta':
+          case 'reasoning-delta':
+          case 'tool-input-delta': {
+            const kind = deltaKind(part)!;
+            // Far from the cap: the delta's byte length bounds its tokens, nothing is counted.
+            const bytes = utf8Length(part.delta);
+            if (tally.total + bytes <= cap) {
+              tally.appendUncounted(part.id, part.delta, bytes, kind);
+              if (kind === 'reasoning') reasoningTokens += bytes;
+              break;
+            }
+            if (!tally.exact) {
+              reasoningTokens += tally.recount();
+              // The exact figure may leave room again: then the bound keeps holding (no count per delta).
+              if (tally.total + bytes <= cap) {
+                tally.appendUncounted(part.id, part.delta, bytes, kind);
+                if (kind === 'reasoning') reasoningTokens += bytes;
+                break;
+              }
+            }
+            const blockTokensBefore = tally.tailTokens(part.id);
+            const blockTokens = tally.countWith(part.id, part.delta);
+            if (tally.total - blockTokensBefore + blockTokens <= cap) {
+              if (kind === 'reasoning') reasoningTokens += blockTokens - blockTokensBefore;
+              tally.append(part.id, part.delta, blockTokens, kind);
+              break;
+            }
+            const fitting = fittingPrefix(tally, part.id, part.delta, cap);
             cut = [];
+            if (fitting.text.length > 0) {
+              const fittingTokens = tally.countWith(part.id, fitting.text);
+              if (kind === 'reasoning') reasoningTokens += fittingTokens - blockTokensBefore;
+              tally.append(part.id, fitting.text, fittingTokens, kind);
+              cut.push({ ...part, delta: fitting.text });
+            }
             break;
           }
-          tally.addSettled(nameTokens);
-          tally.open(part.id, 'tool');
-          break;
+          case 'finish':
+            out.push({ ...part, usage: clampUsage(part.usage, cap) });
+            yield out;
+            return;
+          case 'error':
+            out.push(part);
+            yield out;
+            return;
+          default:
+            break;
         }
-        case 'text-delta':
-        case 'reasoning-delta':
-        case 'tool-input-delta': {
-          const kind = deltaKind(part)!;
-          // Far from the cap: the delta's byte length bounds its tokens, nothing is counted.
-          const bytes = utf8Length(part.delta);
-          if (tally.total + bytes <= cap) {
-            tally.appendUncounted(part.id, part.delta, bytes, kind);
-            if (kind === 'reasoning') reasoningTokens += bytes;
-            break;
-          }
-          if (!tally.exact) reasoningTokens += tally.recount();
-          const blockTokensBefore = tally.tailTokens(part.id);
-          const blockTokens = tally.countWith(part.id, part.delta);
-          if (tally.total - blockTokensBefore + blockTokens <= cap) {
-            if (kind === 'reasoning') reasoningTokens += blockTokens - blockTokensBefore;
-            tally.append(part.id, part.delta, blockTokens, kind);
-            break;
-          }
-          const fitting = fittingPrefix(tally, part.id, part.delta, cap);
-          cut = [];
-          if (fitting.text.length > 0) {
-            const fittingTokens = tally.countWith(part.id, fitting.text);
-            if (kind === 'reasoning') reasoningTokens += fittingTokens - blockTokensBefore;
-            tally.append(part.id, fitting.text, fittingTokens, kind);
-            cut.push({ ...part, delta: fitting.text });
-          }
-          break;
+        if (cut === undefined) {
+          out.push(part);
+          continue;
         }
-        case 'finish':
-          yield { ...part, usage: clampUsage(part.usage, cap) };
-          return;
-        case 'error':
-          yield part;
-          return;
-        default:
-          break;
+        // The cap is reached: stop the upstream first (nobody may wait on it), then close what is open.
+        sourceDone = true;
+        await Promise.resolve(iterator.return?.()).catch(() => undefined);
+        for (const kept of cut) out.push(kept);
+        for (const block of tally.openBlocks()) out.push(endPart(block));
+        const outputTokens = Math.min(tally.total, cap);
+        out.push({
+          type: 'finish',
+          finishReason: 'length',
+          stopSequence: null,
+          usage: {
+            ...emptyUsage(),
+            inputTokens: options.inputTokens ?? 0,
+            outputTokens,
+            reasoningTokens: Math.min(reasoningTokens, outputTokens),
+            // Counted here: the upstream's own figures never arrived.
+            estimated: true,
+          },
+        });
+        yield out;
+        return;
       }
-      if (cut === undefined) {
-        yield part;
-        continue;
-      }
-      // The cap is reached: stop the upstream first (nobody may wait on it), then close what is open.
-      sourceDone = true;
-      await Promise.resolve(iterator.return?.()).catch(() => undefined);
-      for (const kept of cut) yield kept;
-      for (const block of tally.openBlocks()) yield endPart(block);
-      const outputTokens = Math.min(tally.total, cap);
-      yield {
-        type: 'finish',
-        finishReason: 'length',
-        stopSequence: null,
-        usage: {
-          ...emptyUsage(),
-          inputTokens: options.inputTokens ?? 0,
-          outputTokens,
-          reasoningTokens: Math.min(reasoningTokens, outputTokens),
-          // Counted here: the upstream's own figures never arrived.
-          estimated: true,
-        },
-      };
-      return;
+      if (out.length > 0) yield out;
     }
   } finally {
     // Unless the source ran to its end, close it: a source that yielded its `finish` is still suspended

@@ -8,6 +8,7 @@
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
+import { batchesOf } from '../core/batched.ts';
 import type { SseEvent } from '../core/sse-event.ts';
 
 /** Serialises one event: optional `event:` line, one `data:` line per line of the payload. */
@@ -91,14 +92,15 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
     pending = '';
     if (!response.write(chunk)) writable = false;
   };
-  const iterator = events[Symbol.asyncIterator]();
+  // A batched source (core/batched.ts) hands over every event one upstream read produced at once.
+  const iterator = batchesOf(events)[Symbol.asyncIterator]();
   try {
     while (!closed) {
       const next = await iterator.next();
       if (next.done === true) break;
       if (closed) break;
       timer.refresh();
-      pending += serializeSseEvent(next.value);
+      for (const event of next.value) pending += serializeSseEvent(event);
       if (pending.length >= FLUSH_CHARACTERS) flush();
       else if (!flushScheduled) {
         flushScheduled = true;

@@ -7,8 +7,10 @@
  *   or, once the stream has begun, a final `error` event.
  *
  * Blocks arrive sequenced (core/sequence-blocks.ts: they never overlap), so each canonical block maps
- * to one Anthropic block with the next index: this file only maps, it holds nothing back.
+ * to one Anthropic block with the next index: this file only maps, it holds nothing back. Events leave in
+ * one array per batch of parts (core/batched.ts).
  */
+import { batched, batchesOf, type Batched } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { newId } from '../../core/ids.ts';
 import { serverError } from '../../core/service-error.ts';
@@ -36,92 +38,105 @@ export interface MessagesStreamOptions {
  *
  * Nothing is emitted until the first part that is neither `response-metadata` nor `error` arrives. An
  * error before that point (thrown by the source, or an `error` part) is THROWN, so that the edge can still
- * answer with a proper HTTP status if it has not written anything. After `message_start` was yielded,
+ * answer with a proper HTTP status if it has not written anything. Once message_start is emitted,
  * errors become a final `event: error` and the iterable ends; a source that ends without `finish` is
  * reported the same way (internal_error). Returning early (client gone) returns the source iterator,
  * which lets the provider abort its upstream call.
  */
-export async function* encodeMessagesStream(
+export function encodeMessagesStream(parts: AsyncIterable<StreamPart>, options: MessagesStreamOptions): Batched<SseEvent> {
+  return batched(() => messagesEvents(parts, options));
+}
+
+/** The events of each batch of parts, one array per batch (core/batched.ts). */
+async function* messagesEvents(
   parts: AsyncIterable<StreamPart>,
   options: MessagesStreamOptions,
-): AsyncGenerator<SseEvent, void, undefined> {
+): AsyncGenerator<SseEvent[], void, undefined> {
   const messageId = options.messageId ?? newId.message();
   const blocks = new BlockIndexes();
   let started = false;
+  let out: SseEvent[] = [];
   try {
-    for await (const part of parts) {
-      if (part.type === 'response-metadata') continue;
-      if (part.type === 'error') {
-        if (!started) throw part.error;
-        yield messagesErrorEvent(part.error);
-        return;
-      }
-      const out: SseEvent[] = [];
-      if (!started) {
-        started = true;
-        out.push(messageStartEvent(messageId, options));
-      }
-      switch (part.type) {
-        case 'text-start':
-          blocks.start(`text:${part.id}`, { type: 'text', text: '' }, out);
-          break;
-        case 'text-delta':
-          if (part.delta !== '') blocks.delta(`text:${part.id}`, { type: 'text_delta', text: part.delta }, out);
-          break;
-        case 'text-end':
-          blocks.end(`text:${part.id}`, out);
-          break;
-        case 'reasoning-start':
-          blocks.start(`reasoning:${part.id}`, { type: 'thinking', thinking: '', signature: '' }, out);
-          break;
-        case 'reasoning-delta':
-          if (part.delta !== '') blocks.delta(`reasoning:${part.id}`, { type: 'thinking_delta', thinking: part.delta }, out);
-          break;
-        case 'reasoning-signature':
-          if (part.signature !== '') blocks.delta(`reasoning:${part.id}`, { type: 'signature_delta', signature: part.signature }, out);
-          break;
-        case 'reasoning-end':
-          blocks.end(`reasoning:${part.id}`, out);
-          break;
-        case 'reasoning-redacted':
-          blocks.complete({ type: 'redacted_thinking', data: part.data }, out);
-          break;
-        case 'tool-input-start':
-          blocks.start(`tool:${part.id}`, { type: 'tool_use', id: toolUseId(part.id), name: part.toolName, input: {} }, out);
-          break;
-        case 'tool-input-delta':
-          if (part.delta !== '') blocks.delta(`tool:${part.id}`, { type: 'input_json_delta', partial_json: part.delta }, out);
-          break;
-        case 'tool-input-end':
-          blocks.end(`tool:${part.id}`, out);
-          break;
-        case 'finish':
-          blocks.stopOpen(out);
-          out.push(
-            event({
-              type: 'message_delta',
-              delta: {
-                stop_reason: toAnthropicStopReason(part.finishReason),
-                stop_sequence: toAnthropicStopSequence(part.finishReason, part.stopSequence),
-              },
-              usage: toAnthropicUsage(part.usage),
-            }),
-            event({ type: 'message_stop' }),
-          );
-          for (const event of out) yield event;
+    for await (const batch of batchesOf(parts)) {
+      for (const part of batch) {
+        if (part.type === 'response-metadata') continue;
+        if (part.type === 'error') {
+          // Before message_start nothing was pushed, so throwing loses no event.
+          if (!started) throw part.error;
+          out.push(messagesErrorEvent(part.error));
+          yield out;
           return;
+        }
+        if (!started) {
+          started = true;
+          out.push(messageStartEvent(messageId, options));
+        }
+        switch (part.type) {
+          case 'text-start':
+            blocks.start(`text:${part.id}`, { type: 'text', text: '' }, out);
+            break;
+          case 'text-delta':
+            if (part.delta !== '') blocks.delta(`text:${part.id}`, { type: 'text_delta', text: part.delta }, out);
+            break;
+          case 'text-end':
+            blocks.end(`text:${part.id}`, out);
+            break;
+          case 'reasoning-start':
+            blocks.start(`reasoning:${part.id}`, { type: 'thinking', thinking: '', signature: '' }, out);
+            break;
+          case 'reasoning-delta':
+            if (part.delta !== '') blocks.delta(`reasoning:${part.id}`, { type: 'thinking_delta', thinking: part.delta }, out);
+            break;
+          case 'reasoning-signature':
+            if (part.signature !== '') blocks.delta(`reasoning:${part.id}`, { type: 'signature_delta', signature: part.signature }, out);
+            break;
+          case 'reasoning-end':
+            blocks.end(`reasoning:${part.id}`, out);
+            break;
+          case 'reasoning-redacted':
+            blocks.complete({ type: 'redacted_thinking', data: part.data }, out);
+            break;
+          case 'tool-input-start':
+            blocks.start(`tool:${part.id}`, { type: 'tool_use', id: toolUseId(part.id), name: part.toolName, input: {} }, out);
+            break;
+          case 'tool-input-delta':
+            if (part.delta !== '') blocks.delta(`tool:${part.id}`, { type: 'input_json_delta', partial_json: part.delta }, out);
+            break;
+          case 'tool-input-end':
+            blocks.end(`tool:${part.id}`, out);
+            break;
+          case 'finish':
+            blocks.stopOpen(out);
+            out.push(
+              event({
+                type: 'message_delta',
+                delta: {
+                  stop_reason: toAnthropicStopReason(part.finishReason),
+                  stop_sequence: toAnthropicStopSequence(part.finishReason, part.stopSequence),
+                },
+                usage: toAnthropicUsage(part.usage),
+              }),
+              event({ type: 'message_stop' }),
+            );
+            yield out;
+            return;
+        }
       }
-      // `yield*` over an array would await once more per event (async-from-sync iteration); this is the hot path.
-      for (const event of out) yield event;
+      if (out.length > 0) {
+        yield out;
+        out = [];
+      }
     }
   } catch (error) {
     if (!started) throw error;
-    yield messagesErrorEvent(error);
+    // Events of the batch that were encoded before the failure still go out first.
+    out.push(messagesErrorEvent(error));
+    yield out;
     return;
   }
   const incomplete = serverError('internal_error', 'The generation stream ended before it finished.');
   if (!started) throw incomplete;
-  yield messagesErrorEvent(incomplete);
+  yield [messagesErrorEvent(incomplete)];
 }
 
 /** The Anthropic keep-alive: `event: ping` with `{"type":"ping"}`, valid anywhere in a stream. */

@@ -11,6 +11,7 @@
  * stream, so each delta costs one JSON.stringify of its own text. The SseEvent `data` is therefore the
  * finished JSON text (a string), which the SSE writer sends as is.
  */
+import { batched, batchesOf, type Batched } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { isServiceError, serverError, type ServiceError } from '../../core/service-error.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
@@ -44,11 +45,20 @@ export function encodeStreamError(error: ServiceError): SseEvent {
  * HTTP status (or a fallback model) must therefore surface before the route hands the parts over: the
  * LanguageModel contract lets a provider throw before its first part.
  */
-export async function* encodeChatCompletionStream(
+export function encodeChatCompletionStream(
   parts: AsyncIterable<StreamPart>,
   context: ChatCompletionContext,
   options: ChatCompletionStreamOptions,
-): AsyncGenerator<SseEvent, void, undefined> {
+): Batched<SseEvent> {
+  return batched(() => chatCompletionEvents(parts, context, options));
+}
+
+/** The events of each batch of parts, one array per batch (core/batched.ts). */
+async function* chatCompletionEvents(
+  parts: AsyncIterable<StreamPart>,
+  context: ChatCompletionContext,
+  options: ChatCompletionStreamOptions,
+): AsyncGenerator<SseEvent[], void, undefined> {
   const usageNull = options.includeUsage ? ',"usage":null' : '';
   const prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${context.created},"model":${JSON.stringify(context.model)},"system_fingerprint":null,"choices":`;
   const head = `${prefix}[{"index":0,"delta":`;
@@ -65,63 +75,76 @@ export async function* encodeChatCompletionStream(
     data: `${head}{"tool_calls":[{"index":${toolIndex},"function":{"arguments":${JSON.stringify(fragment)}}}]}${tail}`,
   });
 
+  let out: SseEvent[] = [];
   try {
-    for await (const part of parts) {
-      if (part.type === 'error') {
-        yield encodeStreamError(part.error);
-        return;
-      }
-      if (!started) {
-        started = true;
-        yield { data: `${head}{"role":"assistant","content":""}${tail}` };
-      }
-      switch (part.type) {
-        case 'text-delta':
-          if (part.delta.length > 0) yield { data: `${head}{"content":${JSON.stringify(part.delta)}}${tail}` };
-          break;
-        case 'reasoning-delta':
-          // Non-standard field, the OpenAI-compatible convention (vLLM, DeepSeek, xAI) for reasoning text.
-          if (part.delta.length > 0) yield { data: `${head}{"reasoning_content":${JSON.stringify(part.delta)}}${tail}` };
-          break;
-        case 'tool-input-start':
-          toolCallId = part.id;
-          toolIndex++;
-          toolHasArguments = false;
-          yield {
-            data: `${head}{"tool_calls":[{"index":${toolIndex},"id":${JSON.stringify(part.id)},"type":"function","function":{"name":${JSON.stringify(part.toolName)},"arguments":""}}]}${tail}`,
-          };
-          break;
-        case 'tool-input-delta':
-          if (part.id === toolCallId && part.delta.length > 0) {
-            if (!toolHasArguments && part.delta.trim() !== '') toolHasArguments = true;
-            yield toolArguments(part.delta);
-          }
-          break;
-        case 'tool-input-end':
-          // Same rule as assembleResult: a call with no arguments is `{}`, so both paths agree.
-          if (part.id === toolCallId && !toolHasArguments) yield toolArguments('{}');
-          toolCallId = undefined;
-          break;
-        case 'finish':
-          yield { data: `${head}{},"logprobs":null,"finish_reason":"${mapFinishReason(part.finishReason)}"}]${usageNull}}` };
-          if (options.includeUsage) yield { data: `${prefix}[],"usage":${JSON.stringify(encodeUsage(part.usage))}}` };
-          yield DONE_EVENT;
+    for await (const batch of batchesOf(parts)) {
+      for (const part of batch) {
+        if (part.type === 'error') {
+          out.push(encodeStreamError(part.error));
+          yield out;
           return;
-        // Nothing the chat format can carry: block brackets, signatures, redacted reasoning, metadata.
-        case 'text-start':
-        case 'text-end':
-        case 'reasoning-start':
-        case 'reasoning-signature':
-        case 'reasoning-redacted':
-        case 'reasoning-end':
-        case 'response-metadata':
-          break;
+        }
+        if (!started) {
+          started = true;
+          out.push({ data: `${head}{"role":"assistant","content":""}${tail}` });
+        }
+        switch (part.type) {
+          case 'text-delta':
+            if (part.delta.length > 0) out.push({ data: `${head}{"content":${JSON.stringify(part.delta)}}${tail}` });
+            break;
+          case 'reasoning-delta':
+            // Non-standard field, the OpenAI-compatible convention (vLLM, DeepSeek, xAI) for reasoning text.
+            if (part.delta.length > 0) out.push({ data: `${head}{"reasoning_content":${JSON.stringify(part.delta)}}${tail}` });
+            break;
+          case 'tool-input-start':
+            toolCallId = part.id;
+            toolIndex++;
+            toolHasArguments = false;
+            out.push({
+              data: `${head}{"tool_calls":[{"index":${toolIndex},"id":${JSON.stringify(part.id)},"type":"function","function":{"name":${JSON.stringify(part.toolName)},"arguments":""}}]}${tail}`,
+            });
+            break;
+          case 'tool-input-delta':
+            if (part.id === toolCallId && part.delta.length > 0) {
+              if (!toolHasArguments && part.delta.trim() !== '') toolHasArguments = true;
+              out.push(toolArguments(part.delta));
+            }
+            break;
+          case 'tool-input-end':
+            // Same rule as assembleResult: a call with no arguments is `{}`, so both paths agree.
+            if (part.id === toolCallId && !toolHasArguments) out.push(toolArguments('{}'));
+            toolCallId = undefined;
+            break;
+          case 'finish':
+            out.push({ data: `${head}{},"logprobs":null,"finish_reason":"${mapFinishReason(part.finishReason)}"}]${usageNull}}` });
+            if (options.includeUsage) out.push({ data: `${prefix}[],"usage":${JSON.stringify(encodeUsage(part.usage))}}` });
+            out.push(DONE_EVENT);
+            yield out;
+            return;
+          // Nothing the chat format can carry: block brackets, signatures, redacted reasoning, metadata.
+          case 'text-start':
+          case 'text-end':
+          case 'reasoning-start':
+          case 'reasoning-signature':
+          case 'reasoning-redacted':
+          case 'reasoning-end':
+          case 'response-metadata':
+            break;
+        }
+      }
+      if (out.length > 0) {
+        yield out;
+        out = [];
       }
     }
   } catch (error) {
-    // Unknown errors get a generic message: their text may name upstream hosts or keys.
-    yield encodeStreamError(isServiceError(error) ? error : serverError('internal_error', 'The generation failed while streaming.', error));
+    // Unknown errors get a generic message: their text may name upstream hosts or keys. Events of the
+    // batch that were encoded before the failure still go out first.
+    out.push(
+      encodeStreamError(isServiceError(error) ? error : serverError('internal_error', 'The generation failed while streaming.', error)),
+    );
+    yield out;
     return;
   }
-  yield encodeStreamError(serverError('internal_error', 'The generation stream ended before it was complete.'));
+  yield [encodeStreamError(serverError('internal_error', 'The generation stream ended before it was complete.'))];
 }

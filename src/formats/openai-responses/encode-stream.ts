@@ -22,7 +22,11 @@
  * The `output_item.done` of the last item that ended is held until the next part arrives, so that an
  * item cut by max_output_tokens (the `finish` that follows says `length`) is reported `incomplete`
  * rather than `completed` (the same rule as encodeResponse).
+ *
+ * Events leave in one array per batch of parts (core/batched.ts); the events before an `onFinal` call
+ * leave before it runs, as they did when each event was its own step.
  */
+import { batched, batchesOf, type Batched } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { newId } from '../../core/ids.ts';
 import { isServiceError, serverError, type ServiceError } from '../../core/service-error.ts';
@@ -79,11 +83,20 @@ type EventFields = Record<string, unknown>;
  * response.failed (with `error` and the items so far); a source that ends without `finish` counts as
  * failed. Returning early (client gone) returns the source iterator, which aborts the upstream call.
  */
-export async function* encodeResponseStream(
+export function encodeResponseStream(
   parts: AsyncIterable<StreamPart>,
   context: ResponseContext,
   options: ResponseStreamOptions = {},
-): AsyncGenerator<SseEvent, void, undefined> {
+): Batched<SseEvent> {
+  return batched(() => responseEvents(parts, context, options));
+}
+
+/** The events of each batch of parts, one array per batch (core/batched.ts). */
+async function* responseEvents(
+  parts: AsyncIterable<StreamPart>,
+  context: ResponseContext,
+  options: ResponseStreamOptions,
+): AsyncGenerator<SseEvent[], void, undefined> {
   let sequenceNumber = 0;
   const event = (type: string, fields: EventFields): SseEvent => ({
     event: type,
@@ -231,138 +244,167 @@ export async function* encodeResponseStream(
     return buildResponseObject(context, { status: 'failed', output: items, usage: null, error: encodeResponseError(error) });
   };
 
-  async function* fail(error: ServiceError): AsyncGenerator<SseEvent, void, undefined> {
+  /** Stores the failed response, then gives its response.failed. Callers send the events they hold first. */
+  const failedEvent = async (error: ServiceError): Promise<SseEvent> => {
     const response = failedResponse(error);
     try {
       await options.onFinal?.(response);
     } catch {
       // The stream already failed; a failed store changes nothing the client can act on.
     }
-    yield event('response.failed', { response });
-  }
+    return event('response.failed', { response });
+  };
 
+  let out: SseEvent[] = [];
   try {
-    for await (const part of parts) {
-      if (part.type === 'response-metadata') continue;
-      if (part.type === 'error') {
-        if (!started) throw part.error;
-        yield* fail(part.error);
-        return;
-      }
-      const out: SseEvent[] = [];
-      if (!started) {
-        started = true;
-        const response = buildResponseObject(context, { status: 'in_progress', output: [], usage: null });
-        out.push(event('response.created', { response }));
-        out.push(event('response.in_progress', { response }));
-      }
-      if (part.type === 'finish') {
-        const ending = mapFinishReason(part.finishReason);
-        const cutStatus: ItemStatus = ending.status === 'completed' ? 'completed' : 'incomplete';
-        // The sequencer ended every block before the finish; the last one ended is the one cut.
-        if (heldClose !== undefined) {
-          emitDone(heldClose, cutStatus, out);
-          heldClose = undefined;
-        }
-        if (open !== undefined) {
-          emitDone(open, cutStatus, out);
-          open = undefined;
-        }
-        const response = buildResponseObject(context, {
-          status: ending.status,
-          output: [...output],
-          usage: encodeUsage(part.usage),
-          error: ending.error,
-          incompleteDetails: ending.incompleteDetails,
-        });
-        yield* out;
-        try {
-          await options.onFinal?.(response);
-        } catch (error) {
-          const failure = isServiceError(error) ? error : serverError('internal_error', 'The response could not be stored.', error);
-          yield event('error', { code: failure.code, message: failure.message, param: failure.param });
+    for await (const batch of batchesOf(parts)) {
+      for (const part of batch) {
+        if (part.type === 'response-metadata') continue;
+        if (part.type === 'error') {
+          if (!started) throw part.error;
+          // The events before the error leave before onFinal runs (see the header).
+          if (out.length > 0) {
+            yield out;
+            out = [];
+          }
+          out.push(await failedEvent(part.error));
+          yield out;
           return;
         }
-        const terminal =
-          ending.status === 'completed' ? 'response.completed' : ending.status === 'incomplete' ? 'response.incomplete' : 'response.failed';
-        yield event(terminal, { response });
-        return;
-      }
-      // A signature may follow the end of its reasoning block: it still belongs in that item's done event.
-      if (part.type !== 'reasoning-signature') releaseHeldClose(out);
-      switch (part.type) {
-        case 'text-start':
-          startBlock({ kind: 'text', key: `text:${part.id}`, itemId: newId.responseMessageItem(), outputIndex: -1, text: '' }, out);
-          break;
-        case 'text-delta':
-          appendDelta(`text:${part.id}`, part.delta, out);
-          break;
-        case 'text-end':
-          endBlock(`text:${part.id}`);
-          break;
-        case 'reasoning-start':
-          startBlock(
-            { kind: 'reasoning', key: `reasoning:${part.id}`, itemId: newId.responseReasoningItem(), outputIndex: -1, text: '' },
-            out,
-          );
-          break;
-        case 'reasoning-delta':
-          appendDelta(`reasoning:${part.id}`, part.delta, out);
-          break;
-        case 'reasoning-signature': {
-          // A signature may follow its block's end while that item's done event is still held.
-          const key = `reasoning:${part.id}`;
-          const block = open?.key === key ? open : heldClose?.key === key ? heldClose : undefined;
-          if (block !== undefined) block.signature = (block.signature ?? '') + part.signature;
-          break;
+        if (!started) {
+          started = true;
+          const response = buildResponseObject(context, { status: 'in_progress', output: [], usage: null });
+          out.push(event('response.created', { response }));
+          out.push(event('response.in_progress', { response }));
         }
-        case 'reasoning-end':
-          endBlock(`reasoning:${part.id}`);
-          break;
-        case 'reasoning-redacted':
-          startBlock(
-            {
-              kind: 'reasoning',
-              key: `redacted:${part.id}`,
-              itemId: newId.responseReasoningItem(),
-              outputIndex: -1,
-              text: '',
-              redactedData: part.data,
-            },
-            out,
-          );
-          endBlock(`redacted:${part.id}`);
-          break;
-        case 'tool-input-start':
-          startBlock(
-            {
-              kind: 'tool',
-              key: `tool:${part.id}`,
-              itemId: newId.responseFunctionCallItem(),
-              outputIndex: -1,
-              text: '',
-              callId: part.id,
-              toolName: part.toolName,
-            },
-            out,
-          );
-          break;
-        case 'tool-input-delta':
-          appendDelta(`tool:${part.id}`, part.delta, out);
-          break;
-        case 'tool-input-end':
-          endBlock(`tool:${part.id}`);
-          break;
+        if (part.type === 'finish') {
+          const ending = mapFinishReason(part.finishReason);
+          const cutStatus: ItemStatus = ending.status === 'completed' ? 'completed' : 'incomplete';
+          // The sequencer ended every block before the finish; the last one ended is the one cut.
+          if (heldClose !== undefined) {
+            emitDone(heldClose, cutStatus, out);
+            heldClose = undefined;
+          }
+          if (open !== undefined) {
+            emitDone(open, cutStatus, out);
+            open = undefined;
+          }
+          const response = buildResponseObject(context, {
+            status: ending.status,
+            output: [...output],
+            usage: encodeUsage(part.usage),
+            error: ending.error,
+            incompleteDetails: ending.incompleteDetails,
+          });
+          // Everything before the terminal event leaves before onFinal runs (see the header).
+          if (out.length > 0) {
+            yield out;
+            out = [];
+          }
+          try {
+            await options.onFinal?.(response);
+          } catch (error) {
+            const failure = isServiceError(error) ? error : serverError('internal_error', 'The response could not be stored.', error);
+            out.push(event('error', { code: failure.code, message: failure.message, param: failure.param }));
+            yield out;
+            return;
+          }
+          const terminal =
+            ending.status === 'completed'
+              ? 'response.completed'
+              : ending.status === 'incomplete'
+                ? 'response.incomplete'
+                : 'response.failed';
+          out.push(event(terminal, { response }));
+          yield out;
+          return;
+        }
+        // A signature may follow the end of its reasoning block: it still belongs in that item's done event.
+        if (part.type !== 'reasoning-signature') releaseHeldClose(out);
+        switch (part.type) {
+          case 'text-start':
+            startBlock({ kind: 'text', key: `text:${part.id}`, itemId: newId.responseMessageItem(), outputIndex: -1, text: '' }, out);
+            break;
+          case 'text-delta':
+            appendDelta(`text:${part.id}`, part.delta, out);
+            break;
+          case 'text-end':
+            endBlock(`text:${part.id}`);
+            break;
+          case 'reasoning-start':
+            startBlock(
+              { kind: 'reasoning', key: `reasoning:${part.id}`, itemId: newId.responseReasoningItem(), outputIndex: -1, text: '' },
+              out,
+            );
+            break;
+          case 'reasoning-delta':
+            appendDelta(`reasoning:${part.id}`, part.delta, out);
+            break;
+          case 'reasoning-signature': {
+            // A signature may follow its block's end while that item's done event is still held.
+            const key = `reasoning:${part.id}`;
+            const block = open?.key === key ? open : heldClose?.key === key ? heldClose : undefined;
+            if (block !== undefined) block.signature = (block.signature ?? '') + part.signature;
+            break;
+          }
+          case 'reasoning-end':
+            endBlock(`reasoning:${part.id}`);
+            break;
+          case 'reasoning-redacted':
+            startBlock(
+              {
+                kind: 'reasoning',
+                key: `redacted:${part.id}`,
+                itemId: newId.responseReasoningItem(),
+                outputIndex: -1,
+                text: '',
+                redactedData: part.data,
+              },
+              out,
+            );
+            endBlock(`redacted:${part.id}`);
+            break;
+          case 'tool-input-start':
+            startBlock(
+              {
+                kind: 'tool',
+                key: `tool:${part.id}`,
+                itemId: newId.responseFunctionCallItem(),
+                outputIndex: -1,
+                text: '',
+                callId: part.id,
+                toolName: part.toolName,
+              },
+              out,
+            );
+            break;
+          case 'tool-input-delta':
+            appendDelta(`tool:${part.id}`, part.delta, out);
+            break;
+          case 'tool-input-end':
+            endBlock(`tool:${part.id}`);
+            break;
+        }
       }
-      yield* out;
+      if (out.length > 0) {
+        yield out;
+        out = [];
+      }
     }
   } catch (error) {
     if (!started) throw error;
-    // Unknown errors get a generic message: their text may name upstream hosts or keys.
-    yield* fail(isServiceError(error) ? error : serverError('internal_error', 'The generation failed while streaming.', error));
+    // Unknown errors get a generic message: their text may name upstream hosts or keys. Events of the
+    // batch that were encoded before the failure still go out first, and before onFinal runs.
+    const failure = isServiceError(error) ? error : serverError('internal_error', 'The generation failed while streaming.', error);
+    if (out.length > 0) {
+      yield out;
+      out = [];
+    }
+    out.push(await failedEvent(failure));
+    yield out;
     return;
   }
   const incomplete = serverError('internal_error', 'The generation stream ended before it was complete.');
   if (!started) throw incomplete;
-  yield* fail(incomplete);
+  yield [await failedEvent(incomplete)];
 }

@@ -10,6 +10,7 @@
  * once output was produced, a fault ends the stream with an `error` part (shared/answer-faults.ts). Aborting `options.signal` aborts
  * the upstream request and closes its connection; the iteration then rejects with the signal's reason.
  */
+import { batched, type Batched } from '../../core/batched.ts';
 import type { GenerationRequest } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
 import { isServiceError, type ServiceError } from '../../core/service-error.ts';
@@ -18,7 +19,7 @@ import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
 import { throwFaultsBeforeOutput } from '../shared/answer-faults.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import { parseSseStream } from '../shared/sse-parser.ts';
+import { SseParser, type SseMessage } from '../shared/sse-parser.ts';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-error.ts';
 import { readError, readEvent, readMessage } from './anthropic-wire.ts';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.ts';
@@ -41,14 +42,15 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     private readonly settings: AnthropicMessagesSettings,
   ) {}
 
-  stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
-    return throwFaultsBeforeOutput(this.streamParts(request, options));
+  stream(request: GenerationRequest, options: CallOptions): Batched<StreamPart> {
+    return throwFaultsBeforeOutput(batched(() => this.streamBatches(request, options)));
   }
 
-  private async *streamParts(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
+  /** The answer's parts, one array per upstream read (core/batched.ts). */
+  private async *streamBatches(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart[], void, undefined> {
     const { body, jsonToolName, warnings } = convertToAnthropicRequest(request, this.settings);
     // Reported to the client by the edge (one header, one log line), like every backend's warnings.
-    if (warnings.length > 0) yield { type: 'response-metadata', warnings };
+    if (warnings.length > 0) yield [{ type: 'response-metadata', warnings }];
     // A caller that assembles the whole answer gets it as one JSON message (one parse, not one per event).
     const whole = options.preferWholeResponse === true;
     const headers: Record<string, string> = { accept: whole ? 'application/json' : 'text/event-stream', ...this.settings.headers };
@@ -62,7 +64,7 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
       const contentType = headerValue(response.headers, 'content-type');
       // JSON is one message; so is any non-SSE body when the whole answer was asked for.
       if (contentType?.includes('application/json') === true || (whole && contentType?.includes('text/event-stream') !== true)) {
-        yield* await this.readWholeBody(response, mapper, options.signal);
+        yield await this.readWholeBody(response, mapper, options.signal);
       } else {
         yield* this.readEventStream(response, mapper, options.signal);
       }
@@ -76,36 +78,54 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     response: UpstreamResponse,
     mapper: AnthropicStreamMapper,
     signal: AbortSignal,
-  ): AsyncGenerator<StreamPart, void, undefined> {
+  ): AsyncGenerator<StreamPart[], void, undefined> {
     const sanitize = (message: string): string => this.client.sanitize(message);
+    const parser = new SseParser();
     let failure: ServiceError | undefined;
     const drain = new BodyDrain(response);
     const finishing: StreamPart[] = [];
     let sawEvent = false;
-    try {
-      for await (const message of parseSseStream(response.body)) {
+    /** Maps the events of one read into `parts`; false once the stream has failed. */
+    const mapEvents = (messages: readonly SseMessage[], parts: StreamPart[]): boolean => {
+      for (const message of messages) {
         if (drain.started) continue;
         sawEvent = true;
         if (message.data.trim() === '') continue; // an empty keep-alive event
         const json = parseJson(message.data);
         if (json === undefined) {
           failure = upstreamMalformedError('the stream carried an event that is not JSON');
-          break;
+          return false;
         }
         const event = readEvent(json);
         // The data's `type`, or the SSE event name (a proxy may send `event: error` with other data).
         if (event.type === 'error' || message.event === 'error') {
           failure = anthropicStreamError(event.type === 'error' ? event.error : readError(asObject(json)?.['error'] ?? json), sanitize);
-          break;
+          return false;
         }
-        const parts = mapper.map(event);
+        const mapped = mapper.map(event);
         if (mapper.sawMessageStop) {
           // Held back until the body has ended, so that the connection returns to the pool first.
-          finishing.push(...parts);
+          for (const part of mapped) finishing.push(part);
           drain.start();
           continue;
         }
-        yield* parts;
+        for (const part of mapped) parts.push(part);
+      }
+      return true;
+    };
+    try {
+      // One upstream read: every event it completes is parsed and mapped, and the parts leave together.
+      let open = true;
+      for await (const bytes of response.body) {
+        const parts: StreamPart[] = [];
+        open = mapEvents(parser.push(bytes as Uint8Array), parts);
+        if (parts.length > 0) yield parts;
+        if (!open) break;
+      }
+      if (open) {
+        const parts: StreamPart[] = [];
+        mapEvents(parser.end(), parts);
+        if (parts.length > 0) yield parts;
       }
     } catch (error) {
       if (!drain.started) {
@@ -119,10 +139,10 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     if (failure === undefined && !sawEvent) failure = upstreamMalformedError('the response stream is empty');
     if (failure === undefined && !mapper.sawMessageStop) failure = streamEndedEarlyError();
     if (failure !== undefined) {
-      yield { type: 'error', error: failure };
+      yield [{ type: 'error', error: failure }];
       return;
     }
-    yield* finishing;
+    if (finishing.length > 0) yield finishing;
   }
 
   private async readWholeBody(response: UpstreamResponse, mapper: AnthropicStreamMapper, signal: AbortSignal): Promise<StreamPart[]> {

@@ -52,6 +52,12 @@ export class OpenAICompatibleStreamMapper {
   /** Parts for one chunk, in order. */
   map(chunk: OpenAIChunkView): StreamPart[] {
     const parts: StreamPart[] = [];
+    this.mapInto(chunk, parts);
+    return parts;
+  }
+
+  /** Appends the parts for one chunk to `parts` (the parts of one upstream read share one array). */
+  mapInto(chunk: OpenAIChunkView, parts: StreamPart[]): void {
     if (!this.metadataSent && (chunk.id !== undefined || chunk.model !== undefined)) {
       this.metadataSent = true;
       parts.push({
@@ -70,7 +76,6 @@ export class OpenAICompatibleStreamMapper {
       if (choice.finishReason !== undefined) this.finishReason = choice.finishReason;
     }
     if (chunk.usage !== undefined) this.usage = mapOpenAICompatibleUsage(chunk.usage);
-    return parts;
   }
 
   /**

@@ -2,7 +2,8 @@
  * A LanguageModel over any `/v1/chat/completions` upstream (OpenAI, vLLM, Ollama, llama.cpp server,
  * LM Studio). One POST per generation, always streamed: the SSE body is parsed once
  * (shared/sse-parser.ts), each event read leniently (openai-compatible-wire.ts) and mapped to
- * canonical parts (map-openai-compatible-stream.ts). An upstream that answers with a whole JSON body
+ * canonical parts (map-openai-compatible-stream.ts); the parts of one upstream read leave as one batch
+ * (core/batched.ts). An upstream that answers with a whole JSON body
  * instead of a stream is accepted too.
  *
  * Errors: an HTTP error status, a transport failure, or a 200 that is no answer (a body that is empty
@@ -11,6 +12,7 @@
  * was produced, a fault ends the stream with an `error` part (shared/answer-faults.ts). Aborting `options.signal` aborts the upstream request and
  * closes its connection; the iteration then rejects with the signal's reason.
  */
+import { batched, type Batched } from '../../core/batched.ts';
 import type { GenerationRequest } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
 import { isServiceError, type ServiceError } from '../../core/service-error.ts';
@@ -19,7 +21,7 @@ import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
 import { throwFaultsBeforeOutput } from '../shared/answer-faults.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import { parseSseStream } from '../shared/sse-parser.ts';
+import { SseParser, type SseMessage } from '../shared/sse-parser.ts';
 import {
   convertToOpenAICompatibleRequest,
   unsupportedSettings,
@@ -40,14 +42,15 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     private readonly settings: OpenAICompatibleChatSettings,
   ) {}
 
-  stream(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
-    return throwFaultsBeforeOutput(this.streamParts(request, options));
+  stream(request: GenerationRequest, options: CallOptions): Batched<StreamPart> {
+    return throwFaultsBeforeOutput(batched(() => this.streamBatches(request, options)));
   }
 
-  private async *streamParts(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart, void, undefined> {
+  /** The answer's parts, one array per upstream read (core/batched.ts). */
+  private async *streamBatches(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart[], void, undefined> {
     const streamed = convertToOpenAICompatibleRequest(request, this.settings);
     const warnings = unsupportedSettings(request, this.settings);
-    if (warnings.length > 0) yield { type: 'response-metadata', warnings };
+    if (warnings.length > 0) yield [{ type: 'response-metadata', warnings }];
     // A caller that assembles the whole answer gets it in one upstream JSON body (one parse, not one per chunk).
     const body = options.preferWholeResponse === true ? { ...streamed, stream: false, stream_options: undefined } : streamed;
     const headers: Record<string, string> = {
@@ -62,7 +65,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     }
     try {
       if (readsAsWholeBody(headerValue(response.headers, 'content-type'), options.preferWholeResponse === true)) {
-        yield* await this.readWholeBody(response, options.signal);
+        yield await this.readWholeBody(response, options.signal);
       } else {
         yield* this.readEventStream(response, options.signal);
       }
@@ -72,26 +75,29 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     }
   }
 
-  private async *readEventStream(response: UpstreamResponse, signal: AbortSignal): AsyncGenerator<StreamPart, void, undefined> {
+  private async *readEventStream(response: UpstreamResponse, signal: AbortSignal): AsyncGenerator<StreamPart[], void, undefined> {
     const mapper = new OpenAICompatibleStreamMapper();
+    const parser = new SseParser();
     const sanitize = (message: string): string => this.client.sanitize(message);
     let failure: ServiceError | undefined;
     let sawEvent = false;
     const drain = new BodyDrain(response);
-    try {
-      for await (const event of parseSseStream(response.body)) {
+    /** Maps the events of one read into `parts`; false once the stream has failed. */
+    const mapEvents = (events: readonly SseMessage[], parts: StreamPart[]): boolean => {
+      for (const event of events) {
         if (drain.started) continue;
         sawEvent = true;
-        if (event.data === '[DONE]') {
+        const data = event.data;
+        if (data === '[DONE]') {
           drain.start();
           continue;
         }
-        if (event.data.trim() === '') continue; // an empty keep-alive event
-        const json = parseJson(event.data);
+        if (isBlank(data)) continue; // an empty keep-alive event
+        const json = parseJson(data);
         const chunk = readChunk(json);
         if (chunk === undefined) {
           failure = upstreamMalformedError('the stream carried an event that is not JSON');
-          break;
+          return false;
         }
         // `{"error": ...}` data, or an SSE event named `error` (some proxies and servers send those).
         if (chunk.error !== undefined || event.event === 'error') {
@@ -99,9 +105,25 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
             chunk.error ?? readError(json) ?? { message: undefined, type: undefined, code: undefined, param: undefined },
             sanitize,
           );
-          break;
+          return false;
         }
-        yield* mapper.map(chunk);
+        mapper.mapInto(chunk, parts);
+      }
+      return true;
+    };
+    try {
+      // One upstream read: every event it completes is parsed and mapped, and the parts leave together.
+      let open = true;
+      for await (const bytes of response.body) {
+        const parts: StreamPart[] = [];
+        open = mapEvents(parser.push(bytes as Uint8Array), parts);
+        if (parts.length > 0) yield parts;
+        if (!open) break;
+      }
+      if (open) {
+        const parts: StreamPart[] = [];
+        mapEvents(parser.end(), parts);
+        if (parts.length > 0) yield parts;
       }
     } catch (error) {
       if (!drain.started) {
@@ -114,10 +136,10 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     }
     if (failure === undefined) failure = streamFault(sawEvent, drain.started, mapper);
     if (failure !== undefined) {
-      yield { type: 'error', error: failure };
+      yield [{ type: 'error', error: failure }];
       return;
     }
-    yield* mapper.finish();
+    yield mapper.finish();
   }
 
   private async readWholeBody(response: UpstreamResponse, signal: AbortSignal): Promise<StreamPart[]> {
@@ -139,6 +161,11 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     if (completion === undefined) return [{ type: 'error', error: upstreamMalformedError('the JSON body has no choices') }];
     return new OpenAICompatibleStreamMapper().mapCompletion(completion);
   }
+}
+
+/** True for event data that is empty or only white space (a keep-alive); JSON data starts with `{` at once. */
+function isBlank(data: string): boolean {
+  return data.length === 0 || (data.charCodeAt(0) <= 32 && data.trim() === '');
 }
 
 /**

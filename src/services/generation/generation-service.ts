@@ -21,6 +21,7 @@ import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts'
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
 import { invalidParameter, isServiceError, notFound, serverError, type ServiceError } from '../../core/service-error.ts';
+import { batched, batchesOf, type Batched } from '../../core/batched.ts';
 import { BlockSequencer } from '../../core/sequence-blocks.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { isUpstreamError, upstreamTimeoutError } from '../../core/upstream-error.ts';
@@ -80,8 +81,8 @@ export interface GenerationStreamOptions extends CallOptions {
   capabilityParams?: Partial<Record<Capability, string>>;
 }
 
-/** The canonical parts of one generation, plus which model is answering. Iterate it once. */
-export interface GenerationStream extends AsyncIterable<StreamPart> {
+/** The canonical parts of one generation (item by item or in batches), plus which model is answering. Read it once. */
+export interface GenerationStream extends Batched<StreamPart> {
   /** The catalogue model that is answering: the one asked for, or the fallback that took over. */
   readonly model: ModelConfig;
   /** The catalogue model the request named (after alias resolution). */
@@ -216,6 +217,7 @@ export class GenerationService {
               attempts,
               warnings: outcome.warnings,
               deployment: lease.deployment.id,
+              batches: () => parts.batches(),
               [Symbol.asyncIterator]: () => parts[Symbol.asyncIterator](),
             };
           }
@@ -283,21 +285,22 @@ export class GenerationService {
     request: GenerationRequest,
     options: GenerationStreamOptions,
   ): Promise<
-    { stream: AsyncIterable<StreamPart>; warnings: GenerationWarning[]; error?: undefined } | { stream?: undefined; error: ServiceError }
+    { stream: Batched<StreamPart>; warnings: GenerationWarning[]; error?: undefined } | { stream?: undefined; error: ServiceError }
   > {
     const attempt = new Attempt(lease.deployment.provider.timeoutMs, options.signal);
-    let iterator: AsyncIterator<StreamPart>;
+    let iterator: AsyncIterator<readonly StreamPart[]>;
     try {
       const model = this.registry.languageModel(candidate.model, lease.deployment.target);
       const callOptions: CallOptions = { signal: attempt.signal };
       if (options.requestId !== undefined) callOptions.requestId = options.requestId;
       if (options.preferWholeResponse === true) callOptions.preferWholeResponse = true;
-      iterator = model.stream(request, callOptions)[Symbol.asyncIterator]();
+      iterator = batchesOf(model.stream(request, callOptions))[Symbol.asyncIterator]();
     } catch (error) {
       attempt.dispose(false);
       return { error: this.toServiceError(error, attempt, candidate) };
     }
-    const buffered: StreamPart[] = [];
+    /** `response-metadata` parts that came before the first content part. */
+    const held: StreamPart[] = [];
     try {
       for (;;) {
         attempt.arm();
@@ -307,20 +310,23 @@ export class GenerationService {
           attempt.dispose(false);
           return { error: serverError('internal_error', 'The model backend ended its answer without a result.') };
         }
-        const part = result.value;
-        if (part.type === 'response-metadata') {
-          buffered.push(part);
+        const batch = result.value;
+        const first = batch.findIndex((part) => part.type !== 'response-metadata');
+        if (first === -1) {
+          for (const part of batch) held.push(part);
           continue;
         }
+        const part = batch[first]!;
         if (part.type === 'error') {
           attempt.dispose(false);
           void closeIterator(iterator);
           return { error: part.error };
         }
-        buffered.push(part);
+        for (let index = 0; index < first; index++) held.push(batch[index]!);
         lease.firstByte();
-        const warnings = buffered.flatMap((buffer) => (buffer.type === 'response-metadata' ? (buffer.warnings ?? []) : []));
-        return { stream: this.continueStream(iterator, buffered, attempt, lease, candidate, request), warnings };
+        const warnings = held.flatMap((metadata) => (metadata.type === 'response-metadata' ? (metadata.warnings ?? []) : []));
+        const committed = held.length === first ? batch : [...held, ...batch.slice(first)];
+        return { stream: batched(() => this.continueStream(iterator, committed, attempt, lease, candidate, request)), warnings };
       }
     } catch (error) {
       attempt.dispose(false);
@@ -331,68 +337,68 @@ export class GenerationService {
   }
 
   /**
-   * The committed stream: buffered parts, then the rest, sequenced so that blocks never overlap (the
-   * contract every encoder relies on); failures become a final `error` part.
+   * The committed stream, a batch at a time (core/batched.ts): the batch that held the first content
+   * part, then the rest, sequenced so that blocks never overlap (the contract every encoder relies on);
+   * failures become a final `error` part.
    */
   private async *continueStream(
-    iterator: AsyncIterator<StreamPart>,
-    buffered: StreamPart[],
+    iterator: AsyncIterator<readonly StreamPart[]>,
+    first: readonly StreamPart[],
     attempt: Attempt,
     lease: Lease,
     candidate: ResolvedModel,
     request: GenerationRequest,
-  ): AsyncGenerator<StreamPart, void, undefined> {
+  ): AsyncGenerator<StreamPart[], void, undefined> {
     const output = new OutputText();
     const sequencer = new BlockSequencer();
     /** The backend ended (finish, error or exception): nothing to abandon. */
     let backendDone = false;
     try {
-      for (const part of buffered) {
-        if (part.type === 'finish') {
-          backendDone = true;
-          const usage = normaliseUsage(part.usage, request, output);
-          lease.end(totalTokens(usage));
-          for (const out of sequencer.push({ ...part, usage })) yield out;
-          return;
-        }
-        output.observe(part);
-        for (const out of sequencer.push(part)) yield out;
-      }
+      let batch: readonly StreamPart[] | undefined = first;
       for (;;) {
-        let result: IteratorResult<StreamPart>;
-        attempt.arm();
-        try {
-          result = await iterator.next();
-        } catch (error) {
-          backendDone = true;
-          if (attempt.callerAborted) throw attempt.callerReason;
-          yield { type: 'error', error: this.toServiceError(error, attempt, candidate) };
-          return;
-        } finally {
-          attempt.disarm();
+        if (batch === undefined) {
+          let result: IteratorResult<readonly StreamPart[]>;
+          attempt.arm();
+          try {
+            result = await iterator.next();
+          } catch (error) {
+            backendDone = true;
+            if (attempt.callerAborted) throw attempt.callerReason;
+            yield [{ type: 'error', error: this.toServiceError(error, attempt, candidate) }];
+            return;
+          } finally {
+            attempt.disarm();
+          }
+          if (result.done === true) {
+            backendDone = true;
+            yield [{ type: 'error', error: serverError('service_unavailable', 'The model backend ended its answer without a result.') }];
+            return;
+          }
+          batch = result.value;
         }
-        if (result.done === true) {
-          backendDone = true;
-          yield { type: 'error', error: serverError('service_unavailable', 'The model backend ended its answer without a result.') };
-          return;
+        const out: StreamPart[] = [];
+        let ended = false;
+        for (const part of batch) {
+          if (part.type === 'finish') {
+            backendDone = true;
+            const usage = normaliseUsage(part.usage, request, output);
+            lease.end(totalTokens(usage));
+            for (const sequenced of sequencer.push({ ...part, usage })) out.push(sequenced);
+            ended = true;
+            break;
+          }
+          if (part.type === 'error') {
+            backendDone = true;
+            out.push(part);
+            ended = true;
+            break;
+          }
+          output.observe(part);
+          for (const sequenced of sequencer.push(part)) out.push(sequenced);
         }
-        const part = result.value;
-        if (part.type === 'finish' || part.type === 'error') backendDone = true;
-        if (part.type === 'finish') {
-          const usage = normaliseUsage(part.usage, request, output);
-          lease.end(totalTokens(usage));
-          for (const out of sequencer.push({ ...part, usage })) yield out;
-          return;
-        }
-        if (part.type === 'error') {
-          yield part;
-          return;
-        }
-        output.observe(part);
-        // Most parts pass straight through (the open block's deltas): skip the array walk for those.
-        const out = sequencer.push(part);
-        if (out.length === 1) yield out[0]!;
-        else for (const sequenced of out) yield sequenced;
+        if (out.length > 0) yield out;
+        if (ended) return;
+        batch = undefined;
       }
     } finally {
       lease.end();
@@ -481,7 +487,7 @@ class Attempt {
   }
 }
 
-function closeIterator(iterator: AsyncIterator<StreamPart>): Promise<unknown> {
+function closeIterator(iterator: AsyncIterator<readonly StreamPart[]>): Promise<unknown> {
   return Promise.resolve()
     .then(() => iterator.return?.())
     .catch(() => undefined);

@@ -8,6 +8,7 @@ import type { AuthContext } from '../../accounts/authenticator.ts';
 import type { Config } from '../../config/index.ts';
 import { countTextTokens } from '../../core/count-tokens.ts';
 import { isServiceError } from '../../core/service-error.ts';
+import { batched, batchesOf, type Batched } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
 import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitStore, type Reservation } from '../../limits/limit-store.ts';
@@ -116,7 +117,7 @@ export class Admission {
     begin: () => Promise<AsyncIterable<StreamPart>>,
     ledgerContext: LedgerContext,
     promptTokens: number,
-  ): Promise<AsyncIterable<StreamPart>> {
+  ): Promise<Batched<StreamPart>> {
     let parts: AsyncIterable<StreamPart>;
     try {
       parts = await begin();
@@ -130,28 +131,39 @@ export class Admission {
   /**
    * Passes a generation stream through and settles when it ends: with the reported usage after
    * `finish`; otherwise (error part, exception, client gone) with what was produced so far, counted
-   * locally: the estimated prompt plus the tokens of the text already streamed.
+   * locally: the estimated prompt plus the tokens of the text already streamed. Batches pass whole
+   * (core/batched.ts).
    */
-  async *meter(parts: AsyncIterable<StreamPart>, ledgerContext: LedgerContext, promptTokens: number): AsyncGenerator<StreamPart> {
+  meter(parts: AsyncIterable<StreamPart>, ledgerContext: LedgerContext, promptTokens: number): Batched<StreamPart> {
+    return batched(() => this.meteredBatches(parts, ledgerContext, promptTokens));
+  }
+
+  private async *meteredBatches(
+    parts: AsyncIterable<StreamPart>,
+    ledgerContext: LedgerContext,
+    promptTokens: number,
+  ): AsyncGenerator<readonly StreamPart[], void, undefined> {
     let usage: Usage | undefined;
     let statusCode = 200;
     const produced: string[] = [];
     try {
-      for await (const part of parts) {
-        switch (part.type) {
-          case 'text-delta':
-          case 'reasoning-delta':
-          case 'tool-input-delta':
-            produced.push(part.delta);
-            break;
-          case 'finish':
-            usage = part.usage;
-            break;
-          case 'error':
-            statusCode = part.error.status;
-            break;
+      for await (const batch of batchesOf(parts)) {
+        for (const part of batch) {
+          switch (part.type) {
+            case 'text-delta':
+            case 'reasoning-delta':
+            case 'tool-input-delta':
+              produced.push(part.delta);
+              break;
+            case 'finish':
+              usage = part.usage;
+              break;
+            case 'error':
+              statusCode = part.error.status;
+              break;
+          }
         }
-        yield part;
+        yield batch;
       }
     } finally {
       if (usage === undefined) {
