@@ -11,6 +11,7 @@ import { newId } from './core/ids.ts';
 import type { Database } from './db/database.ts';
 import type { DashboardApiDependencies } from './dashboard/dashboard-api.ts';
 import { registerDashboard } from './dashboard/register-dashboard.ts';
+import { lazyRequestLoggerFactory } from './http/lazy-request-logger.ts';
 import { installEdge } from './http/edge.ts';
 import { HttpMetrics } from './http/metrics.ts';
 import { clientErrorHandler, installSlowClientGuards } from './http/slow-clients.ts';
@@ -80,6 +81,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger as FastifyBaseLogger }),
     bodyLimit: config.server.bodyLimitBytes,
     genReqId: () => newId.request(),
+    childLoggerFactory: lazyRequestLoggerFactory,
     logController: new LogController({
       requestIdLogLabel: 'request_id',
       // One line per request only when debugging: at 10k+ requests/s they would dominate the cost.

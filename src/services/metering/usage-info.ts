@@ -23,8 +23,21 @@ export interface UsageInfo {
  */
 export const UNLIMITED_TOKENS = 2_147_483_647;
 
+/** Reset instants formatted recently: windows reset once a day or month, and every answer carries one. */
+const formattedResets = new Map<number, string>();
+
+function resetDate(resetAtMs: number): string {
+  let formatted = formattedResets.get(resetAtMs);
+  if (formatted === undefined) {
+    if (formattedResets.size >= 16) formattedResets.clear();
+    formatted = new Date(resetAtMs).toISOString();
+    formattedResets.set(resetAtMs, formatted);
+  }
+  return formatted;
+}
+
 export function toUsageInfo(window: WindowFigures): UsageInfo {
-  const resetAt = new Date(window.resetAtMs).toISOString();
+  const resetAt = resetDate(window.resetAtMs);
   if (window.limit === 0) return { used: window.used, limit: UNLIMITED_TOKENS, remaining: UNLIMITED_TOKENS, reset_at: resetAt };
   return { used: window.used, limit: window.limit, remaining: window.remaining, reset_at: resetAt };
 }
