@@ -236,27 +236,32 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
         }
       });
 
-      await until(
-        async () => ((await clients[2]!.batches.retrieve(batch.id)).request_counts!.completed >= 200 ? true : undefined),
-        'the batch to be under way',
-      );
-      // The victim gets no interactive traffic for longer than the ledger's flush interval (1 s) before
-      // it dies, so its documented crash window holds nothing and every served request must be billed.
       const victim = 0;
-      sending[victim] = false;
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-      const progressAtKill = (await clients[2]!.batches.retrieve(batch.id)).request_counts!.completed;
-      assert.ok(progressAtKill < LINES, 'the batch is still running when the instance is killed');
-      const exited = new Promise((resolve) => instances[victim]!.child.once('exit', resolve));
-      instances[victim]!.child.kill('SIGKILL');
-      await exited;
+      // However the run ends, the traffic loops stop: a failed wait must fail the test, not leave it running.
+      let done: Awaited<ReturnType<(typeof clients)[1]['batches']['retrieve']>>;
+      try {
+        await until(
+          async () => ((await clients[2]!.batches.retrieve(batch.id)).request_counts!.completed >= 200 ? true : undefined),
+          'the batch to be under way',
+        );
+        // The victim gets no interactive traffic for longer than the ledger's flush interval (1 s) before
+        // it dies, so its documented crash window holds nothing and every served request must be billed.
+        sending[victim] = false;
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        const progressAtKill = (await clients[2]!.batches.retrieve(batch.id)).request_counts!.completed;
+        assert.ok(progressAtKill < LINES, 'the batch is still running when the instance is killed');
+        const exited = new Promise((resolve) => instances[victim]!.child.once('exit', resolve));
+        instances[victim]!.child.kill('SIGKILL');
+        await exited;
 
-      const done = await until(async () => {
-        const current = await clients[1]!.batches.retrieve(batch.id);
-        return current.status === 'completed' ? current : undefined;
-      }, 'the batch to complete on the surviving instances');
-      sending.fill(false);
-      await Promise.all(traffic);
+        done = await until(async () => {
+          const current = await clients[1]!.batches.retrieve(batch.id);
+          return current.status === 'completed' ? current : undefined;
+        }, 'the batch to complete on the surviving instances');
+      } finally {
+        sending.fill(false);
+        await Promise.all(traffic);
+      }
 
       const readLines = async (
         fileId: string | null | undefined,
