@@ -6,40 +6,115 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DeploymentRef, RoutingObserver } from '../services/generation/routing/router.ts';
 
+/** Request counts and latency buckets of one method, route and status: plain numbers on the hot path. */
+interface RouteFigures {
+  readonly labels: { method: string; route: string; status: string };
+  requests: number;
+  /** Observations per bucket (not cumulative), the last one past every bound (+Inf). */
+  readonly buckets: number[];
+  sum: number;
+}
+
+const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
 export class HttpMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'method' | 'route' | 'status'>;
-  private readonly duration: Histogram<'method' | 'route'>;
+  /**
+   * Keyed by method, route and status. prom-client validates and hashes the labels on every observation,
+   * which showed in the gateway's profile; the figures are copied into the exposition when scraped.
+   */
+  private readonly figures = new Map<string, RouteFigures>();
 
   constructor(collectProcessMetrics: boolean) {
-    this.requests = new Counter({
+    const figures = this.figures;
+    new Counter({
       name: 'switchyard_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
       labelNames: ['method', 'route', 'status'],
       registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const route of figures.values()) this.inc(route.labels, route.requests);
+      },
     });
-    this.duration = new Histogram({
-      name: 'switchyard_http_request_duration_seconds',
-      help: 'Time from request arrival to the end of the answer (whole stream for SSE), seconds.',
-      labelNames: ['method', 'route'],
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers: [this.registry],
-    });
+    this.registry.registerMetric(new BucketedDuration(figures) as unknown as Parameters<Registry['registerMetric']>[0]);
     if (collectProcessMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
   }
 
-  /** Label children per method, route and status: resolving labels on every request showed in profiles. */
-  private readonly children = new Map<string, { requests: { inc(): void }; duration: { observe(value: number): void } }>();
-
   observe(method: string, route: string, status: number, seconds: number): void {
     const key = `${method} ${route} ${status}`;
-    let child = this.children.get(key);
-    if (child === undefined) {
-      child = { requests: this.requests.labels(method, route, String(status)), duration: this.duration.labels(method, route) };
-      this.children.set(key, child);
+    let figures = this.figures.get(key);
+    if (figures === undefined) {
+      figures = {
+        labels: { method, route, status: String(status) },
+        requests: 0,
+        buckets: new Array<number>(DURATION_BUCKETS.length + 1).fill(0),
+        sum: 0,
+      };
+      this.figures.set(key, figures);
     }
-    child.requests.inc();
-    child.duration.observe(seconds);
+    figures.requests++;
+    let bucket = 0;
+    while (bucket < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[bucket]!) bucket++;
+    figures.buckets[bucket]!++;
+    figures.sum += seconds;
+  }
+}
+
+/**
+ * `switchyard_http_request_duration_seconds`, a Prometheus histogram by method and route, built at
+ * scrape time from the plain figures (the shape prom-client's registry prints: `_bucket` with `le`,
+ * `_sum`, `_count`).
+ */
+class BucketedDuration {
+  readonly name = 'switchyard_http_request_duration_seconds';
+  readonly help = 'Time from request arrival to the end of the answer (whole stream for SSE), seconds.';
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+
+  constructor(private readonly figures: ReadonlyMap<string, RouteFigures>) {}
+
+  get(): {
+    name: string;
+    help: string;
+    type: string;
+    aggregator: string;
+    values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }>;
+  } {
+    // The histogram has no status label: statuses of one method and route are added together.
+    const byRoute = new Map<string, { labels: { method: string; route: string }; buckets: number[]; sum: number; count: number }>();
+    for (const figures of this.figures.values()) {
+      const key = `${figures.labels.method} ${figures.labels.route}`;
+      let route = byRoute.get(key);
+      if (route === undefined) {
+        route = {
+          labels: { method: figures.labels.method, route: figures.labels.route },
+          buckets: new Array<number>(DURATION_BUCKETS.length + 1).fill(0),
+          sum: 0,
+          count: 0,
+        };
+        byRoute.set(key, route);
+      }
+      for (let index = 0; index < figures.buckets.length; index++) route.buckets[index]! += figures.buckets[index]!;
+      route.sum += figures.sum;
+      route.count += figures.requests;
+    }
+    const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
+    for (const route of byRoute.values()) {
+      let cumulative = 0;
+      for (let index = 0; index < route.buckets.length; index++) {
+        cumulative += route.buckets[index]!;
+        const bound = index < DURATION_BUCKETS.length ? DURATION_BUCKETS[index]! : '+Inf';
+        values.push({ metricName: `${this.name}_bucket`, labels: { ...route.labels, le: bound }, value: cumulative });
+      }
+      values.push({ metricName: `${this.name}_sum`, labels: route.labels, value: route.sum });
+      values.push({ metricName: `${this.name}_count`, labels: route.labels, value: route.count });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  reset(): void {
+    // The figures belong to HttpMetrics; a registry reset leaves them.
   }
 }
 

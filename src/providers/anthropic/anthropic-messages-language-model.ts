@@ -84,6 +84,8 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     let failure: ServiceError | undefined;
     const drain = new BodyDrain(response);
     const finishing: StreamPart[] = [];
+    /** Parts of the read that carried message_stop, which leave with `finishing` once the body has ended. */
+    const beforeStop: StreamPart[] = [];
     let sawEvent = false;
     /** Maps the events of one read into `parts`; false once the stream has failed. */
     const mapEvents = (messages: readonly SseMessage[], parts: StreamPart[]): boolean => {
@@ -119,14 +121,15 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
       for await (const bytes of response.body) {
         const parts: StreamPart[] = [];
         open = mapEvents(parser.push(bytes as Uint8Array), parts);
+        if (drain.started && open) {
+          // The read that carried message_stop: its parts leave with the finishing ones, in one batch.
+          for (const part of parts) beforeStop.push(part);
+          continue;
+        }
         if (parts.length > 0) yield parts;
         if (!open) break;
       }
-      if (open) {
-        const parts: StreamPart[] = [];
-        mapEvents(parser.end(), parts);
-        if (parts.length > 0) yield parts;
-      }
+      if (open) mapEvents(parser.end(), beforeStop);
     } catch (error) {
       if (!drain.started) {
         const mapped = this.client.transportError(error, signal);
@@ -139,10 +142,12 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     if (failure === undefined && !sawEvent) failure = upstreamMalformedError('the response stream is empty');
     if (failure === undefined && !mapper.sawMessageStop) failure = streamEndedEarlyError();
     if (failure !== undefined) {
-      yield [{ type: 'error', error: failure }];
+      beforeStop.push({ type: 'error', error: failure });
+      yield beforeStop;
       return;
     }
-    if (finishing.length > 0) yield finishing;
+    for (const part of finishing) beforeStop.push(part);
+    if (beforeStop.length > 0) yield beforeStop;
   }
 
   private async readWholeBody(response: UpstreamResponse, mapper: AnthropicStreamMapper, signal: AbortSignal): Promise<StreamPart[]> {

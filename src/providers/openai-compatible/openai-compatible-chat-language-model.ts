@@ -111,20 +111,25 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
       }
       return true;
     };
+    /**
+     * Parts of the read that carried `[DONE]`: they leave with `finish` once the body has ended (the
+     * connection then goes back to the pool first), so a stream that arrived in one read is one batch.
+     */
+    const last: StreamPart[] = [];
     try {
       // One upstream read: every event it completes is parsed and mapped, and the parts leave together.
       let open = true;
       for await (const bytes of response.body) {
-        const parts: StreamPart[] = [];
+        const parts = drain.started ? last : [];
         open = mapEvents(parser.push(bytes as Uint8Array), parts);
-        if (parts.length > 0) yield parts;
+        if (drain.started && open) {
+          if (parts !== last) for (const part of parts) last.push(part);
+          continue;
+        }
+        if (parts.length > 0 && parts !== last) yield parts;
         if (!open) break;
       }
-      if (open) {
-        const parts: StreamPart[] = [];
-        mapEvents(parser.end(), parts);
-        if (parts.length > 0) yield parts;
-      }
+      if (open) mapEvents(parser.end(), last);
     } catch (error) {
       if (!drain.started) {
         const mapped = this.client.transportError(error, signal);
@@ -136,10 +141,12 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     }
     if (failure === undefined) failure = streamFault(sawEvent, drain.started, mapper);
     if (failure !== undefined) {
-      yield [{ type: 'error', error: failure }];
+      last.push({ type: 'error', error: failure });
+      yield last;
       return;
     }
-    yield mapper.finish();
+    for (const part of mapper.finish()) last.push(part);
+    yield last;
   }
 
   private async readWholeBody(response: UpstreamResponse, signal: AbortSignal): Promise<StreamPart[]> {

@@ -4,7 +4,7 @@
  * lines end in CRLF, LF or CR; `:` starts a comment; `data:` lines of one event are joined with `\n`;
  * a blank line dispatches the event. Bytes may be split anywhere (inside a line, inside a CRLF pair,
  * inside a multi-byte UTF-8 character): the parser keeps the unfinished tail until the next chunk.
- * It scans characters once; nothing here uses regular expressions over the stream (docs/design.md
+ * It scans the text once; nothing here uses regular expressions over the stream (docs/design.md
  * convention 3: parse SSE once into events, then map events to canonical parts).
  */
 
@@ -19,7 +19,6 @@ export interface SseMessage {
 }
 
 const LINE_FEED = 10;
-const CARRIAGE_RETURN = 13;
 const COLON = 58;
 const SPACE = 32;
 
@@ -76,20 +75,28 @@ export class SseParser {
       }
     }
     const length = input.length;
-    for (; index < length; index++) {
-      const code = input.charCodeAt(index);
-      if (code !== LINE_FEED && code !== CARRIAGE_RETURN) continue;
-      const line = this.pending.length > 0 ? this.pending + input.slice(lineStart, index) : input.slice(lineStart, index);
+    // Line breaks are found with indexOf (native) rather than a character loop: a read carries a few
+    // kilobytes of JSON with a line break every couple of hundred characters. Most streams hold no CR.
+    let carriageReturn = input.indexOf('\r', index);
+    while (index < length) {
+      if (carriageReturn !== -1 && carriageReturn < index) carriageReturn = input.indexOf('\r', index);
+      const lineFeed = input.indexOf('\n', index);
+      let end: number;
+      if (carriageReturn !== -1 && (lineFeed === -1 || carriageReturn < lineFeed)) end = carriageReturn;
+      else if (lineFeed !== -1) end = lineFeed;
+      else break;
+      const line = this.pending.length > 0 ? this.pending + input.slice(lineStart, end) : input.slice(lineStart, end);
       this.pending = '';
       this.interpretLine(line, dispatched);
-      if (code === CARRIAGE_RETURN) {
-        if (index + 1 < length) {
-          if (input.charCodeAt(index + 1) === LINE_FEED) index++;
+      if (end === carriageReturn) {
+        if (end + 1 < length) {
+          if (input.charCodeAt(end + 1) === LINE_FEED) end++;
         } else {
           this.skipLeadingLineFeed = true;
         }
       }
-      lineStart = index + 1;
+      index = end + 1;
+      lineStart = index;
     }
     if (lineStart < length) this.pending += input.slice(lineStart);
   }
@@ -132,7 +139,8 @@ export class SseParser {
       this.eventType = undefined;
       return;
     }
-    dispatched.push({ event: this.eventType, data: this.dataLines.join('\n'), id: this.lastEventId });
+    const data = this.dataLines.length === 1 ? this.dataLines[0]! : this.dataLines.join('\n');
+    dispatched.push({ event: this.eventType, data, id: this.lastEventId });
     this.dataLines = [];
     this.eventType = undefined;
   }
