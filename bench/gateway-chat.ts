@@ -1,11 +1,15 @@
 /**
  * The gateway hot path beside a minimal undici pass-through proxy, both in front of the same mock
- * OpenAI-compatible upstream, at 50 connections, measured in one run: chat completions, messages and
- * responses, each as JSON and as a stream, with limits in memory and metering on. The gateway (and the
- * proxy) run pinned to core 0; the mock upstream and the load generator (this process) to core 1.
- * Then time to first byte of a stream through both, and RSS of the gateway after the load.
+ * OpenAI-compatible upstream, at 50 connections: chat completions, messages and responses, each as
+ * JSON and as a stream, with limits in memory and metering on. The gateway and the proxy run pinned to
+ * core 0 (both started once, loaded one at a time); the mock upstream and the load generator (this
+ * process) to core 1. Each row's ratio comes from a proxy run and a gateway run made back to back
+ * (this machine's speed drifts by tens of percent within a minute; adjacent runs see the same drift);
+ * with `--rounds N` every row is measured N times and the median ratio is reported. Every run is
+ * preceded by a 2-second warm-up. Then time to first byte of a stream through both, and RSS of the
+ * gateway after the load.
  *
- *   node --import tsx bench/gateway-chat.ts [seconds] [--limits]
+ *   node --import tsx bench/gateway-chat.ts [seconds] [--rounds N] [--limits]
  *
  * `--limits` adds chat runs with limits off and on Redis (REDIS_URL or TEST_REDIS_URL).
  */
@@ -26,7 +30,10 @@ if (canPin && process.env['BENCH_PINNED'] !== '1') {
   process.exit(pinned.status ?? 1);
 }
 
-const durationSeconds = Number(process.argv.find((argument) => /^\d+$/.test(argument)) ?? 5);
+const roundsFlag = process.argv.indexOf('--rounds');
+const rounds = roundsFlag === -1 ? 1 : Math.max(1, Number(process.argv[roundsFlag + 1]));
+const durationSeconds = Number(process.argv.find((argument, index) => /^\d+$/.test(argument) && index !== roundsFlag + 1) ?? 5);
+const WARM_UP_SECONDS = 2;
 const withLimitRuns = process.argv.includes('--limits');
 const redisUrl = process.env['REDIS_URL'] ?? process.env['TEST_REDIS_URL'];
 const UPSTREAM_PORT = 18_420;
@@ -74,8 +81,8 @@ const proxyBody = CASES[0]!.body;
 
 interface RatioRow {
   label: string;
-  proxy: LoadResult;
-  gateway: LoadResult;
+  proxy: LoadResult[];
+  gateway: LoadResult[];
 }
 const ratios: RatioRow[] = [];
 const throughput: LoadResult[] = [];
@@ -83,13 +90,18 @@ const firstByte: FirstByteResult[] = [];
 const rss: Array<{ label: string; megabytes: number | undefined }> = [];
 
 async function load(label: string, url: string, body: string, headers: Record<string, string>, serverPid: number): Promise<LoadResult> {
-  await runLoad('warm-up', { url, method: 'POST', headers, body, durationSeconds: 1 });
+  await runLoad('warm-up', { url, method: 'POST', headers, body, durationSeconds: WARM_UP_SECONDS });
   return runLoad(label, { url, method: 'POST', headers, body, durationSeconds, serverPid });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((left, right) => left - right);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 const upstream = await startProcess('bench/support/mock-openai-upstream.ts', [String(UPSTREAM_PORT), '20'], {}, /listening/, LOAD_CORE);
 try {
-  const proxyResults = new Map<boolean, LoadResult>();
   const proxy = await startProcess(
     'bench/support/passthrough-proxy.ts',
     [String(PROXY_PORT), `http://127.0.0.1:${UPSTREAM_PORT}`],
@@ -97,48 +109,49 @@ try {
     /listening/,
     GATEWAY_CORE,
   );
-  try {
-    const url = `http://127.0.0.1:${PROXY_PORT}/v1/chat/completions`;
-    const headers = { 'content-type': 'application/json' };
-    for (const stream of [false, true]) {
-      const result = await load(`proxy, ${stream ? 'stream' : 'JSON'}`, url, proxyBody(stream), headers, proxy.child.pid!);
-      proxyResults.set(stream, result);
-      throughput.push(result);
-    }
-    firstByte.push(await measureFirstByte('minimal undici pass-through proxy', url, proxyBody(true), {}));
-    rss.push({ label: 'proxy', megabytes: residentMegabytes(proxy.child.pid!) });
-  } finally {
-    await proxy.stop();
-  }
-  firstByte.push(
-    await measureFirstByte('upstream directly (no proxy)', `http://127.0.0.1:${UPSTREAM_PORT}/v1/chat/completions`, proxyBody(true), {}),
-  );
-
   const gateway = await startSwitchyard({ SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory' }, 18_411, GATEWAY_CORE);
   try {
+    const proxyUrl = `http://127.0.0.1:${PROXY_PORT}/v1/chat/completions`;
+    const proxyHeaders = { 'content-type': 'application/json' };
     const headers = { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' };
     for (const testCase of CASES) {
-      for (const stream of [false, true]) {
-        const label = `${testCase.format}, ${stream ? 'stream' : 'JSON'}`;
-        const result = await load(
-          `switchyard ${label}`,
-          `${gateway.origin}${testCase.path}`,
-          testCase.body(stream),
-          headers,
-          gateway.child.pid!,
-        );
-        throughput.push(result);
-        ratios.push({ label, proxy: proxyResults.get(stream)!, gateway: result });
+      for (const stream of [false, true])
+        ratios.push({ label: `${testCase.format}, ${stream ? 'stream' : 'JSON'}`, proxy: [], gateway: [] });
+    }
+    for (let round = 1; round <= rounds; round++) {
+      let row = 0;
+      for (const testCase of CASES) {
+        for (const stream of [false, true]) {
+          const ratio = ratios[row++]!;
+          const suffix = rounds > 1 ? ` (round ${round})` : '';
+          const proxied = await load(`proxy, ${ratio.label}${suffix}`, proxyUrl, proxyBody(stream), proxyHeaders, proxy.child.pid!);
+          const served = await load(
+            `switchyard ${ratio.label}${suffix}`,
+            `${gateway.origin}${testCase.path}`,
+            testCase.body(stream),
+            headers,
+            gateway.child.pid!,
+          );
+          throughput.push(proxied, served);
+          ratio.proxy.push(proxied);
+          ratio.gateway.push(served);
+        }
       }
     }
+    firstByte.push(await measureFirstByte('minimal undici pass-through proxy', proxyUrl, proxyBody(true), {}));
     firstByte.push(
       await measureFirstByte('switchyard (chat completions)', `${gateway.origin}/v1/chat/completions`, CASES[0]!.body(true), {
         authorization: headers.authorization,
       }),
     );
+    firstByte.push(
+      await measureFirstByte('upstream directly (no proxy)', `http://127.0.0.1:${UPSTREAM_PORT}/v1/chat/completions`, proxyBody(true), {}),
+    );
+    rss.push({ label: 'proxy', megabytes: residentMegabytes(proxy.child.pid!) });
     rss.push({ label: 'switchyard, after all runs', megabytes: residentMegabytes(gateway.child.pid!) });
   } finally {
     await gateway.stop();
+    await proxy.stop();
   }
 
   if (withLimitRuns) {
@@ -171,13 +184,20 @@ console.log(
   `\nPinned: ${canPin ? `gateway and proxy on core ${GATEWAY_CORE}, upstream and load on core ${LOAD_CORE}` : 'no (taskset not available)'}`,
 );
 printTable(`Every run, 50 connections, ${durationSeconds} s each`, throughput);
-console.log('\nSwitchyard beside the proxy, same run (target: ratio >= 0.70)');
+console.log(
+  `\nSwitchyard beside the proxy, each ratio from back-to-back runs${rounds > 1 ? `; median of ${rounds} rounds (every round's ratio in brackets)` : ''} (target: ratio >= 0.70)`,
+);
 console.log('| format | proxy req/s | switchyard req/s | ratio | proxy CPU µs/req | switchyard CPU µs/req |');
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const row of ratios) {
-  const ratio = (row.gateway.requestsPerSecond / row.proxy.requestsPerSecond).toFixed(2);
+  const each = row.gateway.map((served, index) => served.requestsPerSecond / row.proxy[index]!.requestsPerSecond);
+  const perRound = rounds > 1 ? ` [${each.map((ratio) => ratio.toFixed(2)).join(', ')}]` : '';
+  const cpu = (results: LoadResult[]): string =>
+    results.every((result) => result.serverMicrosecondsPerRequest !== undefined)
+      ? String(Math.round(median(results.map((result) => result.serverMicrosecondsPerRequest!))))
+      : '-';
   console.log(
-    `| ${row.label} | ${row.proxy.requestsPerSecond} | ${row.gateway.requestsPerSecond} | ${ratio} | ${row.proxy.serverMicrosecondsPerRequest ?? '-'} | ${row.gateway.serverMicrosecondsPerRequest ?? '-'} |`,
+    `| ${row.label} | ${Math.round(median(row.proxy.map((result) => result.requestsPerSecond)))} | ${Math.round(median(row.gateway.map((result) => result.requestsPerSecond)))} | ${median(each).toFixed(2)}${perRound} | ${cpu(row.proxy)} | ${cpu(row.gateway)} |`,
   );
 }
 printFirstByteTable('Streaming chat: time to first byte, 200 sequential requests on one connection', firstByte);

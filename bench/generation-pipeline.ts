@@ -1,0 +1,172 @@
+/**
+ * The generation pipeline alone, in one process, with no HTTP server and no sockets: a canned
+ * OpenAI-compatible upstream answer (the same 20-delta answer bench/support/mock-openai-upstream.ts
+ * sends, in one read) goes through decode, resolve, prompt count, admission, the provider's SSE parse and
+ * mapping, the generation service, the output cap, the meter and the format's encoder, then the SSE
+ * serialiser. Beside it, in the same run, the least any translating gateway must do with that answer:
+ * JSON.parse every upstream chunk and JSON.stringify one event per chunk (the baseline). 50 requests in
+ * flight, like the HTTP benchmark. CPU time per request is the figure (process.cpuUsage, this process only).
+ *
+ *   node --import tsx bench/generation-pipeline.ts [requests]
+ *
+ * Profile it with `node --cpu-prof --import tsx bench/generation-pipeline.ts`: without the HTTP layers
+ * the pipeline's own costs stand out.
+ */
+import { Readable } from 'node:stream';
+import type { AuthContext } from '../src/accounts/authenticator.ts';
+import { loadConfig, type ModelConfig } from '../src/config/index.ts';
+import { SPEC_DECODE_OPTIONS } from '../src/core/generation-format.ts';
+import { serializeSseEvent } from '../src/http/sse-writer.ts';
+import { MemoryLimitStore } from '../src/limits/memory/memory-limit-store.ts';
+import { OpenAICompatibleChatLanguageModel } from '../src/providers/openai-compatible/openai-compatible-chat-language-model.ts';
+import { ProviderRegistry } from '../src/providers/registry.ts';
+import type { UpstreamHttpClient, UpstreamResponse } from '../src/providers/shared/http-client.ts';
+import { chatCompletionsEndpoint, messagesEndpoint, responsesEndpoint } from '../src/routes/generation-endpoints.ts';
+import { GenerationService } from '../src/services/generation/generation-service.ts';
+import { MeteredGenerations } from '../src/services/generation/metered-generations.ts';
+import { runGenerationEndpoint, type GenerationEndpoint } from '../src/services/generation/run-generation-endpoint.ts';
+import { MeteringService } from '../src/services/metering/metering-service.ts';
+import { UsageLedger } from '../src/services/metering/usage-ledger.ts';
+import { InputModeration } from '../src/services/moderation/input-moderation.ts';
+import type { StoredResponseStore } from '../src/routes/generation-endpoints.ts';
+
+const requests = Number(process.argv[2] ?? 20_000);
+const CONCURRENCY = 50;
+
+// The upstream answer, as bench/support/mock-openai-upstream.ts sends it.
+const created = Math.floor(Date.now() / 1000);
+const words = Array.from({ length: 20 }, (_, index) => (index === 0 ? 'Hello' : ` word${index}`));
+const usage = { prompt_tokens: 12, completion_tokens: 20, total_tokens: 32 };
+const chunk = (delta: Record<string, unknown>, finishReason: string | null, chunkUsage: unknown = null): string =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created, model: 'bench-model', choices: chunkUsage === null ? [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] : [], usage: chunkUsage })}\n\n`;
+const streamText =
+  chunk({ role: 'assistant', content: '' }, null) +
+  words.map((word) => chunk({ content: word }, null)).join('') +
+  chunk({}, 'stop') +
+  chunk({}, null, usage) +
+  'data: [DONE]\n\n';
+const completionText = JSON.stringify({
+  id: 'chatcmpl-bench',
+  object: 'chat.completion',
+  created,
+  model: 'bench-model',
+  choices: [{ index: 0, message: { role: 'assistant', content: words.join(''), refusal: null }, logprobs: null, finish_reason: 'stop' }],
+  usage,
+});
+const streamBytes = Buffer.from(streamText);
+
+/** An upstream client that answers every POST at once with the canned answer (no socket). */
+const cannedClient = {
+  async postJson(_path: string, payload: { stream?: boolean }): Promise<UpstreamResponse> {
+    const stream = payload.stream === true;
+    const body = Readable.from([stream ? streamBytes : Buffer.from(completionText)]) as unknown as UpstreamResponse['body'];
+    (body as unknown as { text(): Promise<string> }).text = () => Promise.resolve(completionText);
+    return { status: 200, headers: { 'content-type': stream ? 'text/event-stream' : 'application/json' }, body };
+  },
+  sanitize: (message: string) => message,
+  transportError: (error: unknown) => error,
+  readErrorText: () => Promise.resolve(''),
+} as unknown as UpstreamHttpClient;
+
+const config = loadConfig({
+  env: {},
+  overrides: {
+    defaultTier: 'Enterprise',
+    providers: { mock: { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', maxRetries: 0 } },
+    models: [
+      { id: 'bench-model', provider: 'mock', capabilities: ['chat', 'streaming'], pricing: { inputPerMillion: 1, outputPerMillion: 2 } },
+    ],
+  },
+});
+const providers = ProviderRegistry.fromConfig(config);
+const model = new OpenAICompatibleChatLanguageModel(cannedClient, { headers: {}, upstreamModel: 'bench-model' } as never);
+const registry = { languageModel: (_model: ModelConfig) => model };
+const generation = new GenerationService({ config, registry });
+const ledger = new UsageLedger({ sink: { insertMany: () => Promise.resolve() } as never });
+const metering = new MeteringService(config, new MemoryLimitStore(), ledger);
+const generations = new MeteredGenerations({ generation, metering, inputModeration: new InputModeration(config, providers) });
+const auth: AuthContext = { keyId: 'key_bench', organizationId: 'org_bench', tier: 'Enterprise', permissions: new Set(), expiresAt: null };
+const noStore = {
+  findItems: () => Promise.resolve([]),
+  loadHistory: () => Promise.resolve([]),
+  save: () => Promise.resolve(),
+} as never as StoredResponseStore;
+
+const prompt = 'Say hello in twenty words.';
+interface Case {
+  label: string;
+  endpoint: GenerationEndpoint;
+  body: (stream: boolean) => string;
+}
+const CASES: Case[] = [
+  {
+    label: 'chat completions',
+    endpoint: chatCompletionsEndpoint,
+    body: (stream) => JSON.stringify({ model: 'bench-model', max_tokens: 64, stream, messages: [{ role: 'user', content: prompt }] }),
+  },
+  {
+    label: 'messages',
+    endpoint: messagesEndpoint,
+    body: (stream) => JSON.stringify({ model: 'bench-model', max_tokens: 64, stream, messages: [{ role: 'user', content: prompt }] }),
+  },
+  {
+    label: 'responses',
+    endpoint: responsesEndpoint(noStore) as GenerationEndpoint,
+    body: (stream) => JSON.stringify({ model: 'bench-model', max_output_tokens: 64, stream, store: false, input: prompt }),
+  },
+];
+
+/** One request through the pipeline; returns the characters the client would receive. */
+async function throughPipeline(endpoint: GenerationEndpoint, bodyText: string): Promise<number> {
+  const caller = { auth, requestId: 'req_bench', batch: false, startedAt: process.hrtime.bigint(), signal: new AbortController().signal };
+  const answer = await runGenerationEndpoint(endpoint, caller, JSON.parse(bodyText), generations, SPEC_DECODE_OPTIONS);
+  if (!answer.stream) return JSON.stringify(answer.body).length;
+  let characters = 0;
+  for await (const event of answer.events) characters += serializeSseEvent(event).length;
+  return characters;
+}
+
+/** The baseline: parse each upstream chunk, write one event per chunk (what any translation must do at least). */
+async function throughBaseline(stream: boolean): Promise<number> {
+  await Promise.resolve();
+  if (!stream) return JSON.stringify(JSON.parse(completionText)).length;
+  let characters = 0;
+  for (const event of streamText.split('\n\n')) {
+    if (!event.startsWith('data: {')) continue;
+    characters += `data: ${JSON.stringify(JSON.parse(event.slice(6)))}\n\n`.length;
+  }
+  return characters;
+}
+
+/** CPU microseconds per request with CONCURRENCY requests in flight. */
+async function measure(run: () => Promise<number>): Promise<number> {
+  for (let index = 0; index < 2000; index++) await run(); // warm-up: let the JIT settle
+  const before = process.cpuUsage();
+  let started = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (started < requests) {
+        started++;
+        await run();
+      }
+    }),
+  );
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / requests;
+}
+
+console.log(`Generation pipeline in process, ${requests} requests per run, ${CONCURRENCY} in flight (CPU µs per request)`);
+console.log('| path | baseline (parse + re-encode) | switchyard pipeline | ratio |');
+console.log('|---|---:|---:|---:|');
+for (const stream of [false, true]) {
+  const baseline = await measure(() => throughBaseline(stream));
+  for (const testCase of CASES) {
+    const body = testCase.body(stream);
+    const pipeline = await measure(() => throughPipeline(testCase.endpoint, body));
+    console.log(
+      `| ${testCase.label}, ${stream ? 'stream' : 'JSON'} | ${baseline.toFixed(1)} | ${pipeline.toFixed(1)} | ${(pipeline / baseline).toFixed(1)}x |`,
+    );
+  }
+}
+await ledger.close();
+process.exit(0);
