@@ -9,11 +9,17 @@
  *
  * Counting is lazy: a token is at least one UTF-8 byte, so text is first added at its byte length, an
  * upper bound of its tokens, and counted only when that bound would pass the cap. An answer well inside
- * its cap costs no tokenizer call at all; one near its cap is counted once the bound gets there, and
- * from then on incrementally and linearly: each block keeps only a short unsettled tail (the text after
- * its last whitespace, at most about MAX_RUN_LENGTH characters); text before it is counted once and
- * added to a settled total. Splitting at whitespace matches how the tokenizer pre-splits words, so the
- * running figure stays close to counting the whole output at once.
+ * its cap costs no tokenizer call at all; one near its cap is counted once the bound gets there (and
+ * goes back to the bound while the exact figure leaves room), then incrementally and linearly: each
+ * block keeps only a short unsettled tail (the text after its last whitespace, at most about
+ * MAX_RUN_LENGTH characters); text before it is counted once and added to a settled total. Splitting at
+ * whitespace matches how the tokenizer pre-splits words, so the running figure stays close to counting
+ * the whole output at once.
+ *
+ * Parts come in batches (core/batched.ts). A batch that ends with the upstream's `finish`, whose
+ * reported (not estimated) output is within the cap, passes as it is: the upstream's own count of the
+ * whole answer is in hand before any of that batch reached the client, so nothing needs counting (a
+ * whole JSON answer, or a stream that arrived in one read).
  */
 import { batched, batchesOf, type Batched } from './batched.ts';
 import { countTextTokens, isWhitespace, MAX_RUN_LENGTH } from './count-tokens.ts';
