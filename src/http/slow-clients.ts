@@ -42,10 +42,23 @@ function checkInterval(timeoutMs: number): number {
   return Math.max(25, Math.min(1000, Math.floor(timeoutMs / 4)));
 }
 
+/** A request whose body is still arriving, with the socket progress last seen. */
+interface UploadWatch {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  socket: Socket;
+  bytesRead: number;
+  lastProgress: number;
+}
+
+/** Where a request keeps its UploadWatch while it is watched. */
+const UPLOAD = Symbol('upload watch');
+type WatchedRequest = FastifyRequest & { [UPLOAD]?: UploadWatch | undefined };
+
 export function installSlowClientGuards(app: FastifyInstance, options: SlowClientOptions): void {
   // One sweep over every request still uploading, instead of a timer and two listeners per request:
   // almost every body is complete by the first sweep, and the per-request timer showed in profiles.
-  const uploading = new Set<{ request: FastifyRequest; reply: FastifyReply; socket: Socket; bytesRead: number; lastProgress: number }>();
+  const uploading = new Set<UploadWatch>();
   let sweeper: NodeJS.Timeout | undefined;
   const sweep = (): void => {
     const now = Date.now();
@@ -84,10 +97,24 @@ export function installSlowClientGuards(app: FastifyInstance, options: SlowClien
     const socket = request.raw.socket as Socket | null;
     // In-process requests (app.inject, batch lines) have no real socket to watch.
     if (socket === null || typeof socket.bytesRead !== 'number') return done();
-    uploading.add({ request, reply, socket, bytesRead: socket.bytesRead, lastProgress: Date.now() });
+    const upload: UploadWatch = { request, reply, socket, bytesRead: socket.bytesRead, lastProgress: Date.now() };
+    uploading.add(upload);
+    (request as WatchedRequest)[UPLOAD] = upload;
     if (sweeper === undefined) {
       sweeper = setInterval(sweep, checkInterval(options.bodyIdleTimeoutMs));
       sweeper.unref();
+    }
+    done();
+  });
+  // A JSON body has been read by the time the handler is about to run: stop watching at once, so that the
+  // set does not hold every request of the last sweep interval (they would outlive young-generation
+  // collections). A multipart upload is read by its handler: the sweep keeps watching it.
+  app.addHook('preHandler', (request, _reply, done) => {
+    const watched = request as WatchedRequest;
+    const upload = watched[UPLOAD];
+    if (upload !== undefined && request.raw.complete) {
+      uploading.delete(upload);
+      watched[UPLOAD] = undefined;
     }
     done();
   });

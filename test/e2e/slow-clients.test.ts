@@ -53,7 +53,7 @@ describe('slow clients', () => {
             tokensPerDay: 0,
             tokensPerMonth: 0,
             concurrentBatches: 0,
-            permissions: ['chat.completions', 'models'],
+            permissions: ['chat.completions', 'models', 'files'],
           },
         },
         models: [
@@ -107,6 +107,26 @@ describe('slow clients', () => {
     assert.match(envelope.info_metadata.request_id, /^req_/);
     // The model was never called.
     assert.equal(upstream.requests.length, 0);
+  });
+
+  test('a file upload that stalls half way (its handler reads the body) is answered 408 and the connection closed', async () => {
+    const { socket, received } = await openSocket(server);
+    const boundary = 'switchyard-stalled-upload';
+    const head =
+      `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="lines.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n`;
+    const sent = '{"custom_id":"a"}\n'.repeat(100);
+    const declaredLength = Buffer.byteLength(head) + 2 * Buffer.byteLength(sent) + Buffer.byteLength(`\r\n--${boundary}--\r\n`);
+    socket.write(
+      `POST /v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${server.key}\r\n` +
+        `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${declaredLength}\r\n\r\n${head}${sent}`,
+    );
+    // ... and the second half never comes. (Bounded: a guard that stopped watching would leave this
+    // request waiting forever, and the test must fail rather than hang the run.)
+    const response = parseResponse(await Promise.race([received, sleep(10_000).then(() => 'no answer within 10 s')]));
+    assert.equal(response.status, 408);
+    assert.match(response.headers, /connection: close/);
+    assert.equal((response.body as { error: { code: string } }).error.code, 'request_timeout');
   });
 
   test('a client that stops reading a long stream is cut and its upstream request aborted', async () => {
