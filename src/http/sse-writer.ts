@@ -13,7 +13,12 @@ import type { SseEvent } from '../core/sse-event.ts';
 
 /** Serialises one event: optional `event:` line, one `data:` line per line of the payload. */
 export function serializeSseEvent(event: SseEvent): string {
-  const payload = typeof event.data === 'string' ? event.data : JSON.stringify(event.data);
+  if (typeof event.data !== 'string') {
+    // JSON.stringify never writes a raw line break, so the payload is one `data:` line as it is.
+    const json = JSON.stringify(event.data);
+    return event.event === undefined ? `data: ${json}\n\n` : `event: ${event.event}\ndata: ${json}\n\n`;
+  }
+  const payload = event.data;
   const data = payload.includes('\n')
     ? payload
         .split('\n')

@@ -72,6 +72,13 @@ interface Block {
   toolName?: string;
 }
 
+/** The delta event of each kind of block. */
+const DELTA_EVENT_TYPES: Readonly<Record<BlockKind, string>> = {
+  text: 'response.output_text.delta',
+  reasoning: 'response.reasoning_text.delta',
+  tool: 'response.function_call_arguments.delta',
+};
+
 type EventFields = Record<string, unknown>;
 
 /**
@@ -156,15 +163,29 @@ async function* responseEvents(
     }
   };
 
+  /**
+   * One event per streamed delta: the hot path of a streamed response, so its payload is one object
+   * literal (no spreads), fields in the order the other events use: type, item_id, output_index,
+   * content_index (text and reasoning), delta, logprobs (text), sequence_number.
+   */
   const deltaEvent = (block: Block, delta: string): SseEvent => {
-    const location = { item_id: block.itemId, output_index: block.outputIndex };
+    const type = DELTA_EVENT_TYPES[block.kind];
+    const itemId = block.itemId;
+    const outputIndex = block.outputIndex;
+    const sequence = sequenceNumber++;
     switch (block.kind) {
       case 'text':
-        return event('response.output_text.delta', { ...location, content_index: 0, delta, logprobs: [] });
+        return {
+          event: type,
+          data: { type, item_id: itemId, output_index: outputIndex, content_index: 0, delta, logprobs: [], sequence_number: sequence },
+        };
       case 'reasoning':
-        return event('response.reasoning_text.delta', { ...location, content_index: 0, delta });
+        return {
+          event: type,
+          data: { type, item_id: itemId, output_index: outputIndex, content_index: 0, delta, sequence_number: sequence },
+        };
       case 'tool':
-        return event('response.function_call_arguments.delta', { ...location, delta });
+        return { event: type, data: { type, item_id: itemId, output_index: outputIndex, delta, sequence_number: sequence } };
     }
   };
 
