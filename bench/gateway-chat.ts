@@ -17,6 +17,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GENERATION_CASES } from './support/generation-cases.ts';
 import { printTable, runLoad, type LoadResult } from './support/load.ts';
 import { canPin, residentMegabytes, startProcess, startSwitchyard } from './support/processes.ts';
 import { measureFirstByte, printFirstByteTable, type FirstByteResult } from './support/time-to-first-byte.ts';
@@ -53,29 +54,7 @@ writeFileSync(
   }),
 );
 
-const prompt = 'Say hello in twenty words.';
-interface Case {
-  format: string;
-  path: string;
-  body: (stream: boolean) => string;
-}
-const CASES: Case[] = [
-  {
-    format: 'chat completions',
-    path: '/v1/chat/completions',
-    body: (stream) => JSON.stringify({ model: 'bench-model', max_tokens: 64, stream, messages: [{ role: 'user', content: prompt }] }),
-  },
-  {
-    format: 'messages',
-    path: '/v1/messages',
-    body: (stream) => JSON.stringify({ model: 'bench-model', max_tokens: 64, stream, messages: [{ role: 'user', content: prompt }] }),
-  },
-  {
-    format: 'responses',
-    path: '/v1/responses',
-    body: (stream) => JSON.stringify({ model: 'bench-model', max_output_tokens: 64, stream, store: false, input: prompt }),
-  },
-];
+const CASES = GENERATION_CASES;
 /** What the proxy forwards: the upstream's own chat body (a pass-through cannot translate). */
 const proxyBody = CASES[0]!.body;
 

@@ -13,6 +13,8 @@
  * the pipeline's own costs stand out.
  */
 import { Readable } from 'node:stream';
+import { cannedChatAnswer } from './support/canned-chat-answer.ts';
+import { GENERATION_CASES, type GenerationCase } from './support/generation-cases.ts';
 import type { AuthContext } from '../src/accounts/authenticator.ts';
 import { loadConfig, type ModelConfig } from '../src/config/index.ts';
 import { SPEC_DECODE_OPTIONS } from '../src/core/generation-format.ts';
@@ -34,25 +36,7 @@ const requests = Number(process.argv[2] ?? 20_000);
 const CONCURRENCY = 50;
 
 // The upstream answer, as bench/support/mock-openai-upstream.ts sends it.
-const created = Math.floor(Date.now() / 1000);
-const words = Array.from({ length: 20 }, (_, index) => (index === 0 ? 'Hello' : ` word${index}`));
-const usage = { prompt_tokens: 12, completion_tokens: 20, total_tokens: 32 };
-const chunk = (delta: Record<string, unknown>, finishReason: string | null, chunkUsage: unknown = null): string =>
-  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created, model: 'bench-model', choices: chunkUsage === null ? [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] : [], usage: chunkUsage })}\n\n`;
-const streamText =
-  chunk({ role: 'assistant', content: '' }, null) +
-  words.map((word) => chunk({ content: word }, null)).join('') +
-  chunk({}, 'stop') +
-  chunk({}, null, usage) +
-  'data: [DONE]\n\n';
-const completionText = JSON.stringify({
-  id: 'chatcmpl-bench',
-  object: 'chat.completion',
-  created,
-  model: 'bench-model',
-  choices: [{ index: 0, message: { role: 'assistant', content: words.join(''), refusal: null }, logprobs: null, finish_reason: 'stop' }],
-  usage,
-});
+const { completion: completionText, stream: streamText } = cannedChatAnswer(20, Math.floor(Date.now() / 1000));
 const streamBytes = Buffer.from(streamText);
 
 /** An upstream client that answers every POST at once with the canned answer (no socket). */
@@ -92,29 +76,11 @@ const noStore = {
   save: () => Promise.resolve(),
 } as never as StoredResponseStore;
 
-const prompt = 'Say hello in twenty words.';
-interface Case {
-  label: string;
-  endpoint: GenerationEndpoint;
-  body: (stream: boolean) => string;
-}
-const CASES: Case[] = [
-  {
-    label: 'chat completions',
-    endpoint: chatCompletionsEndpoint,
-    body: (stream) => JSON.stringify({ model: 'bench-model', max_tokens: 64, stream, messages: [{ role: 'user', content: prompt }] }),
-  },
-  {
-    label: 'messages',
-    endpoint: messagesEndpoint,
-    body: (stream) => JSON.stringify({ model: 'bench-model', max_tokens: 64, stream, messages: [{ role: 'user', content: prompt }] }),
-  },
-  {
-    label: 'responses',
-    endpoint: responsesEndpoint(noStore) as GenerationEndpoint,
-    body: (stream) => JSON.stringify({ model: 'bench-model', max_output_tokens: 64, stream, store: false, input: prompt }),
-  },
-];
+const ENDPOINTS: Record<GenerationCase['path'], GenerationEndpoint> = {
+  '/v1/chat/completions': chatCompletionsEndpoint,
+  '/v1/messages': messagesEndpoint,
+  '/v1/responses': responsesEndpoint(noStore) as GenerationEndpoint,
+};
 
 /** One request through the pipeline; returns the characters the client would receive. */
 async function throughPipeline(endpoint: GenerationEndpoint, bodyText: string): Promise<number> {
@@ -160,11 +126,12 @@ console.log('| path | baseline (parse + re-encode) | switchyard pipeline | ratio
 console.log('|---|---:|---:|---:|');
 for (const stream of [false, true]) {
   const baseline = await measure(() => throughBaseline(stream));
-  for (const testCase of CASES) {
+  for (const testCase of GENERATION_CASES) {
     const body = testCase.body(stream);
-    const pipeline = await measure(() => throughPipeline(testCase.endpoint, body));
+    const endpoint = ENDPOINTS[testCase.path];
+    const pipeline = await measure(() => throughPipeline(endpoint, body));
     console.log(
-      `| ${testCase.label}, ${stream ? 'stream' : 'JSON'} | ${baseline.toFixed(1)} | ${pipeline.toFixed(1)} | ${(pipeline / baseline).toFixed(1)}x |`,
+      `| ${testCase.format}, ${stream ? 'stream' : 'JSON'} | ${baseline.toFixed(1)} | ${pipeline.toFixed(1)} | ${(pipeline / baseline).toFixed(1)}x |`,
     );
   }
 }

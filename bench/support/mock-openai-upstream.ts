@@ -4,30 +4,11 @@
  * Run: `node --import tsx bench/support/mock-openai-upstream.ts <port> [chunks]`.
  */
 import { createServer } from 'node:http';
+import { cannedChatAnswer } from './canned-chat-answer.ts';
 
 const port = Number(process.argv[2] ?? 18_420);
 const chunkCount = Number(process.argv[3] ?? 20);
-const created = Math.floor(Date.now() / 1000);
-const words = Array.from({ length: chunkCount }, (_, index) => (index === 0 ? 'Hello' : ` word${index}`));
-
-const completion = JSON.stringify({
-  id: 'chatcmpl-bench',
-  object: 'chat.completion',
-  created,
-  model: 'bench-model',
-  choices: [{ index: 0, message: { role: 'assistant', content: words.join(''), refusal: null }, logprobs: null, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 12, completion_tokens: chunkCount, total_tokens: 12 + chunkCount },
-});
-
-const chunk = (delta: Record<string, unknown>, finishReason: string | null, usage: unknown = null): string =>
-  `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created, model: 'bench-model', choices: usage === null ? [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] : [], usage })}\n\n`;
-
-const stream =
-  chunk({ role: 'assistant', content: '' }, null) +
-  words.map((word) => chunk({ content: word }, null)).join('') +
-  chunk({}, 'stop') +
-  chunk({}, null, { prompt_tokens: 12, completion_tokens: chunkCount, total_tokens: 12 + chunkCount }) +
-  'data: [DONE]\n\n';
+const { completion, stream } = cannedChatAnswer(chunkCount, Math.floor(Date.now() / 1000));
 
 createServer((request, response) => {
   const parts: Buffer[] = [];
