@@ -23,7 +23,8 @@ export interface LanguageModel {
   /**
    * Starts a generation. The returned iterable yields canonical parts and ends with exactly one `finish`
    * or `error` part. Errors before any output may also be thrown (as ServiceError) so that a fallback
-   * model can be tried; once a part has been yielded, errors come as an `error` part.
+   * model can be tried; once a part has been yielded, errors come as an `error` part. It may be
+   * Batched (core/batched.ts), handing over the parts of one upstream read together.
    */
   stream(request: GenerationRequest, options: CallOptions): AsyncIterable<StreamPart>;
 }
