@@ -3,8 +3,7 @@
  * LM Studio). One POST per generation, always streamed: the SSE body is parsed once
  * (shared/sse-parser.ts), each event read leniently (openai-compatible-wire.ts) and mapped to
  * canonical parts (map-openai-compatible-stream.ts); the parts of one upstream read leave as one batch
- * (core/batched.ts). An upstream that answers with a whole JSON body
- * instead of a stream is accepted too.
+ * (core/batched.ts). An upstream that answers with a whole JSON body instead of a stream is accepted too.
  *
  * Errors: an HTTP error status, a transport failure, or a 200 that is no answer (a body that is empty
  * or not JSON, no choices, an `error` event, a stream cut before `[DONE]`/finish reason) before any
@@ -120,13 +119,14 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
       // One upstream read: every event it completes is parsed and mapped, and the parts leave together.
       let open = true;
       for await (const bytes of response.body) {
-        const parts = drain.started ? last : [];
+        const parts: StreamPart[] = [];
         open = mapEvents(parser.push(bytes as Uint8Array), parts);
         if (drain.started && open) {
-          if (parts !== last) for (const part of parts) last.push(part);
+          // The read that carried `[DONE]` (reads after it add nothing): its parts wait for `finish`.
+          for (const part of parts) last.push(part);
           continue;
         }
-        if (parts.length > 0 && parts !== last) yield parts;
+        if (parts.length > 0) yield parts;
         if (!open) break;
       }
       if (open) mapEvents(parser.end(), last);
