@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { batched } from '../../src/core/batched.ts';
 import { capOutputTokens } from '../../src/core/cap-output-tokens.ts';
 import { countTextTokens, MAX_RUN_LENGTH } from '../../src/core/count-tokens.ts';
 import type { StreamPart } from '../../src/core/stream-parts.ts';
@@ -289,6 +290,42 @@ describe('capOutputTokens', () => {
       await collect(capOutputTokens(new RecordingSource([...textParts(deltas), finish(1)]), 1_000_000, counter));
       assert.ok(countedCharacters <= total * (MAX_RUN_LENGTH + 64) * 2, `${countedCharacters} characters counted for ${total}`);
       assert.ok(countedCharacters <= total * 800, `${countedCharacters} for ${total}`);
+    }
+  });
+
+  test('a batch that ends in a finish reported within the cap passes as it is, with no token counted', async () => {
+    let counted = 0;
+    const counter = (text: string): number => {
+      counted++;
+      return countTextTokens(text);
+    };
+    const answer = [...textParts(['Hello there, ', 'a much longer answer than eight bytes']), finish(8)];
+    const oneRead = batched(async function* () {
+      yield answer;
+    });
+    assert.deepEqual(await collect(capOutputTokens(oneRead, 8, counter)), answer);
+    assert.equal(counted, 0);
+  });
+
+  test('the same answer with estimated usage, or with the finish in a later read, is counted and cut at the cap', async () => {
+    const answer = textParts(['Hello there, ', 'a much longer answer than eight tokens, certainly many more than that']);
+    const estimated: StreamPart = { type: 'finish', finishReason: 'stop', stopSequence: null, usage: { ...usage(0), estimated: true } };
+    const sources = [
+      batched(async function* () {
+        yield [...answer, estimated];
+      }),
+      batched(async function* () {
+        yield answer;
+        yield [finish(8)];
+      }),
+    ];
+    for (const source of sources) {
+      const parts = await collect(capOutputTokens(source, 8));
+      const last = parts.at(-1);
+      assert.equal(last?.type, 'finish');
+      assert.equal(last?.type === 'finish' ? last.finishReason : undefined, 'length');
+      const text = parts.map((part) => (part.type === 'text-delta' ? part.delta : '')).join('');
+      assert.ok(countTextTokens(text) <= 8, `kept ${countTextTokens(text)} tokens`);
     }
   });
 });
