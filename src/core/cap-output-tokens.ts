@@ -336,21 +336,14 @@ async function* cappedBatches(
           case 'reasoning-delta':
           case 'tool-input-delta': {
             const kind = deltaKind(part)!;
-            // Far from the cap: the delta's byte length bounds its tokens, nothing is counted.
+            // Far from the cap: the delta's byte length bounds its tokens, nothing is counted. When the
+            // bound says no, an exact recount may still leave room: then the bound keeps holding.
             const bytes = utf8Length(part.delta);
+            if (tally.total + bytes > cap && !tally.exact) reasoningTokens += tally.recount();
             if (tally.total + bytes <= cap) {
               tally.appendUncounted(part.id, part.delta, bytes, kind);
               if (kind === 'reasoning') reasoningTokens += bytes;
               break;
-            }
-            if (!tally.exact) {
-              reasoningTokens += tally.recount();
-              // The exact figure may leave room again: then the bound keeps holding (no count per delta).
-              if (tally.total + bytes <= cap) {
-                tally.appendUncounted(part.id, part.delta, bytes, kind);
-                if (kind === 'reasoning') reasoningTokens += bytes;
-                break;
-              }
             }
             const blockTokensBefore = tally.tailTokens(part.id);
             const blockTokens = tally.countWith(part.id, part.delta);

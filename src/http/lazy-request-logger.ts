@@ -9,6 +9,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 type LogFunction = FastifyBaseLogger['info'];
 type Bindings = Parameters<FastifyBaseLogger['child']>[0];
 type ChildOptions = Parameters<FastifyBaseLogger['child']>[1];
+type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
 class LazyRequestLogger {
   private created: FastifyBaseLogger | undefined;
@@ -32,31 +33,39 @@ class LazyRequestLogger {
     this.logger.level = level;
   }
 
-  private enabled(level: string): boolean {
+  /** Writes through the child, which is built on the first line at an enabled level. */
+  private write(level: LogLevel, args: Parameters<LogFunction>): void {
+    if (this.enabled(level)) this.logger[level](...args);
+  }
+
+  private enabled(level: LogLevel): boolean {
     if (this.created !== undefined) return true;
     const parent = this.parent as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean };
     return parent.isLevelEnabled?.(level) ?? true;
   }
 
-  readonly fatal: LogFunction = (...args: Parameters<LogFunction>) => {
-    if (this.enabled('fatal')) this.logger.fatal(...args);
-  };
-  readonly error: LogFunction = (...args: Parameters<LogFunction>) => {
-    if (this.enabled('error')) this.logger.error(...args);
-  };
-  readonly warn: LogFunction = (...args: Parameters<LogFunction>) => {
-    if (this.enabled('warn')) this.logger.warn(...args);
-  };
-  readonly info: LogFunction = (...args: Parameters<LogFunction>) => {
-    if (this.enabled('info')) this.logger.info(...args);
-  };
-  readonly debug: LogFunction = (...args: Parameters<LogFunction>) => {
-    if (this.enabled('debug')) this.logger.debug(...args);
-  };
-  readonly trace: LogFunction = (...args: Parameters<LogFunction>) => {
-    if (this.enabled('trace')) this.logger.trace(...args);
-  };
-  readonly silent: LogFunction = () => undefined;
+  // Methods on the prototype, not per-instance closures: one of these is made for every request.
+  fatal(...args: Parameters<LogFunction>): void {
+    this.write('fatal', args);
+  }
+  error(...args: Parameters<LogFunction>): void {
+    this.write('error', args);
+  }
+  warn(...args: Parameters<LogFunction>): void {
+    this.write('warn', args);
+  }
+  info(...args: Parameters<LogFunction>): void {
+    this.write('info', args);
+  }
+  debug(...args: Parameters<LogFunction>): void {
+    this.write('debug', args);
+  }
+  trace(...args: Parameters<LogFunction>): void {
+    this.write('trace', args);
+  }
+  silent(): void {
+    // Nothing: the silent level writes nothing.
+  }
 
   child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
     return this.logger.child(bindings, options);

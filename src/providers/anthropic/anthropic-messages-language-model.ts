@@ -19,7 +19,8 @@ import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
 import { throwFaultsBeforeOutput } from '../shared/answer-faults.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import { SseParser, type SseMessage } from '../shared/sse-parser.ts';
+import { readEventBatches } from '../shared/read-event-batches.ts';
+import type { SseMessage } from '../shared/sse-parser.ts';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-error.ts';
 import { readError, readEvent, readMessage } from './anthropic-wire.ts';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.ts';
@@ -80,56 +81,31 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     signal: AbortSignal,
   ): AsyncGenerator<StreamPart[], void, undefined> {
     const sanitize = (message: string): string => this.client.sanitize(message);
-    const parser = new SseParser();
     let failure: ServiceError | undefined;
     const drain = new BodyDrain(response);
-    const finishing: StreamPart[] = [];
-    /** Parts of the read that carried message_stop, which leave with `finishing` once the body has ended. */
-    const beforeStop: StreamPart[] = [];
+    /** Parts of the read that carried message_stop: they leave once the body has ended (shared/read-event-batches.ts). */
+    const last: StreamPart[] = [];
     let sawEvent = false;
-    /** Maps the events of one read into `parts`; false once the stream has failed. */
-    const mapEvents = (messages: readonly SseMessage[], parts: StreamPart[]): boolean => {
-      for (const message of messages) {
-        if (drain.started) continue;
-        sawEvent = true;
-        if (message.data.trim() === '') continue; // an empty keep-alive event
-        const json = parseJson(message.data);
-        if (json === undefined) {
-          failure = upstreamMalformedError('the stream carried an event that is not JSON');
-          return false;
-        }
-        const event = readEvent(json);
-        // The data's `type`, or the SSE event name (a proxy may send `event: error` with other data).
-        if (event.type === 'error' || message.event === 'error') {
-          failure = anthropicStreamError(event.type === 'error' ? event.error : readError(asObject(json)?.['error'] ?? json), sanitize);
-          return false;
-        }
-        const mapped = mapper.map(event);
-        if (mapper.sawMessageStop) {
-          // Held back until the body has ended, so that the connection returns to the pool first.
-          for (const part of mapped) finishing.push(part);
-          drain.start();
-          continue;
-        }
-        for (const part of mapped) parts.push(part);
+    const mapEvent = (message: SseMessage, parts: StreamPart[]): boolean => {
+      sawEvent = true;
+      if (message.data.trim() === '') return true; // an empty keep-alive event
+      const json = parseJson(message.data);
+      if (json === undefined) {
+        failure = upstreamMalformedError('the stream carried an event that is not JSON');
+        return false;
       }
+      const event = readEvent(json);
+      // The data's `type`, or the SSE event name (a proxy may send `event: error` with other data).
+      if (event.type === 'error' || message.event === 'error') {
+        failure = anthropicStreamError(event.type === 'error' ? event.error : readError(asObject(json)?.['error'] ?? json), sanitize);
+        return false;
+      }
+      for (const part of mapper.map(event)) parts.push(part);
+      if (mapper.sawMessageStop) drain.start();
       return true;
     };
     try {
-      // One upstream read: every event it completes is parsed and mapped, and the parts leave together.
-      let open = true;
-      for await (const bytes of response.body) {
-        const parts: StreamPart[] = [];
-        open = mapEvents(parser.push(bytes as Uint8Array), parts);
-        if (drain.started && open) {
-          // The read that carried message_stop: its parts leave with the finishing ones, in one batch.
-          for (const part of parts) beforeStop.push(part);
-          continue;
-        }
-        if (parts.length > 0) yield parts;
-        if (!open) break;
-      }
-      if (open) mapEvents(parser.end(), beforeStop);
+      yield* readEventBatches(response.body, drain, mapEvent, last);
     } catch (error) {
       if (!drain.started) {
         const mapped = this.client.transportError(error, signal);
@@ -141,13 +117,8 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     }
     if (failure === undefined && !sawEvent) failure = upstreamMalformedError('the response stream is empty');
     if (failure === undefined && !mapper.sawMessageStop) failure = streamEndedEarlyError();
-    if (failure !== undefined) {
-      beforeStop.push({ type: 'error', error: failure });
-      yield beforeStop;
-      return;
-    }
-    for (const part of finishing) beforeStop.push(part);
-    if (beforeStop.length > 0) yield beforeStop;
+    if (failure !== undefined) last.push({ type: 'error', error: failure });
+    if (last.length > 0) yield last;
   }
 
   private async readWholeBody(response: UpstreamResponse, mapper: AnthropicStreamMapper, signal: AbortSignal): Promise<StreamPart[]> {

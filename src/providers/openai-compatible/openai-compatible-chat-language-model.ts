@@ -20,7 +20,8 @@ import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
 import { throwFaultsBeforeOutput } from '../shared/answer-faults.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import { SseParser, type SseMessage } from '../shared/sse-parser.ts';
+import { readEventBatches } from '../shared/read-event-batches.ts';
+import type { SseMessage } from '../shared/sse-parser.ts';
 import {
   convertToOpenAICompatibleRequest,
   unsupportedSettings,
@@ -76,60 +77,39 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
 
   private async *readEventStream(response: UpstreamResponse, signal: AbortSignal): AsyncGenerator<StreamPart[], void, undefined> {
     const mapper = new OpenAICompatibleStreamMapper();
-    const parser = new SseParser();
     const sanitize = (message: string): string => this.client.sanitize(message);
     let failure: ServiceError | undefined;
     let sawEvent = false;
     const drain = new BodyDrain(response);
-    /** Maps the events of one read into `parts`; false once the stream has failed. */
-    const mapEvents = (events: readonly SseMessage[], parts: StreamPart[]): boolean => {
-      for (const event of events) {
-        if (drain.started) continue;
-        sawEvent = true;
-        const data = event.data;
-        if (data === '[DONE]') {
-          drain.start();
-          continue;
-        }
-        if (isBlank(data)) continue; // an empty keep-alive event
-        const json = parseJson(data);
-        const chunk = readChunk(json);
-        if (chunk === undefined) {
-          failure = upstreamMalformedError('the stream carried an event that is not JSON');
-          return false;
-        }
-        // `{"error": ...}` data, or an SSE event named `error` (some proxies and servers send those).
-        if (chunk.error !== undefined || event.event === 'error') {
-          failure = openAICompatibleStreamError(
-            chunk.error ?? readError(json) ?? { message: undefined, type: undefined, code: undefined, param: undefined },
-            sanitize,
-          );
-          return false;
-        }
-        mapper.mapInto(chunk, parts);
+    const mapEvent = (event: SseMessage, parts: StreamPart[]): boolean => {
+      sawEvent = true;
+      const data = event.data;
+      if (data === '[DONE]') {
+        drain.start();
+        return true;
       }
+      if (isBlank(data)) return true; // an empty keep-alive event
+      const json = parseJson(data);
+      const chunk = readChunk(json);
+      if (chunk === undefined) {
+        failure = upstreamMalformedError('the stream carried an event that is not JSON');
+        return false;
+      }
+      // `{"error": ...}` data, or an SSE event named `error` (some proxies and servers send those).
+      if (chunk.error !== undefined || event.event === 'error') {
+        failure = openAICompatibleStreamError(
+          chunk.error ?? readError(json) ?? { message: undefined, type: undefined, code: undefined, param: undefined },
+          sanitize,
+        );
+        return false;
+      }
+      mapper.mapInto(chunk, parts);
       return true;
     };
-    /**
-     * Parts of the read that carried `[DONE]`: they leave with `finish` once the body has ended (the
-     * connection then goes back to the pool first), so a stream that arrived in one read is one batch.
-     */
+    /** Parts of the read that carried `[DONE]`: they leave with `finish` (shared/read-event-batches.ts). */
     const last: StreamPart[] = [];
     try {
-      // One upstream read: every event it completes is parsed and mapped, and the parts leave together.
-      let open = true;
-      for await (const bytes of response.body) {
-        const parts: StreamPart[] = [];
-        open = mapEvents(parser.push(bytes as Uint8Array), parts);
-        if (drain.started && open) {
-          // The read that carried `[DONE]` (reads after it add nothing): its parts wait for `finish`.
-          for (const part of parts) last.push(part);
-          continue;
-        }
-        if (parts.length > 0) yield parts;
-        if (!open) break;
-      }
-      if (open) mapEvents(parser.end(), last);
+      yield* readEventBatches(response.body, drain, mapEvent, last);
     } catch (error) {
       if (!drain.started) {
         const mapped = this.client.transportError(error, signal);

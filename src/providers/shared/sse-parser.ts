@@ -145,12 +145,3 @@ export class SseParser {
     this.eventType = undefined;
   }
 }
-
-/** Parses a byte stream (an HTTP response body) into server-sent events. */
-export async function* parseSseStream(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseMessage, void, undefined> {
-  const parser = new SseParser();
-  for await (const chunk of body) {
-    for (const message of parser.push(chunk)) yield message;
-  }
-  for (const message of parser.end()) yield message;
-}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseSseStream, SseParser, type SseMessage } from '../../../src/providers/shared/sse-parser.ts';
+import { SseParser, type SseMessage } from '../../../src/providers/shared/sse-parser.ts';
 
 function parseAll(chunks: Array<Uint8Array | string>): SseMessage[] {
   const parser = new SseParser();
@@ -80,13 +80,15 @@ describe('SseParser', () => {
     ]);
   });
 
-  test('parseSseStream reads an async byte stream', async () => {
+  test('the parser reads an async byte stream, read by read', async () => {
     async function* body(): AsyncGenerator<Uint8Array> {
       const bytes = Buffer.from(STREAM, 'utf8');
       for (let index = 0; index < bytes.length; index += 5) yield bytes.subarray(index, index + 5);
     }
+    const parser = new SseParser();
     const messages: SseMessage[] = [];
-    for await (const message of parseSseStream(body())) messages.push(message);
+    for await (const chunk of body()) messages.push(...parser.push(chunk));
+    messages.push(...parser.end());
     assert.deepEqual(messages, EXPECTED);
   });
 });
