@@ -25,6 +25,7 @@ import { BatchesRepository } from './db/repositories/batches-repository.ts';
 import { FilesRepository } from './db/repositories/files-repository.ts';
 import { createBlobStore } from './files/create-blob-store.ts';
 import { randomHex } from './core/ids.ts';
+import { loadTokenizer } from './core/count-tokens.ts';
 import type { Clock } from './limits/clock.ts';
 import { FileService } from './services/files/file-service.ts';
 import { createLimitStore } from './limits/create-limit-store.ts';
@@ -113,6 +114,8 @@ async function runCheck(check: () => Promise<unknown>): Promise<ReadinessReport[
 }
 
 export async function startRuntime(config: Config, options: StartRuntimeOptions = {}): Promise<Runtime> {
+  // Token counting is on every generation's path: load the encoding before the first request, not in it.
+  loadTokenizer();
   const database = await openMigratedDatabase(config);
   // What is opened is closed again, in reverse order, if a later step of the start fails.
   const opened: Array<() => Promise<void> | void> = [() => database.close()];

@@ -1,5 +1,6 @@
 /**
- * Local token counting with gpt-tokenizer (o200k_base ranks, offline). Used when a backend reports no
+ * Local token counting with the o200k_base encoding (the ranks gpt-tokenizer ships, held compactly
+ * by `tokenizer/`; offline). Used when a backend reports no
  * usage (figures are then marked `estimated`), for rate-limit reservations before a call, and for
  * `count_tokens`. Counts of non-OpenAI models are approximations by nature.
  *
@@ -11,7 +12,7 @@
  * `countTextTokensAsync` / `countRequestTokensAsync` also yield to the event loop between slices, so
  * that other requests keep being served while one huge prompt is counted.
  */
-import { countTokens, decode, encode } from 'gpt-tokenizer';
+import { loadO200k } from './tokenizer/o200k.ts';
 import type { GenerationRequest, Message } from './generation.ts';
 
 /** Per-message framing overhead, as OpenAI's chat format counts it. */
@@ -61,7 +62,7 @@ function forEachPiece(text: string, start: number, end: number, visit: (pieceSta
 function countRange(text: string, start: number, end: number): number {
   let tokens = 0;
   forEachPiece(text, start, end, (pieceStart, pieceEnd) => {
-    tokens += countTokens(pieceStart === 0 && pieceEnd === text.length ? text : text.slice(pieceStart, pieceEnd));
+    tokens += loadO200k().count(pieceStart === 0 && pieceEnd === text.length ? text : text.slice(pieceStart, pieceEnd));
     return true;
   });
   return tokens;
@@ -76,18 +77,23 @@ export function truncateTextToTokens(text: string, maxTokens: number): { text: s
   let keptEnd = 0;
   let cutText: string | undefined;
   forEachPiece(text, 0, text.length, (pieceStart, pieceEnd) => {
-    const tokens = encode(text.slice(pieceStart, pieceEnd));
+    const tokens = loadO200k().encode(text.slice(pieceStart, pieceEnd));
     if (kept + tokens.length <= maxTokens) {
       kept += tokens.length;
       keptEnd = pieceEnd;
       return true;
     }
-    let partial = decode(tokens.slice(0, Math.max(0, maxTokens - kept)));
+    let partial = loadO200k().decode(tokens.slice(0, Math.max(0, maxTokens - kept)));
     while (partial.endsWith('\uFFFD')) partial = partial.slice(0, -1);
     cutText = text.slice(0, keptEnd) + partial;
     return false;
   });
   return cutText === undefined ? { text, truncated: false } : { text: cutText, truncated: true };
+}
+
+/** Loads the encoding now (about a tenth of a second) rather than on the first count. */
+export function loadTokenizer(): void {
+  loadO200k();
 }
 
 export function countTextTokens(text: string): number {

@@ -139,6 +139,17 @@ describe('POST /v1/chat/completions end to end', () => {
       assert.match(response.headers.get('content-type') ?? '', /application\/json/);
     });
 
+    test('a prompt that quotes special-token strings is ordinary text: answered and counted, through both paths', async () => {
+      const content = 'What does <|endoftext|> mean, and <|im_start|>?';
+      const builtin = await client.chat.completions.create({ model: BUILTIN, messages: [{ role: 'user', content }] });
+      assert.equal(builtin.choices[0]!.message.content, `Echo: ${content}`);
+      assert.ok(builtin.usage!.completion_tokens > 0 && builtin.usage!.prompt_tokens > 0);
+      const upstream = await client.chat.completions.create({ model: VIA_OPENAI, messages: [{ role: 'user', content }], stream: true });
+      let text = '';
+      for await (const chunk of upstream) text += chunk.choices[0]?.delta.content ?? '';
+      assert.ok(text.length > 0);
+    });
+
     test('create through an OpenAI-compatible upstream: the canonical request reaches it intact', async () => {
       const completion = await client.chat.completions.create({
         model: VIA_OPENAI,
