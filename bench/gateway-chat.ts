@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GENERATION_CASES } from './support/generation-cases.ts';
 import { printTable, runLoad, type LoadResult } from './support/load.ts';
-import { canPin, residentMegabytes, startProcess, startSwitchyard } from './support/processes.ts';
+import { canPin, peakResidentMegabytes, residentMegabytes, startProcess, startSwitchyard } from './support/processes.ts';
 import { measureFirstByte, printFirstByteTable, type FirstByteResult } from './support/time-to-first-byte.ts';
 
 // The load generator shares core 1 with the mock upstream: re-run this script pinned there.
@@ -128,6 +128,7 @@ try {
     );
     rss.push({ label: 'proxy', megabytes: residentMegabytes(proxy.child.pid!) });
     rss.push({ label: 'switchyard, after all runs', megabytes: residentMegabytes(gateway.child.pid!) });
+    rss.push({ label: 'switchyard, highest during the runs', megabytes: peakResidentMegabytes(gateway.child.pid!) });
   } finally {
     await gateway.stop();
     await proxy.stop();

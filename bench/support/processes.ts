@@ -26,13 +26,15 @@ export async function startProcess(
   ready: RegExp,
   cpu?: number,
 ): Promise<RunningProcess & { match: RegExpExecArray }> {
-  // Compiled scripts run as `npm start` runs them (a larger young generation: fewer scavenges per request).
+  // Compiled scripts run as `npm start` runs them (scripts/start.mjs: its memory flags and malloc settings).
   // BENCH_SERVER_FLAGS adds node flags to them, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile the server.
   const serverFlags = (process.env['BENCH_SERVER_FLAGS'] ?? '').split(' ').filter((flag) => flag !== '');
-  const loader = script.endsWith('.js') ? ['--max-semi-space-size=16', ...serverFlags] : ['--import', 'tsx'];
+  const compiled = script.endsWith('.js');
+  const loader = compiled ? ['--max-semi-space-size=8', '--heap-growing-percent=50', ...serverFlags] : ['--import', 'tsx'];
+  const malloc = compiled ? { MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' } : {};
   const command = [process.execPath, ...loader, script, ...args];
   const pinned = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...command] : command;
-  const child = spawn(pinned[0]!, pinned.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(pinned[0]!, pinned.slice(1), { env: { ...malloc, ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
@@ -85,14 +87,23 @@ export async function startSwitchyard(env: NodeJS.ProcessEnv = {}, port = 18_411
   return { ...running, origin: `http://127.0.0.1:${port}`, key: running.match[1] ?? running.match[2]! };
 }
 
-/** Resident set size of a process, MB (Linux /proc), or undefined. */
-export function residentMegabytes(pid: number): number | undefined {
+function statusMegabytes(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   try {
     const line = readFileSync(`/proc/${pid}/status`, 'utf8')
       .split('\n')
-      .find((entry) => entry.startsWith('VmRSS:'));
+      .find((entry) => entry.startsWith(`${field}:`));
     return line === undefined ? undefined : Math.round(Number(line.split(/\s+/)[1]) / 1024);
   } catch {
     return undefined;
   }
+}
+
+/** Resident set size of a process, MB (Linux /proc), or undefined. */
+export function residentMegabytes(pid: number): number | undefined {
+  return statusMegabytes(pid, 'VmRSS');
+}
+
+/** The highest resident set size a process has had, MB (Linux /proc), or undefined. */
+export function peakResidentMegabytes(pid: number): number | undefined {
+  return statusMegabytes(pid, 'VmHWM');
 }
