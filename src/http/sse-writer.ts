@@ -67,7 +67,13 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
     'x-accel-buffering': 'no',
     ...options.headers,
   });
-  response.flushHeaders();
+  // The head leaves with the first events (one write, one syscall): the generation service resolves a
+  // stream only once its first batch is ready. Should that batch not be there within this turn of the
+  // event loop, the head goes out alone, so the client learns the status at once either way.
+  let wroteOnce = false;
+  setImmediate(() => {
+    if (!wroteOnce && !response.destroyed && !response.writableEnded) response.flushHeaders();
+  });
   const keepAliveText = options.keepAlive === undefined ? KEEP_ALIVE_COMMENT : serializeSseEvent(options.keepAlive);
   let closed = response.destroyed;
   let stalled = false;
@@ -95,6 +101,7 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
     if (pending === '' || closed) return;
     const chunk = pending;
     pending = '';
+    wroteOnce = true;
     if (!response.write(chunk)) writable = false;
   };
   // A batched source (core/batched.ts) hands over every event one upstream read produced at once.
@@ -128,9 +135,14 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
       // The client left: let the source clean up (aborts the upstream request).
       await iterator.return?.();
     }
-    // What the last burst left (also when the source failed: the events before the failure count).
-    flush();
-    if (!response.writableEnded) response.end();
+    // What the last burst left (also when the source failed: the events before the failure count),
+    // written with the end of the body in one write.
+    if (!response.writableEnded) {
+      const last = closed ? '' : pending;
+      pending = '';
+      wroteOnce = true;
+      response.end(last);
+    }
   }
   return stalled ? 'stalled' : closed ? 'client-left' : 'completed';
 }
