@@ -6,6 +6,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const BUILD_OUTPUT = 'dist/src/main.js';
+/** Written by scripts/build.mjs when a build has finished. */
+const BUILD_STAMP = 'dist/.build-complete';
 const SOURCES = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
 
 function newestModification(path) {
@@ -16,7 +18,7 @@ function newestModification(path) {
   return newest;
 }
 
-const built = existsSync(BUILD_OUTPUT) ? statSync(BUILD_OUTPUT).mtimeMs : 0;
+const built = existsSync(BUILD_OUTPUT) && existsSync(BUILD_STAMP) ? statSync(BUILD_STAMP).mtimeMs : 0;
 const sources = Math.max(...SOURCES.filter((path) => existsSync(path)).map(newestModification));
 if (sources > built) {
   const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
