@@ -25,7 +25,7 @@ if (sources > built) {
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 // Memory: measured under 50 connections of streamed and JSON generation (bench/gateway-chat.ts), these
-// keep the service's resident size under 150 MB at a cost of a few percent of CPU:
+// keep the service's resident size at 145-170 MB (250-390 MB without them) for a few percent of CPU:
 // - a young generation of 8 MB semi-spaces (V8's default on this size of machine is 16 MB);
 // - the old generation may grow to 1.5x what the last full collection kept (V8 otherwise allows up to
 //   4x, which left 200-300 MB resident between full collections while only ~50 MB were live);
