@@ -30,7 +30,7 @@ export async function startProcess(
   // BENCH_SERVER_FLAGS adds node flags to them, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile the server.
   const serverFlags = (process.env['BENCH_SERVER_FLAGS'] ?? '').split(' ').filter((flag) => flag !== '');
   const compiled = script.endsWith('.js');
-  const loader = compiled ? ['--max-semi-space-size=8', '--heap-growing-percent=50', ...serverFlags] : ['--import', 'tsx'];
+  const loader = compiled ? ['--max-semi-space-size=8', '--heap-growing-percent=100', ...serverFlags] : ['--import', 'tsx'];
   const malloc = compiled ? { MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' } : {};
   const command = [process.execPath, ...loader, script, ...args];
   const pinned = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...command] : command;

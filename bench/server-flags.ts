@@ -1,0 +1,82 @@
+/**
+ * Two sets of node flags for the server, compared over HTTP in pairs: both servers run side by side
+ * (pinned to core 0, the mock upstream and the load on core 1), and every format, JSON and streamed,
+ * is loaded on one and then the other, 3 rounds, so each pair sees the same moment of this machine.
+ * Prints each server's total CPU µs per request over the runs, every pair's ratio and their median, and
+ * each server's peak RSS. Use it to weigh memory settings against CPU (see README, "Memory").
+ *
+ *   A="--max-semi-space-size=16 --heap-growing-percent=0" B="" node --import tsx bench/server-flags.ts
+ *
+ * `A` and `B` are added after the flags `npm start` uses (so the empty string is `npm start` itself;
+ * a later flag wins). Baseline: A.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GENERATION_CASES } from './support/generation-cases.ts';
+import { runLoad } from './support/load.ts';
+import { canPin, peakResidentMegabytes, startProcess, startSwitchyard, type SwitchyardProcess } from './support/processes.ts';
+
+if (canPin && process.env['BENCH_PINNED'] !== '1') {
+  const pinned = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_PINNED: '1' },
+  });
+  process.exit(pinned.status ?? 1);
+}
+
+const UPSTREAM_PORT = 18_460;
+const variants = [process.env['A'] ?? '--max-semi-space-size=16 --heap-growing-percent=0', process.env['B'] ?? ''];
+const configFile = join(mkdtempSync(join(tmpdir(), 'switchyard-bench-flags-')), 'config.json');
+writeFileSync(
+  configFile,
+  JSON.stringify({
+    defaultTier: 'Enterprise',
+    providers: { mock: { kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${UPSTREAM_PORT}/v1`, maxRetries: 0 } },
+    models: [{ id: 'bench-model', provider: 'mock', capabilities: ['chat', 'streaming'] }],
+  }),
+);
+
+const upstream = await startProcess('bench/support/mock-openai-upstream.ts', [String(UPSTREAM_PORT), '20'], {}, /listening/, 1);
+const servers: SwitchyardProcess[] = [];
+const cpu: number[][] = [[], []];
+try {
+  for (const [index, flags] of variants.entries()) {
+    process.env['BENCH_SERVER_FLAGS'] = flags;
+    servers.push(await startSwitchyard({ SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory' }, 18_461 + index, 0));
+  }
+  for (let round = 0; round < 3; round++) {
+    for (const testCase of GENERATION_CASES) {
+      for (const stream of [false, true]) {
+        for (const [index, server] of servers.entries()) {
+          const options = {
+            url: `${server.origin}${testCase.path}`,
+            method: 'POST' as const,
+            headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+            body: testCase.body(stream),
+          };
+          await runLoad('warm-up', { ...options, durationSeconds: 1 });
+          const result = await runLoad('run', { ...options, durationSeconds: 3, serverPid: server.child.pid! });
+          cpu[index]!.push(result.serverMicrosecondsPerRequest ?? Number.NaN);
+        }
+      }
+    }
+  }
+  const total = (figures: number[]): number => figures.reduce((sum, figure) => sum + figure, 0);
+  console.log(`\n${GENERATION_CASES.length * 2} loads x 3 rounds per server, 50 connections, 3 s each (after 1 s of warm-up)`);
+  console.log('| server | extra node flags | CPU µs per request, summed over the runs | vs A | peak RSS |');
+  console.log('|---|---|---:|---:|---:|');
+  for (const [index, server] of servers.entries()) {
+    console.log(
+      `| ${index === 0 ? 'A' : 'B'} | \`${variants[index] || '(npm start as is)'}\` | ${total(cpu[index]!)} | ${(total(cpu[index]!) / total(cpu[0]!)).toFixed(3)} | ${peakResidentMegabytes(server.child.pid!) ?? '-'} MB |`,
+    );
+  }
+  const pairs = cpu[1]!.map((figure, run) => figure / cpu[0]![run]!);
+  const sorted = [...pairs].sort((left, right) => left - right);
+  console.log(`\nB/A, pair by pair: ${pairs.map((ratio) => ratio.toFixed(2)).join(' ')}`);
+  console.log(`median pair ratio (robust to one disturbed run): ${sorted[Math.floor(sorted.length / 2)]!.toFixed(3)}`);
+} finally {
+  for (const server of servers) await server.stop();
+  await upstream.stop();
+}
