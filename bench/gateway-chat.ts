@@ -13,23 +13,14 @@
  *
  * `--limits` adds chat runs with limits off and on Redis (REDIS_URL or TEST_REDIS_URL).
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GENERATION_CASES } from './support/generation-cases.ts';
 import { printTable, runLoad, type LoadResult } from './support/load.ts';
-import { canPin, peakResidentMegabytes, residentMegabytes, startProcess, startSwitchyard } from './support/processes.ts';
+import { writeMockUpstreamConfig } from './support/mock-upstream-config.ts';
+import { canPin, peakResidentMegabytes, residentMegabytes, runPinnedTo, startProcess, startSwitchyard } from './support/processes.ts';
 import { measureFirstByte, printFirstByteTable, type FirstByteResult } from './support/time-to-first-byte.ts';
 
 // The load generator shares core 1 with the mock upstream: re-run this script pinned there.
-if (canPin && process.env['BENCH_PINNED'] !== '1') {
-  const pinned = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_PINNED: '1' },
-  });
-  process.exit(pinned.status ?? 1);
-}
+runPinnedTo(1);
 
 const roundsFlag = process.argv.indexOf('--rounds');
 const rounds = roundsFlag === -1 ? 1 : Math.max(1, Number(process.argv[roundsFlag + 1]));
@@ -42,17 +33,7 @@ const PROXY_PORT = 18_421;
 const GATEWAY_CORE = 0;
 const LOAD_CORE = 1;
 
-const configFile = join(mkdtempSync(join(tmpdir(), 'switchyard-bench-config-')), 'config.json');
-writeFileSync(
-  configFile,
-  JSON.stringify({
-    defaultTier: 'Enterprise',
-    providers: { mock: { kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${UPSTREAM_PORT}/v1`, maxRetries: 0 } },
-    models: [
-      { id: 'bench-model', provider: 'mock', capabilities: ['chat', 'streaming'], pricing: { inputPerMillion: 1, outputPerMillion: 2 } },
-    ],
-  }),
-);
+const configFile = writeMockUpstreamConfig(`http://127.0.0.1:${UPSTREAM_PORT}`);
 
 const CASES = GENERATION_CASES;
 /** What the proxy forwards: the upstream's own chat body (a pass-through cannot translate). */

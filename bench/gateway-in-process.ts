@@ -15,54 +15,33 @@
  * and aborts its signal after the answer (a DOMException per request, ~5% of the figure) that a
  * request served through a socket does not pay. It is the same in every run, so differences hold.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { Pool } from 'undici';
+import { cpuMicrosecondsPerCall } from './support/cpu-per-request.ts';
 import { GENERATION_CASES } from './support/generation-cases.ts';
-import { canPin, startProcess } from './support/processes.ts';
+import { mockUpstreamConfig } from './support/mock-upstream-config.ts';
+import { runPinnedTo, startProcess } from './support/processes.ts';
 import { loadConfig } from '../src/config/index.ts';
 import { startRuntime } from '../src/runtime.ts';
 
 const GATEWAY_CORE = 0;
 const UPSTREAM_CORE = 1;
-if (canPin && process.env['BENCH_PINNED'] !== '1') {
-  const pinned = spawnSync('taskset', ['-c', String(GATEWAY_CORE), process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_PINNED: '1' },
-  });
-  process.exit(pinned.status ?? 1);
-}
+runPinnedTo(GATEWAY_CORE);
 
 const requestsPerRun = Number(process.argv[2] ?? 10_000);
 const CONCURRENCY = 50;
 const UPSTREAM_PORT = 18_450;
 const upstreamOrigin = `http://127.0.0.1:${UPSTREAM_PORT}`;
 
-/** CPU µs per request of `call`, CONCURRENCY in flight. */
-async function measure(call: () => Promise<void>, requests: number): Promise<number> {
-  const before = process.cpuUsage();
-  let started = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (started < requests) {
-        started++;
-        await call();
-      }
-    }),
-  );
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / requests;
-}
-
 /** Warm-up, then 3 runs: the median and every run. */
 async function rounds(call: () => Promise<void>): Promise<{ median: number; runs: number[] }> {
-  await measure(call, Math.min(3000, requestsPerRun));
+  await cpuMicrosecondsPerCall(call, Math.min(3000, requestsPerRun), CONCURRENCY);
   const runs: number[] = [];
-  for (let run = 0; run < 3; run++) runs.push(await measure(call, requestsPerRun));
+  for (let run = 0; run < 3; run++) runs.push(await cpuMicrosecondsPerCall(call, requestsPerRun, CONCURRENCY));
   return { median: [...runs].sort((left, right) => left - right)[1]!, runs };
 }
 
@@ -81,11 +60,7 @@ const config = loadConfig({
     logLevel: 'silent',
     bootstrapKey: false,
     limitsBackend: 'memory',
-    defaultTier: 'Enterprise',
-    providers: { mock: { kind: 'openai-compatible', baseUrl: `${upstreamOrigin}/v1`, maxRetries: 0 } },
-    models: [
-      { id: 'bench-model', provider: 'mock', capabilities: ['chat', 'streaming'], pricing: { inputPerMillion: 1, outputPerMillion: 2 } },
-    ],
+    ...mockUpstreamConfig(upstreamOrigin),
   },
 });
 const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }) });

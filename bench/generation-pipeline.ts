@@ -14,6 +14,8 @@
  */
 import { Readable } from 'node:stream';
 import { cannedChatAnswer } from './support/canned-chat-answer.ts';
+import { cpuMicrosecondsPerCall } from './support/cpu-per-request.ts';
+import { mockUpstreamConfig } from './support/mock-upstream-config.ts';
 import { GENERATION_CASES, type GenerationCase } from './support/generation-cases.ts';
 import type { AuthContext } from '../src/accounts/authenticator.ts';
 import { loadConfig, type ModelConfig } from '../src/config/index.ts';
@@ -54,13 +56,8 @@ const cannedClient = {
 
 const config = loadConfig({
   env: {},
-  overrides: {
-    defaultTier: 'Enterprise',
-    providers: { mock: { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', maxRetries: 0 } },
-    models: [
-      { id: 'bench-model', provider: 'mock', capabilities: ['chat', 'streaming'], pricing: { inputPerMillion: 1, outputPerMillion: 2 } },
-    ],
-  },
+  // The canned client below answers instead of this address (nothing listens there).
+  overrides: mockUpstreamConfig('http://127.0.0.1:9'),
 });
 const providers = ProviderRegistry.fromConfig(config);
 const model = new OpenAICompatibleChatLanguageModel(cannedClient, { headers: {}, upstreamModel: 'bench-model' } as never);
@@ -104,21 +101,10 @@ async function throughBaseline(stream: boolean): Promise<number> {
   return characters;
 }
 
-/** CPU microseconds per request with CONCURRENCY requests in flight. */
+/** CPU microseconds per request with CONCURRENCY requests in flight, after a warm-up that lets the JIT settle. */
 async function measure(run: () => Promise<number>): Promise<number> {
-  for (let index = 0; index < 2000; index++) await run(); // warm-up: let the JIT settle
-  const before = process.cpuUsage();
-  let started = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (started < requests) {
-        started++;
-        await run();
-      }
-    }),
-  );
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / requests;
+  for (let index = 0; index < 2000; index++) await run();
+  return cpuMicrosecondsPerCall(run, requests, CONCURRENCY);
 }
 
 console.log(`Generation pipeline in process, ${requests} requests per run, ${CONCURRENCY} in flight (CPU µs per request)`);

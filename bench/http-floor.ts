@@ -11,15 +11,9 @@
 import { spawnSync } from 'node:child_process';
 import { GENERATION_CASES } from './support/generation-cases.ts';
 import { printTable, runLoad, type LoadResult } from './support/load.ts';
-import { canPin, startProcess } from './support/processes.ts';
+import { canPin, runPinnedTo, startProcess } from './support/processes.ts';
 
-if (canPin && process.env['BENCH_PINNED'] !== '1') {
-  const pinned = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_PINNED: '1' },
-  });
-  process.exit(pinned.status ?? 1);
-}
+runPinnedTo(1);
 
 const durationSeconds = Number(process.argv[2] ?? 5);
 const UPSTREAM_PORT = 18_440;

@@ -10,10 +10,8 @@
  *
  *   node --import tsx bench/messages-stream-translation.ts [seconds] [chunks] [concurrency]
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Agent, request } from 'undici';
+import { writeMockUpstreamConfig } from './support/mock-upstream-config.ts';
 import { startProcess, startSwitchyard } from './support/processes.ts';
 
 const durationSeconds = Number(process.argv[2] ?? 3);
@@ -93,15 +91,7 @@ async function runStreams(label: string, url: string, body: string, headers: Rec
   };
 }
 
-const configFile = join(mkdtempSync(join(tmpdir(), 'switchyard-bench-config-')), 'config.json');
-writeFileSync(
-  configFile,
-  JSON.stringify({
-    defaultTier: 'Enterprise',
-    providers: { mock: { kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${UPSTREAM_PORT}/v1`, maxRetries: 0 } },
-    models: [{ id: 'bench-model', provider: 'mock', capabilities: ['chat', 'streaming'], maxOutputTokens: 8192 }],
-  }),
-);
+const configFile = writeMockUpstreamConfig(`http://127.0.0.1:${UPSTREAM_PORT}`, { maxOutputTokens: 8192 });
 const chatBody = JSON.stringify({
   model: 'bench-model',
   stream: true,

@@ -10,33 +10,16 @@
  * `A` and `B` are added after the flags `npm start` uses (so the empty string is `npm start` itself;
  * a later flag wins). Baseline: A.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GENERATION_CASES } from './support/generation-cases.ts';
 import { runLoad } from './support/load.ts';
-import { canPin, peakResidentMegabytes, startProcess, startSwitchyard, type SwitchyardProcess } from './support/processes.ts';
+import { writeMockUpstreamConfig } from './support/mock-upstream-config.ts';
+import { peakResidentMegabytes, runPinnedTo, startProcess, startSwitchyard, type SwitchyardProcess } from './support/processes.ts';
 
-if (canPin && process.env['BENCH_PINNED'] !== '1') {
-  const pinned = spawnSync('taskset', ['-c', '1', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_PINNED: '1' },
-  });
-  process.exit(pinned.status ?? 1);
-}
+runPinnedTo(1);
 
 const UPSTREAM_PORT = 18_460;
 const variants = [process.env['A'] ?? '--max-semi-space-size=16 --heap-growing-percent=0', process.env['B'] ?? ''];
-const configFile = join(mkdtempSync(join(tmpdir(), 'switchyard-bench-flags-')), 'config.json');
-writeFileSync(
-  configFile,
-  JSON.stringify({
-    defaultTier: 'Enterprise',
-    providers: { mock: { kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${UPSTREAM_PORT}/v1`, maxRetries: 0 } },
-    models: [{ id: 'bench-model', provider: 'mock', capabilities: ['chat', 'streaming'] }],
-  }),
-);
+const configFile = writeMockUpstreamConfig(`http://127.0.0.1:${UPSTREAM_PORT}`);
 
 const upstream = await startProcess('bench/support/mock-openai-upstream.ts', [String(UPSTREAM_PORT), '20'], {}, /listening/, 1);
 const servers: SwitchyardProcess[] = [];

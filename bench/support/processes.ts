@@ -5,6 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SERVICE_MALLOC_ENVIRONMENT, SERVICE_NODE_FLAGS } from '../../scripts/service-memory.mjs';
 
 export interface RunningProcess {
   child: ChildProcess;
@@ -14,6 +15,20 @@ export interface RunningProcess {
 
 /** Whether `taskset` can pin processes to a core here (Linux with util-linux). */
 export const canPin = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+
+/**
+ * Runs this benchmark pinned to `core`: the first call re-runs the script under `taskset` with the same
+ * flags and arguments and exits with its status; inside the pinned run (BENCH_PINNED=1) it returns.
+ * Without taskset it returns at once and the benchmark runs unpinned.
+ */
+export function runPinnedTo(core: number): void {
+  if (!canPin || process.env['BENCH_PINNED'] === '1') return;
+  const pinned = spawnSync('taskset', ['-c', String(core), process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_PINNED: '1' },
+  });
+  process.exit(pinned.status ?? 1);
+}
 
 /**
  * Spawns `node --import tsx <script> ...args` and resolves once stdout matches `ready`. With `cpu`, the
@@ -30,8 +45,8 @@ export async function startProcess(
   // BENCH_SERVER_FLAGS adds node flags to them, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile the server.
   const serverFlags = (process.env['BENCH_SERVER_FLAGS'] ?? '').split(' ').filter((flag) => flag !== '');
   const compiled = script.endsWith('.js');
-  const loader = compiled ? ['--max-semi-space-size=8', '--heap-growing-percent=100', ...serverFlags] : ['--import', 'tsx'];
-  const malloc = compiled ? { MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' } : {};
+  const loader = compiled ? [...SERVICE_NODE_FLAGS, ...serverFlags] : ['--import', 'tsx'];
+  const malloc = compiled ? SERVICE_MALLOC_ENVIRONMENT : {};
   const command = [process.execPath, ...loader, script, ...args];
   const pinned = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...command] : command;
   const child = spawn(pinned[0]!, pinned.slice(1), { env: { ...malloc, ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -5,6 +5,7 @@
  * Run: `node --import tsx bench/support/undici-client-loop.ts <upstream origin> <requests> [stream]`.
  */
 import { Pool } from 'undici';
+import { cpuMicrosecondsPerCall } from './cpu-per-request.ts';
 import { GENERATION_CASES } from './generation-cases.ts';
 
 const pool = new Pool(process.argv[2] ?? 'http://127.0.0.1:18420');
@@ -22,21 +23,6 @@ async function call(): Promise<void> {
   for await (const chunk of response.body) void chunk;
 }
 
-async function run(total: number): Promise<number> {
-  const before = process.cpuUsage();
-  let started = 0;
-  await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      while (started < total) {
-        started++;
-        await call();
-      }
-    }),
-  );
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / total;
-}
-
-await run(3000); // warm-up
-console.log(`cpu-us-per-request ${(await run(requests)).toFixed(1)}`);
+await cpuMicrosecondsPerCall(call, 3000); // warm-up
+console.log(`cpu-us-per-request ${(await cpuMicrosecondsPerCall(call, requests)).toFixed(1)}`);
 await pool.close();
