@@ -94,15 +94,22 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
   // is not delayed. A burst larger than FLUSH_CHARACTERS is written at once.
   let pending = '';
   let flushScheduled = false;
-  /** False once a write found the socket buffer full: the loop then waits for `drain`. */
-  let writable = true;
+  /**
+   * Set when a write finds the socket buffer full: the wait for `drain` starts at that write, not when
+   * the loop next looks, so a `drain` that comes while the loop awaits the source is not missed.
+   */
+  let drained: Promise<boolean> | undefined;
   const flush = (): void => {
     flushScheduled = false;
     if (pending === '' || closed) return;
     const chunk = pending;
     pending = '';
     wroteOnce = true;
-    if (!response.write(chunk)) writable = false;
+    if (!response.write(chunk) && drained === undefined) {
+      drained = waitForDrain(response, options.stallTimeoutMs);
+      // Handled here too: the loop may end (source done, client gone) without awaiting it.
+      drained.catch(() => undefined);
+    }
   };
   // A batched source (core/batched.ts) hands over every event one upstream read produced at once.
   const iterator = batchesOf(events)[Symbol.asyncIterator]();
@@ -118,9 +125,10 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
         flushScheduled = true;
         process.nextTick(flush);
       }
-      if (!writable && !closed) {
-        writable = true;
-        if (await waitForDrain(response, options.stallTimeoutMs)) {
+      if (drained !== undefined && !closed) {
+        const stalledWaiting = await drained;
+        drained = undefined;
+        if (stalledWaiting) {
           options.onStall?.();
           stalled = true;
           closed = true;

@@ -10,10 +10,15 @@ describe('writeSse', () => {
   let server: Server;
   let origin: string;
   let source: () => AsyncIterable<SseEvent>;
+  let stallTimeoutMs: number | undefined;
 
   before(async () => {
     server = createServer((_request, response) => {
-      void writeSse(response, source(), { headers: { 'x-test': 'yes' }, keepAliveMs: 60_000 });
+      void writeSse(response, source(), {
+        headers: { 'x-test': 'yes' },
+        keepAliveMs: 60_000,
+        ...(stallTimeoutMs === undefined ? {} : { stallTimeoutMs }),
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -47,6 +52,31 @@ describe('writeSse', () => {
       assert.equal(response.status, 200);
       release();
       assert.equal(await response.text(), 'data: first\n\n');
+    },
+  );
+
+  test(
+    'a full socket buffer that drains while the source is quiet is not taken for a client that stopped reading',
+    { timeout: 20_000 },
+    async () => {
+      // A 40 KB burst fills the response's buffer (its write returns false) without reaching the writer's
+      // own flush threshold; the client reads it all while the source waits before its next event. Missing
+      // that `drain` used to hold the stream until the stall timeout, then cut it.
+      stallTimeoutMs = 5_000;
+      const burst = 'x'.repeat(1000);
+      source = async function* () {
+        for (let index = 0; index < 40; index++) yield { data: burst };
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        yield { data: 'last' };
+      };
+      try {
+        const response = await fetch(origin);
+        const text = await response.text();
+        assert.equal(text.split('\n\n').filter((event) => event !== '').length, 41);
+        assert.equal(text.endsWith('data: last\n\n'), true);
+      } finally {
+        stallTimeoutMs = undefined;
+      }
     },
   );
 
