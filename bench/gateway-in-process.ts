@@ -10,6 +10,14 @@
  *
  *   node --import tsx bench/gateway-in-process.ts [requests per run]
  *
+ * Then where a JSON chat request's CPU goes, layer by layer, in interleaved rounds (each figure the
+ * median of 5): a bare Fastify app answering a canned completion; the same canned answer behind
+ * Switchyard's edge (a route added to the real app with `extraRoutes` and the chat route's config:
+ * request id, auth, hooks, `_metadata`, metrics); the whole request; the pass-through. Edge = second -
+ * first, the upstream call = pass-through - first, and the generation pipeline (decode, resolve,
+ * count, admit, provider, service, cap, meter, encode, settle) = whole - second - upstream call. The
+ * differences are of figures that each move by ~10% on this machine: read them to a few tens of µs.
+ *
  * Profile with `node --cpu-prof --import tsx bench/gateway-in-process.ts`. One caveat: inject's fake
  * response never reports `writableFinished`, so the edge takes every request for one whose client left
  * and aborts its signal after the answer (a DOMException per request, ~5% of the figure) that a
@@ -26,6 +34,7 @@ import { GENERATION_CASES } from './support/generation-cases.ts';
 import { mockUpstreamConfig } from './support/mock-upstream-config.ts';
 import { runPinnedTo, startProcess } from './support/processes.ts';
 import { loadConfig } from '../src/config/index.ts';
+import { openAIChatFormat } from '../src/formats/openai-chat/openai-chat-format.ts';
 import { startRuntime } from '../src/runtime.ts';
 
 const GATEWAY_CORE = 0;
@@ -34,6 +43,7 @@ runPinnedTo(GATEWAY_CORE);
 
 const requestsPerRun = Number(process.argv[2] ?? 10_000);
 const CONCURRENCY = 50;
+const LAYER_ROUNDS = 5;
 const UPSTREAM_PORT = 18_450;
 const upstreamOrigin = `http://127.0.0.1:${UPSTREAM_PORT}`;
 
@@ -63,7 +73,6 @@ const config = loadConfig({
     ...mockUpstreamConfig(upstreamOrigin),
   },
 });
-const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }) });
 const pool = new Pool(upstreamOrigin);
 const proxy = Fastify();
 proxy.removeContentTypeParser('application/json');
@@ -77,8 +86,54 @@ proxy.post('/v1/chat/completions', async (request, reply) => {
   });
   return reply.code(answer.statusCode).header('content-type', answer.headers['content-type']).send(answer.body);
 });
+/** A completion as small as the mock upstream's, answered without any upstream call. */
+function cannedCompletion(): Record<string, unknown> {
+  return {
+    id: 'chatcmpl-canned',
+    object: 'chat.completion',
+    created: 0,
+    model: 'bench-model',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there.' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 },
+  };
+}
+
+// The layer routes: behind the real edge with the chat route's configuration, answering a canned completion.
+const chatRouteConfig = {
+  config: { switchyard: { permission: 'chat.completions' as const, limits: 'tokens' as const, format: openAIChatFormat } },
+};
+const runtime = await startRuntime(config, {
+  logger: pino({ level: 'silent' }),
+  extraRoutes: (app) => {
+    app.post('/bench/edge', chatRouteConfig, async (_request, reply) => reply.sendData(cannedCompletion()));
+  },
+});
+const canned = Fastify();
+canned.post('/v1/chat/completions', async () => cannedCompletion());
+
+/** Every layer of a JSON chat request, measured in interleaved rounds: median per layer. */
+async function layers(headers: Record<string, string>): Promise<Record<string, number>> {
+  const body = GENERATION_CASES[0]!.body(false);
+  const calls: Record<string, () => Promise<void>> = {
+    canned: injector(canned, '/v1/chat/completions', body, headers),
+    edge: injector(runtime.app, '/bench/edge', body, headers),
+    whole: injector(runtime.app, '/v1/chat/completions', body, headers),
+    passThrough: injector(proxy, '/v1/chat/completions', body, headers),
+  };
+  const figures: Record<string, number[]> = {};
+  for (const call of Object.values(calls)) await cpuMicrosecondsPerCall(call, Math.min(3000, requestsPerRun), CONCURRENCY);
+  for (let round = 0; round < LAYER_ROUNDS; round++) {
+    for (const [name, call] of Object.entries(calls))
+      (figures[name] ??= []).push(await cpuMicrosecondsPerCall(call, requestsPerRun, CONCURRENCY));
+  }
+  return Object.fromEntries(
+    Object.entries(figures).map(([name, runs]) => [name, [...runs].sort((left, right) => left - right)[Math.floor(LAYER_ROUNDS / 2)]!]),
+  );
+}
+
 try {
   await runtime.app.ready();
+  await canned.ready();
   await proxy.ready();
   const { key } = await runtime.keys.create({ tier: 'Enterprise', name: 'bench' });
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
@@ -99,7 +154,27 @@ try {
   console.log('| path | pass-through (bare Fastify + undici) | switchyard | ratio |');
   console.log('|---|---:|---:|---:|');
   for (const row of rows) console.log(row);
+
+  const layer = await layers(headers);
+  const upstreamCall = layer['passThrough']! - layer['canned']!;
+  const pipeline = layer['whole']! - layer['edge']! - upstreamCall;
+  console.log(
+    `\nA JSON chat request layer by layer, CPU µs per request (median of ${LAYER_ROUNDS} interleaved rounds of ${requestsPerRun})`,
+  );
+  console.log('| layer | µs | measured as |');
+  console.log('|---|---:|---|');
+  const layerRow = (name: string, figure: number, how: string): void => console.log(`| ${name} | ${figure.toFixed(0)} | ${how} |`);
+  layerRow('bare Fastify, canned answer', layer['canned']!, 'a bare app answering a canned completion');
+  layerRow('Switchyard edge', layer['edge']! - layer['canned']!, "canned answer behind the chat route's edge, minus the bare app");
+  layerRow('the upstream call', upstreamCall, 'pass-through minus the bare app');
+  layerRow('the generation pipeline', pipeline, 'whole request minus the edge route, minus the upstream call');
+  layerRow(
+    'whole request',
+    layer['whole']!,
+    `pass-through: ${layer['passThrough']!.toFixed(0)} (ratio ${(layer['passThrough']! / layer['whole']!).toFixed(2)})`,
+  );
 } finally {
+  await canned.close();
   await proxy.close();
   await pool.close();
   await runtime.close();

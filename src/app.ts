@@ -73,6 +73,12 @@ export interface BuildAppOptions {
   logger?: Logger;
   /** Collect process metrics (CPU, memory, event loop) into /metrics. */
   processMetrics?: boolean;
+  /**
+   * Adds routes after Switchyard's own, before the app is ready. They sit behind the same edge: request
+   * ids, the key and permission in their `config.switchyard`, `_metadata` through `reply.sendData`, the
+   * error envelope. For embedding, and for benchmarks that measure the edge alone.
+   */
+  extraRoutes?: (app: FastifyInstance) => void;
 }
 
 export async function buildApp(dependencies: AppDependencies, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -155,6 +161,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
       files: dependencies.files,
     });
   }
+  options.extraRoutes?.(app);
   await app.ready();
   return app;
 }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.ts';
-import { startRuntime, type Runtime } from '../../src/runtime.ts';
+import { startRuntime, type Runtime, type StartRuntimeOptions } from '../../src/runtime.ts';
 
 export interface TestServer {
   runtime: Runtime;
@@ -34,6 +34,8 @@ export interface StartTestServerOptions {
   config?: ConfigInput;
   /** Environment the config is read from (defaults to an empty one: tests do not inherit the shell's). */
   env?: NodeJS.ProcessEnv;
+  /** Routes added behind Switchyard's edge (BuildAppOptions.extraRoutes). */
+  extraRoutes?: StartRuntimeOptions['extraRoutes'];
 }
 
 export async function startTestServer(options: StartTestServerOptions = {}): Promise<TestServer> {
@@ -48,7 +50,10 @@ export async function startTestServer(options: StartTestServerOptions = {}): Pro
       server: { port: 0, host: '127.0.0.1', ...options.config?.server },
     },
   });
-  const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }) });
+  const runtime = await startRuntime(config, {
+    logger: pino({ level: 'silent' }),
+    ...(options.extraRoutes === undefined ? {} : { extraRoutes: options.extraRoutes }),
+  });
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });
   const address = runtime.app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');

@@ -1,0 +1,57 @@
+// Routes an embedder adds (BuildAppOptions.extraRoutes) sit behind the same edge as Switchyard's own:
+// a key with the route's permission is required, answers carry `_metadata` and the request id, and
+// errors come in the SPEC envelope. bench/gateway-in-process.ts measures the edge alone this way.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+describe('extra routes behind the edge', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({
+      extraRoutes: (app) => {
+        app.post(
+          '/custom/echo',
+          { config: { switchyard: { permission: 'chat.completions', limits: 'request' } } },
+          async (request, reply) => reply.sendData({ object: 'echo', body: request.body as Record<string, unknown> }),
+        );
+      },
+    });
+  });
+  after(async () => server.close());
+
+  const post = (headers: Record<string, string>) =>
+    fetch(`${server.origin}/custom/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ hello: 'world' }),
+    });
+
+  test('a keyed call gets the answer with _metadata and the request id', async () => {
+    const response = await post({ authorization: `Bearer ${server.key}` });
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as Record<string, any>;
+    assert.deepEqual(body['body'], { hello: 'world' });
+    assert.equal(body['_metadata'].status, true);
+    assert.equal(body['_metadata'].request_id, response.headers.get('x-request-id'));
+    assert.equal(body['_metadata'].tier, 'Developer');
+    // limits: 'request' admitted one request against the key's per-minute limit.
+    assert.notEqual(response.headers.get('x-ratelimit-remaining-requests'), null);
+  });
+
+  test('without a key: 401 in the SPEC envelope', async () => {
+    const response = await post({});
+    assert.equal(response.status, 401);
+    const body = (await response.json()) as Record<string, any>;
+    assert.equal(body['error'].code, 'missing_api_key');
+    assert.equal(body['info_metadata'].status, false);
+  });
+
+  test('a key without the permission: 403', async () => {
+    const { key } = await server.createKey({ permissions: ['models'] });
+    const response = await post({ authorization: `Bearer ${key}` });
+    assert.equal(response.status, 403);
+    const body = (await response.json()) as Record<string, any>;
+    assert.equal(body['error'].type, 'permission_error');
+  });
+});
