@@ -76,7 +76,8 @@ export interface BuildAppOptions {
   /**
    * Adds routes after Switchyard's own, before the app is ready. They sit behind the same edge: request
    * ids, the key and permission in their `config.switchyard`, `_metadata` through `reply.sendData`, the
-   * error envelope. For embedding, and for benchmarks that measure the edge alone.
+   * error envelope; those under `/v1/` are listed in `/v1/openapi.json`. For embedding, and for
+   * benchmarks that measure the edge alone.
    */
   extraRoutes?: (app: FastifyInstance) => void;
 }
