@@ -30,6 +30,7 @@ import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { Pool } from 'undici';
+import { cannedChatAnswer } from './support/canned-chat-answer.ts';
 import { cpuMicrosecondsPerCall } from './support/cpu-per-request.ts';
 import { GENERATION_CASES } from './support/generation-cases.ts';
 import { mockUpstreamConfig } from './support/mock-upstream-config.ts';
@@ -87,16 +88,11 @@ proxy.post('/v1/chat/completions', async (request, reply) => {
   });
   return reply.code(answer.statusCode).header('content-type', answer.headers['content-type']).send(answer.body);
 });
-/** A short completion, answered without any upstream call (the mock upstream's has 20 words more). */
+/** The mock upstream's own completion (support/canned-chat-answer.ts), answered without any upstream call. */
+const cannedCompletionText = cannedChatAnswer(20, 0).completion;
+/** A fresh object per answer: `reply.sendData` adds `_metadata` to the body it is given. */
 function cannedCompletion(): Record<string, unknown> {
-  return {
-    id: 'chatcmpl-canned',
-    object: 'chat.completion',
-    created: 0,
-    model: 'bench-model',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there.' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 },
-  };
+  return JSON.parse(cannedCompletionText) as Record<string, unknown>;
 }
 
 // The layer routes: behind the real edge with the chat route's configuration, answering a canned completion.
