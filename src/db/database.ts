@@ -9,6 +9,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { Pool } from 'pg';
 import { createMigrations } from './migrations.ts';
+import { withStatementCache } from './sqlite-statement-cache.ts';
 import type { DatabaseSchema } from './schema.ts';
 
 export type DatabaseDialect = 'sqlite' | 'postgres';
@@ -48,7 +49,7 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     dialect = 'sqlite';
-    kysely = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+    kysely = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   } else {
     dialect = 'postgres';
     kysely = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: () => createPostgresPool(url, options.poolSize ?? 10) }) });

@@ -139,12 +139,16 @@ export class UsageLedgerRepository {
    */
   async insertMany(entries: readonly LedgerRecord[]): Promise<void> {
     if (entries.length === 0) return;
-    const rows = entries.map(toRow);
     const insert = async (executor: Kysely<DatabaseSchema>): Promise<void> => {
-      for (let start = 0; start < rows.length; start += 500) {
-        const chunk = rows.slice(start, start + 500);
-        const parameters = chunk.flatMap((row) => LEDGER_COLUMNS.map((column) => row[column]));
-        await executor.executeQuery(CompiledQuery.raw(this.insertStatement(chunk.length), parameters));
+      for (let start = 0; start < entries.length; start += 500) {
+        const end = Math.min(start + 500, entries.length);
+        // One flat list in column order, filled in place (a flatMap of per-row arrays cost ~1 µs a record).
+        const parameters: unknown[] = [];
+        for (let index = start; index < end; index++) {
+          const row = toRow(entries[index]!);
+          for (const column of LEDGER_COLUMNS) parameters.push(row[column]);
+        }
+        await executor.executeQuery(CompiledQuery.raw(this.insertStatement(end - start), parameters));
       }
       await upsertDailyRollups(executor, entries);
     };
