@@ -83,17 +83,23 @@ let built = false;
 
 /**
  * Starts `switchyard serve` on a fresh data dir (first start prints the bootstrap key), from the
- * compiled build, as `npm start` runs it (built once per benchmark process).
+ * compiled build, as `npm start` runs it (built once per benchmark process). `checkout` runs another
+ * checkout's build instead (already built there with `npm run build`), to price a change against its base.
  */
-export async function startSwitchyard(env: NodeJS.ProcessEnv = {}, port = 18_411, cpu?: number): Promise<SwitchyardProcess> {
-  if (!built) {
+export async function startSwitchyard(
+  env: NodeJS.ProcessEnv = {},
+  port = 18_411,
+  cpu?: number,
+  checkout?: string,
+): Promise<SwitchyardProcess> {
+  if (!built && checkout === undefined) {
     const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
     if (build.status !== 0) throw new Error('the build failed');
     built = true;
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   const running = await startProcess(
-    'dist/src/main.js',
+    checkout === undefined ? 'dist/src/main.js' : join(checkout, 'dist/src/main.js'),
     ['serve'],
     { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...env },
     /(sk-sy-[A-Za-z0-9]{43})[\s\S]*listening|(sk-sy-[A-Za-z0-9]{43})\n[\s\S]*try: curl/,
