@@ -1,18 +1,18 @@
 /**
- * Two servers, compared over HTTP in pairs: two sets of node flags, or two builds (a change against its
- * base): both servers run side by side
- * (pinned to core 0, the mock upstream and the load on core 1), and every format, JSON and streamed,
- * is loaded on one and then the other, so each pair sees the same moment of this machine. The order
- * alternates by round (the second server of a pair measured ~9% cheaper in an A/A run), over `ROUNDS`
- * rounds (default 4; keep it even).
- * Prints each server's total CPU µs per request over the runs, every pair's ratio and their median, and
- * each server's peak RSS. Use it to weigh memory settings against CPU (see README, "Memory").
+ * Two servers, compared over HTTP in pairs: two sets of node flags, environments or builds (a change
+ * against its base). Both run side by side (pinned to core 0, the mock upstream and the load on core 1),
+ * and every format, JSON and streamed, is loaded on one and then the other, so each pair sees the same
+ * moment of this machine. The order alternates by round (the second server of a pair measured ~9%
+ * cheaper in an A/A run), over `ROUNDS` rounds (default 4; keep it even). Prints each server's total
+ * CPU µs per request over the runs, every pair's ratio and their median, and each server's peak RSS.
+ * Use it to weigh memory settings against CPU (see README, "Memory"), or to price a change.
  *
  *   A="--max-semi-space-size=16 --heap-growing-percent=0" B="" node --import tsx bench/server-flags.ts
  *
  * `A` and `B` are added after the flags `npm start` uses (so the empty string is `npm start` itself;
- * a later flag wins). Baseline: A. `A_CHECKOUT` / `B_CHECKOUT` run that server from another checkout's
- * build instead of this one, e.g. the base of a change:
+ * a later flag wins). Baseline: A. `A_ENV` / `B_ENV` set environment variables for that server
+ * (`B_ENV="MALLOC_MMAP_THRESHOLD_=65536"`). `A_CHECKOUT` / `B_CHECKOUT` run that server from another
+ * checkout's build instead of this one, e.g. the base of a change:
  *
  *   git worktree add /tmp/base main && ln -s $PWD/node_modules /tmp/base/ && (cd /tmp/base && npm run build)
  *   A="" A_CHECKOUT=/tmp/base B="" node --import tsx bench/server-flags.ts
@@ -28,6 +28,15 @@ const UPSTREAM_PORT = 18_460;
 const variants = [process.env['A'] ?? '--max-semi-space-size=16 --heap-growing-percent=0', process.env['B'] ?? ''];
 const rounds = Number(process.env['ROUNDS'] ?? 4);
 const checkouts = [process.env['A_CHECKOUT'], process.env['B_CHECKOUT']];
+/** `A_ENV` / `B_ENV`: `NAME=value` pairs, space-separated; they win over `npm start`'s malloc settings. */
+const environments = [process.env['A_ENV'], process.env['B_ENV']].map((variables) =>
+  Object.fromEntries(
+    (variables ?? '')
+      .split(' ')
+      .filter((pair) => pair.includes('='))
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  ),
+);
 const configFile = writeMockUpstreamConfig(`http://127.0.0.1:${UPSTREAM_PORT}`);
 
 const upstream = await startProcess('bench/support/mock-openai-upstream.ts', [String(UPSTREAM_PORT), '20'], {}, /listening/, 1);
@@ -36,7 +45,14 @@ const cpu: number[][] = [[], []];
 try {
   for (const [index, flags] of variants.entries()) {
     process.env['BENCH_SERVER_FLAGS'] = flags;
-    servers.push(await startSwitchyard({ SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory' }, 18_461 + index, 0, checkouts[index]));
+    servers.push(
+      await startSwitchyard(
+        { ...environments[index], SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory' },
+        18_461 + index,
+        0,
+        checkouts[index],
+      ),
+    );
   }
   for (let round = 0; round < rounds; round++) {
     for (const testCase of GENERATION_CASES) {
@@ -58,11 +74,11 @@ try {
   }
   const total = (figures: number[]): number => figures.reduce((sum, figure) => sum + figure, 0);
   console.log(`\n${GENERATION_CASES.length * 2} loads x ${rounds} rounds per server, 50 connections, 3 s each (after 1 s of warm-up)`);
-  console.log('| server | extra node flags | build | CPU µs per request, summed over the runs | vs A | peak RSS |');
+  console.log('| server | extra environment and node flags | build | CPU µs per request, summed over the runs | vs A | peak RSS |');
   console.log('|---|---|---|---:|---:|---:|');
   for (const [index, server] of servers.entries()) {
     console.log(
-      `| ${index === 0 ? 'A' : 'B'} | \`${variants[index] || '(npm start as is)'}\` | ${checkouts[index] ?? 'this checkout'} | ${total(cpu[index]!)} | ${(total(cpu[index]!) / total(cpu[0]!)).toFixed(3)} | ${peakResidentMegabytes(server.child.pid!) ?? '-'} MB |`,
+      `| ${index === 0 ? 'A' : 'B'} | \`${[process.env[index === 0 ? 'A_ENV' : 'B_ENV'], variants[index]].filter(Boolean).join(' ') || '(npm start as is)'}\` | ${checkouts[index] ?? 'this checkout'} | ${total(cpu[index]!)} | ${(total(cpu[index]!) / total(cpu[0]!)).toFixed(3)} | ${peakResidentMegabytes(server.child.pid!) ?? '-'} MB |`,
     );
   }
   const pairs = cpu[1]!.map((figure, run) => figure / cpu[0]![run]!);
