@@ -63,6 +63,22 @@ export interface UsageSummaryRow {
 
 const MILLISECONDS_PER_DAY = 86_400_000;
 
+/** Most ledger rows in one insert statement (15 parameters a row; Postgres takes at most 65,535). */
+const MAX_LEDGER_ROWS = 500;
+/** Most rollup rows in one upsert statement. */
+const MAX_ROLLUP_ROWS = 200;
+
+/**
+ * Rows for the next multi-row statement when `remaining` are left: `most`, or else the largest power of
+ * two that fits (437 ledger rows go in as 256 + 128 + 32 + 16 + 4 + 1). SQLite keeps each distinct
+ * statement prepared, and a prepared 500-row ledger insert holds ~680 KB: with one statement per batch
+ * size, every size the ledger's timed flushes produce would keep one. This way there are at most ten.
+ */
+export function chunkRows(remaining: number, most: number): number {
+  if (remaining >= most) return most;
+  return 2 ** Math.floor(Math.log2(remaining));
+}
+
 /**
  * Adds the records to the `usage_daily` rollups (organization, UTC day, model, key), inside the
  * ledger insert's transaction, so rollups and ledger never disagree. One upsert per distinct group.
@@ -96,10 +112,11 @@ async function upsertDailyRollups(transaction: Kysely<DatabaseSchema>, entries: 
     group.cost_usd += entry.costUsd;
   }
   const rows = [...groups.values()];
-  for (let start = 0; start < rows.length; start += 200) {
+  for (let start = 0; start < rows.length;) {
+    const end = start + chunkRows(rows.length - start, MAX_ROLLUP_ROWS);
     await transaction
       .insertInto('usage_daily')
-      .values(rows.slice(start, start + 200))
+      .values(rows.slice(start, end))
       .onConflict((conflict) =>
         conflict.columns(['organization_id', 'day_start', 'model', 'key_id']).doUpdateSet((eb) => ({
           requests: eb('usage_daily.requests', '+', eb.ref('excluded.requests')),
@@ -111,6 +128,7 @@ async function upsertDailyRollups(transaction: Kysely<DatabaseSchema>, entries: 
         })),
       )
       .execute();
+    start = end;
   }
 }
 
@@ -133,15 +151,16 @@ export class UsageLedgerRepository {
   }
 
   /**
-   * Inserts entries in one statement per 500 rows, all in one transaction (all or nothing; the
-   * caller's when this repository was made over a transaction). The SQL is
-   * compiled once per row count: building a 500-row query tree at every flush was 3% of the gateway's CPU.
+   * Inserts entries in multi-row statements, all in one transaction (all or nothing; the caller's when
+   * this repository was made over a transaction). The SQL is compiled once per row count: building a
+   * 500-row query tree at every flush was 3% of the gateway's CPU. Row counts come from a fixed set
+   * (`chunkRows`), so there are at most ten statements to compile and keep prepared.
    */
   async insertMany(entries: readonly LedgerRecord[]): Promise<void> {
     if (entries.length === 0) return;
     const insert = async (executor: Kysely<DatabaseSchema>): Promise<void> => {
-      for (let start = 0; start < entries.length; start += 500) {
-        const end = Math.min(start + 500, entries.length);
+      for (let start = 0; start < entries.length;) {
+        const end = start + chunkRows(entries.length - start, MAX_LEDGER_ROWS);
         // One flat list in column order, filled in place (a flatMap of per-row arrays cost ~1 µs a record).
         const parameters: unknown[] = [];
         for (let index = start; index < end; index++) {
@@ -149,6 +168,7 @@ export class UsageLedgerRepository {
           for (const column of LEDGER_COLUMNS) parameters.push(row[column]);
         }
         await executor.executeQuery(CompiledQuery.raw(this.insertStatement(end - start), parameters));
+        start = end;
       }
       await upsertDailyRollups(executor, entries);
     };
