@@ -53,7 +53,7 @@ describe('npm start: builds only when a source changed since the last build', ()
     const started = start();
     assert.equal(builds(), 1);
     assert.deepEqual(started.args, ['serve', '--port', '1']);
-    assert.deepEqual(started.execArgv, ['--max-semi-space-size=8', '--heap-growing-percent=100']);
+    assert.deepEqual(started.execArgv, ['--max-semi-space-size=8', '--heap-growing-percent=50']);
     assert.equal(started.trim, '131072');
   });
 
@@ -75,7 +75,7 @@ describe('npm start: builds only when a source changed since the last build', ()
 
   test("the operator's NODE_OPTIONS flag and malloc setting win over the defaults", () => {
     const started = start({ NODE_OPTIONS: '--max-semi-space-size=32', MALLOC_TRIM_THRESHOLD_: '999' });
-    assert.deepEqual(started.execArgv, ['--heap-growing-percent=100']);
+    assert.deepEqual(started.execArgv, ['--heap-growing-percent=50']);
     assert.equal(started.trim, '999');
   });
 });
