@@ -4,7 +4,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { createLogger } from './http/logger.ts';
-import { Redis } from 'ioredis';
 import { Authenticator } from './accounts/authenticator.ts';
 import { KeyService, type CreatedKey } from './accounts/key-service.ts';
 import { OwnerAccounts, type OwnerAccountsOptions } from './accounts/owner-accounts.ts';
@@ -137,7 +136,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       }
     }
     const logger = options.logger ?? createLogger(config.logLevel);
-    const limitStore = createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
+    const limitStore = await createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
     opened.push(() => limitStore.close());
     const ledgerRepository = new UsageLedgerRepository(database.db);
     if (limitStore instanceof MemoryLimitStore) {
@@ -150,7 +149,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const registry = ProviderRegistry.fromConfig(config, { logger });
     opened.push(() => registry.close());
     // Deployment state is shared through Redis when limits are (cooldowns, per-deployment minute usage).
-    const deploymentState = createDeploymentState({
+    const deploymentState = await createDeploymentState({
       backend: config.limitsBackend,
       redisUrl: config.redisUrl,
       logger,
@@ -186,7 +185,9 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     // Redis is probed on a connection of its own that never queues commands, so that an unreachable
     // Redis fails the check at once instead of waiting behind the limit store's retries.
     const redisProbe =
-      config.redisUrl === undefined ? undefined : new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+      config.redisUrl === undefined
+        ? undefined
+        : new (await import('ioredis')).Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     redisProbe?.on('error', () => undefined);
     if (redisProbe !== undefined) opened.push(() => void redisProbe.disconnect());
     let draining = false;

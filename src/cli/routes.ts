@@ -47,7 +47,8 @@ export async function routesCommand(
   if (typeof only === 'string' && !table.has(only))
     throw new CliUsageError(`No model with id "${only}". Run switchyard routes to list them.`);
   const shared = config.limitsBackend !== 'memory' && config.redisUrl !== undefined;
-  const state = options.state ?? (shared ? createDeploymentState({ backend: config.limitsBackend, redisUrl: config.redisUrl }) : undefined);
+  const state =
+    options.state ?? (shared ? await createDeploymentState({ backend: config.limitsBackend, redisUrl: config.redisUrl }) : undefined);
   const clock = options.clock ?? systemClock;
   const rows: DeploymentRow[] = [];
   try {

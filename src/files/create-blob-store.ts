@@ -2,18 +2,20 @@
 import type { FilesStoreConfig } from '../config/index.ts';
 import type { BlobStore } from './blob-store.ts';
 import { LocalDiskBlobStore } from './local-disk/local-disk-blob-store.ts';
-import { PostgresBlobStore } from './postgres/postgres-blob-store.ts';
 
 /**
- * The store the config names. The S3 backend is imported only when configured: the AWS SDK costs
- * about 12 MB of memory and start-up time that a local or Postgres store should not pay.
+ * The store the config names. The S3 and Postgres backends are imported only when configured: the AWS
+ * SDK costs about 12 MB of memory and start-up time that a local or Postgres store should not pay, and
+ * pg ~3 MB of heap that an instance on SQLite and local disk would otherwise carry.
  */
 export async function createBlobStore(config: FilesStoreConfig): Promise<BlobStore> {
   switch (config.kind) {
     case 'local':
       return new LocalDiskBlobStore(config.directory);
-    case 'postgres':
+    case 'postgres': {
+      const { PostgresBlobStore } = await import('./postgres/postgres-blob-store.ts');
       return new PostgresBlobStore({ connectionString: config.databaseUrl });
+    }
     case 's3': {
       const { S3BlobStore } = await import('./s3/s3-blob-store.ts');
       return new S3BlobStore(config);

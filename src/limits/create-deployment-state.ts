@@ -7,7 +7,6 @@
 import type { Clock } from './clock.ts';
 import type { DeploymentStateStore } from './deployment-state.ts';
 import { MemoryDeploymentState } from './memory/memory-deployment-state.ts';
-import { RedisDeploymentState } from './redis/redis-deployment-state.ts';
 
 export interface CreateDeploymentStateOptions {
   backend?: 'memory' | 'redis' | 'off';
@@ -17,9 +16,11 @@ export interface CreateDeploymentStateOptions {
   logger?: { warn(details: object, message: string): void };
 }
 
-export function createDeploymentState(options: CreateDeploymentStateOptions = {}): DeploymentStateStore {
+export async function createDeploymentState(options: CreateDeploymentStateOptions = {}): Promise<DeploymentStateStore> {
   const { backend, redisUrl, keyPrefix, clock, logger } = options;
   if (backend !== 'memory' && redisUrl !== undefined && redisUrl !== '') {
+    // Imported only when configured, as the Redis limit store is (create-limit-store.ts).
+    const { RedisDeploymentState } = await import('./redis/redis-deployment-state.ts');
     return new RedisDeploymentState({
       redis: redisUrl,
       ...(keyPrefix === undefined ? {} : { keyPrefix }),

@@ -596,7 +596,7 @@ for (const backend of backends) {
 
 describe('limit store selection and tier policy', () => {
   test('createLimitStore picks memory without a Redis URL', async () => {
-    const store = createLimitStore({ redisUrl: '' });
+    const store = await createLimitStore({ redisUrl: '' });
     assert.ok(store instanceof MemoryLimitStore);
     await store.close();
   });
