@@ -4,8 +4,9 @@
  * beats the defaults. The result is validated, cross-checked, frozen and injected everywhere.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import type * as Yaml from 'yaml';
 import type { z } from 'zod';
 import { BUILTIN_MODELS, BUILTIN_PROVIDER, BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
 import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, type TierConfig } from './schema.ts';
@@ -73,6 +74,15 @@ export interface LoadConfigOptions {
   configFile?: string;
   /** Values that beat everything else (CLI flags, tests). */
   overrides?: ConfigInput;
+}
+
+/**
+ * The YAML parser, loaded when a YAML config file is read (synchronously: yaml ships CommonJS too). An
+ * instance configured by JSON or the environment alone does not keep its ~1 MB of heap.
+ */
+function parseYaml(text: string): unknown {
+  const yaml = createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yaml.parse(text);
 }
 
 function readConfigFile(path: string): unknown {
