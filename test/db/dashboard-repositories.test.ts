@@ -1,12 +1,13 @@
 // Dashboard storage on every backend: daily rollups written in the ledger's transaction (and built
-// for ledger rows that predate them), sessions, sign-in attempts and the audit log.
+// for ledger rows that predate them; batches of any size written whole, in statements of a fixed set of
+// sizes), sessions, sign-in attempts and the audit log.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Migrator, sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { createMigrations } from '../../src/db/migrations.ts';
 import { OwnersRepository } from '../../src/db/repositories/owners-repository.ts';
-import { UsageLedgerRepository } from '../../src/db/repositories/usage-ledger-repository.ts';
+import { chunkRows, UsageLedgerRepository } from '../../src/db/repositories/usage-ledger-repository.ts';
 import { UsageRollupsRepository } from '../../src/db/repositories/usage-rollups-repository.ts';
 import type { LedgerRecord } from '../../src/services/metering/usage-ledger.ts';
 import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
@@ -34,6 +35,23 @@ function record(overrides: Partial<LedgerRecord>): LedgerRecord {
   };
 }
 
+test('ledger batches of any size are written in statements of at most ten sizes (each one SQL text SQLite keeps prepared)', () => {
+  const sizes = new Set<number>();
+  for (let total = 1; total <= 2_000; total++) {
+    let covered = 0;
+    while (covered < total) {
+      const rows = chunkRows(total - covered, 500);
+      assert.ok(rows >= 1 && rows <= total - covered, `chunk of ${rows} with ${total - covered} left`);
+      sizes.add(rows);
+      covered += rows;
+    }
+  }
+  assert.deepEqual(
+    [...sizes].sort((left, right) => left - right),
+    [1, 2, 4, 8, 16, 32, 64, 128, 256, 500],
+  );
+});
+
 for (const backend of storageBackends()) {
   describe(`dashboard repositories on ${backend}`, () => {
     let testDatabase: TestDatabase;
@@ -47,6 +65,47 @@ for (const backend of storageBackends()) {
     after(async () => {
       await database.close();
       await testDatabase.drop();
+    });
+
+    test('batches that need several insert statements land whole, in ledger rows and rollups', async () => {
+      const ledger = new UsageLedgerRepository(database.db);
+      const sizes = [437, 501, 1, 255, 1_000];
+      let next = 0;
+      for (const size of sizes) {
+        await ledger.insertMany(
+          Array.from({ length: size }, () => {
+            const index = next++;
+            return record({
+              requestId: `req_${index}`,
+              organizationId: 'org-sizes',
+              keyId: `key_${index % 3}`,
+              model: index % 2 === 0 ? 'model-a' : 'model-b',
+              outputTokens: index,
+              createdAtMs: DAY_ONE + index,
+            });
+          }),
+        );
+      }
+      const total = next;
+      const rows = await database.db
+        .selectFrom('usage_ledger')
+        .select((eb) => [eb.fn.count<number>('request_id').distinct().as('ids'), eb.fn.sum<number>('output_tokens').as('output')])
+        .where('organization_id', '=', 'org-sizes')
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(rows.ids), total, 'every record once');
+      assert.equal(Number(rows.output), (total * (total - 1)) / 2);
+      const rollups = await database.db
+        .selectFrom('usage_daily')
+        .select((eb) => [
+          eb.fn.sum<number>('requests').as('requests'),
+          eb.fn.sum<number>('output_tokens').as('output'),
+          eb.fn.countAll<number>().as('groups'),
+        ])
+        .where('organization_id', '=', 'org-sizes')
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(rollups.requests), total);
+      assert.equal(Number(rollups.output), (total * (total - 1)) / 2);
+      assert.equal(Number(rollups.groups), 6, 'one UTC day, two models, three keys');
     });
 
     test('ledger inserts keep per-day, per-model, per-key rollups in step, summed across batches', async () => {
