@@ -1,6 +1,6 @@
 /**
  * Runs `switchyard serve` as a separate process, as an operator would (several instances, signals).
- * The port is random in 20000-39999; the server is ready when /healthz answers.
+ * The port is random in 20000-31999 unless given; the server is ready when /healthz answers.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 
@@ -13,11 +13,23 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-/** @param port Where to listen; default a random port in 20000-39999. */
-export async function startServerProcess(
-  env: NodeJS.ProcessEnv,
-  port = 20_000 + Math.floor(Math.random() * 20_000),
-): Promise<ServerProcess> {
+/**
+ * @param port Where to listen. Default: a random port below Linux's ephemeral range (32768-60999), where
+ * the suite's own outgoing connections hold ports (for a minute after closing, in TIME_WAIT); if another
+ * listener has it, the server exits with EADDRINUSE and another random port is tried (a CI run once
+ * lost a test to that).
+ */
+export async function startServerProcess(env: NodeJS.ProcessEnv, port?: number): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnPort(env, port ?? 20_000 + Math.floor(Math.random() * 12_000));
+    } catch (error) {
+      if (port !== undefined || attempt === 5 || !String(error).includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+async function startOnPort(env: NodeJS.ProcessEnv, port: number): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
     env: { PATH: process.env['PATH'], LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
