@@ -29,7 +29,8 @@ const variants = [process.env['A'] ?? '--max-semi-space-size=16 --heap-growing-p
 const rounds = Number(process.env['ROUNDS'] ?? 4);
 const checkouts = [process.env['A_CHECKOUT'], process.env['B_CHECKOUT']];
 /** `A_ENV` / `B_ENV`: `NAME=value` pairs, space-separated; they win over `npm start`'s malloc settings. */
-const environments = [process.env['A_ENV'], process.env['B_ENV']].map((variables) =>
+const environmentSettings = [process.env['A_ENV'], process.env['B_ENV']];
+const environments = environmentSettings.map((variables) =>
   Object.fromEntries(
     (variables ?? '')
       .split(' ')
@@ -78,7 +79,7 @@ try {
   console.log('|---|---|---|---:|---:|---:|');
   for (const [index, server] of servers.entries()) {
     console.log(
-      `| ${index === 0 ? 'A' : 'B'} | \`${[process.env[index === 0 ? 'A_ENV' : 'B_ENV'], variants[index]].filter(Boolean).join(' ') || '(npm start as is)'}\` | ${checkouts[index] ?? 'this checkout'} | ${total(cpu[index]!)} | ${(total(cpu[index]!) / total(cpu[0]!)).toFixed(3)} | ${peakResidentMegabytes(server.child.pid!) ?? '-'} MB |`,
+      `| ${index === 0 ? 'A' : 'B'} | \`${[environmentSettings[index], variants[index]].filter(Boolean).join(' ') || '(npm start as is)'}\` | ${checkouts[index] ?? 'this checkout'} | ${total(cpu[index]!)} | ${(total(cpu[index]!) / total(cpu[0]!)).toFixed(3)} | ${peakResidentMegabytes(server.child.pid!) ?? '-'} MB |`,
     );
   }
   const pairs = cpu[1]!.map((figure, run) => figure / cpu[0]![run]!);

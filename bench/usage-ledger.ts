@@ -1,10 +1,10 @@
 /**
  * The usage ledger's write, which every metered request pays for: CPU per record of
  * `UsageLedgerRepository.insertMany` with the ledger's batch size (500 records, one transaction: the
- * multi-row insert and the daily rollups), on SQLite files as `npm start` opens them (WAL). Baseline,
- * in the same run: the same writes through Kysely's SQLite driver straight over better-sqlite3, which
- * prepares every statement it runs; Switchyard's database keeps prepared statements
- * (db/sqlite-statement-cache.ts). Rounds alternate between the two; the median round is printed.
+ * multi-row insert and the daily rollups), on a SQLite file opened as `npm start` opens it
+ * (`openDatabase`: WAL, 2 MB page cache, prepared statements kept by db/sqlite-statement-cache.ts).
+ * Baseline, in the same run: the same writes through Kysely's SQLite driver straight over
+ * better-sqlite3 with the same file settings, which prepares every statement it runs. Rounds alternate between the two; the median round is printed.
  *
  *   node --import tsx bench/usage-ledger.ts [rounds]
  */
@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { openDatabase } from '../src/db/database.ts';
 import { createMigrations } from '../src/db/migrations.ts';
 import { UsageLedgerRepository } from '../src/db/repositories/usage-ledger-repository.ts';
 import type { DatabaseSchema } from '../src/db/schema.ts';
-import { withStatementCache } from '../src/db/sqlite-statement-cache.ts';
 import type { LedgerRecord } from '../src/services/metering/usage-ledger.ts';
 
 const rounds = Number(process.argv[2] ?? 7);
@@ -24,11 +24,20 @@ const BATCH_RECORDS = 500;
 const BATCHES_PER_ROUND = 40;
 const directory = mkdtempSync(join(tmpdir(), 'switchyard-bench-ledger-'));
 
-async function openLedger(name: string, cached: boolean): Promise<{ repository: UsageLedgerRepository; db: Kysely<DatabaseSchema> }> {
-  const sqlite = new SqliteDatabase(join(directory, `${name}.db`));
+/** The ledger as served: the project's own `openDatabase` (pragmas, statement cache) and migrations. */
+async function servedLedger(): Promise<{ repository: UsageLedgerRepository; db: Kysely<DatabaseSchema> }> {
+  const database = openDatabase(`sqlite:${join(directory, 'served.db')}`);
+  await database.migrate();
+  return { repository: new UsageLedgerRepository(database.db), db: database.db };
+}
+
+/** The baseline: the same file settings, with Kysely's SQLite driver straight over better-sqlite3. */
+async function uncachedLedger(): Promise<{ repository: UsageLedgerRepository; db: Kysely<DatabaseSchema> }> {
+  const sqlite = new SqliteDatabase(join(directory, 'uncached.db'));
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: cached ? withStatementCache(sqlite) : sqlite }) });
+  sqlite.pragma('cache_size = -2000');
+  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
   const migrated = await new Migrator({ db, provider: { getMigrations: async () => createMigrations('sqlite') } }).migrateToLatest();
   if (migrated.error !== undefined) throw migrated.error;
   return { repository: new UsageLedgerRepository(db), db };
@@ -66,12 +75,12 @@ const median = (values: number[]): number => [...values].sort((left, right) => l
 const ledgers = [
   {
     label: 'Kysely over better-sqlite3, a prepare per query (baseline)',
-    ...(await openLedger('uncached', false)),
+    ...(await uncachedLedger()),
     figures: [] as number[],
   },
   {
     label: 'prepared statements kept (db/sqlite-statement-cache.ts, as served)',
-    ...(await openLedger('cached', true)),
+    ...(await servedLedger()),
     figures: [] as number[],
   },
 ];
