@@ -6,8 +6,10 @@
  * process) to core 1. Each row's ratio comes from a proxy run and a gateway run made back to back
  * (this machine's speed drifts by tens of percent within a minute; adjacent runs see the same drift);
  * with `--rounds N` every row is measured N times and the median ratio is reported. Every run is
- * preceded by a 2-second warm-up. Then time to first byte of a stream through both, and RSS of the
- * gateway after the load.
+ * preceded by a 2-second warm-up. For chat completions, a lean translating gateway
+ * (support/translating-proxy.ts) is loaded right after each pair, against the same proxy run: the floor
+ * any gateway that parses and re-encodes pays. Then time to first byte of a stream through the proxy and
+ * the gateway, and RSS of the gateway after the load.
  *
  *   node --import tsx bench/gateway-chat.ts [seconds] [--rounds N] [--limits]
  *
@@ -30,6 +32,8 @@ const withLimitRuns = process.argv.includes('--limits');
 const redisUrl = process.env['REDIS_URL'] ?? process.env['TEST_REDIS_URL'];
 const UPSTREAM_PORT = 18_420;
 const PROXY_PORT = 18_421;
+const TRANSLATOR_PORT = 18_422;
+const TRANSLATOR_KEY = 'sk-bench-translator';
 const GATEWAY_CORE = 0;
 const LOAD_CORE = 1;
 
@@ -43,6 +47,8 @@ interface RatioRow {
   label: string;
   proxy: LoadResult[];
   gateway: LoadResult[];
+  /** The lean translating gateway (chat completions only), run right after the pair. */
+  translator: LoadResult[];
 }
 const ratios: RatioRow[] = [];
 const throughput: LoadResult[] = [];
@@ -69,6 +75,14 @@ try {
     /listening/,
     GATEWAY_CORE,
   );
+  const translator = await startProcess(
+    'bench/support/translating-proxy.ts',
+    [String(TRANSLATOR_PORT), `http://127.0.0.1:${UPSTREAM_PORT}`, TRANSLATOR_KEY],
+    {},
+    /listening/,
+    GATEWAY_CORE,
+  );
+  const translatorUrl = `http://127.0.0.1:${TRANSLATOR_PORT}/v1/chat/completions`;
   const gateway = await startSwitchyard({ SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory' }, 18_411, GATEWAY_CORE);
   try {
     const proxyUrl = `http://127.0.0.1:${PROXY_PORT}/v1/chat/completions`;
@@ -76,7 +90,7 @@ try {
     const headers = { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' };
     for (const testCase of CASES) {
       for (const stream of [false, true])
-        ratios.push({ label: `${testCase.format}, ${stream ? 'stream' : 'JSON'}`, proxy: [], gateway: [] });
+        ratios.push({ label: `${testCase.format}, ${stream ? 'stream' : 'JSON'}`, proxy: [], gateway: [], translator: [] });
     }
     for (let round = 1; round <= rounds; round++) {
       let row = 0;
@@ -95,6 +109,17 @@ try {
           throughput.push(proxied, served);
           ratio.proxy.push(proxied);
           ratio.gateway.push(served);
+          if (testCase.path === '/v1/chat/completions') {
+            const translated = await load(
+              `lean translating gateway, ${ratio.label}${suffix}`,
+              translatorUrl,
+              testCase.body(stream),
+              { authorization: `Bearer ${TRANSLATOR_KEY}`, 'content-type': 'application/json' },
+              translator.child.pid!,
+            );
+            throughput.push(translated);
+            ratio.translator.push(translated);
+          }
         }
       }
     }
@@ -112,6 +137,7 @@ try {
     rss.push({ label: 'switchyard, highest during the runs', megabytes: peakResidentMegabytes(gateway.child.pid!) });
   } finally {
     await gateway.stop();
+    await translator.stop();
     await proxy.stop();
   }
 
@@ -159,6 +185,20 @@ for (const row of ratios) {
       : '-';
   console.log(
     `| ${row.label} | ${Math.round(median(row.proxy.map((result) => result.requestsPerSecond)))} | ${Math.round(median(row.gateway.map((result) => result.requestsPerSecond)))} | ${median(each).toFixed(2)}${perRound} | ${cpu(row.proxy)} | ${cpu(row.gateway)} |`,
+  );
+}
+console.log(
+  '\nA lean translating gateway (bench/support/translating-proxy.ts: parse, translate, re-encode every chunk, key check and a counter; no token counting, cap, sequencer, retries, ledger, metrics or logs) beside the same proxy runs: how much of the gap any translating gateway pays',
+);
+console.log('| format | proxy req/s | lean translator req/s | ratio | translator CPU µs/req | switchyard / translator CPU |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const row of ratios) {
+  if (row.translator.length === 0) continue;
+  const each = row.translator.map((translated, index) => translated.requestsPerSecond / row.proxy[index]!.requestsPerSecond);
+  const translatorCpu = median(row.translator.map((result) => result.serverMicrosecondsPerRequest ?? Number.NaN));
+  const gatewayCpu = median(row.gateway.map((result) => result.serverMicrosecondsPerRequest ?? Number.NaN));
+  console.log(
+    `| ${row.label} | ${Math.round(median(row.proxy.map((result) => result.requestsPerSecond)))} | ${Math.round(median(row.translator.map((result) => result.requestsPerSecond)))} | ${median(each).toFixed(2)} | ${Math.round(translatorCpu)} | ${(gatewayCpu / translatorCpu).toFixed(2)} |`,
   );
 }
 printFirstByteTable('Streaming chat: time to first byte, 200 sequential requests on one connection', firstByte);
