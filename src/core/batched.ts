@@ -43,14 +43,28 @@ async function* flatten<T>(batches: AsyncIterable<readonly T[]>): AsyncGenerator
  * `produce` must not yield empty batches (every stage checks before it yields: no extra layer here).
  */
 export function batched<T>(produce: () => AsyncIterable<readonly T[]>): Batched<T> {
-  let started = false;
-  const start = (): AsyncIterable<readonly T[]> => {
-    if (started) throw new Error('A generation stream can be read only once.');
-    started = true;
+  return new BatchedStream(produce);
+}
+
+/**
+ * A class rather than an object literal: every stage of every request makes one, and a literal with a
+ * computed `[Symbol.asyncIterator]` key is built by a slow runtime path (~0.5 µs each, six a request).
+ */
+class BatchedStream<T> implements Batched<T> {
+  private produce: (() => AsyncIterable<readonly T[]>) | undefined;
+
+  constructor(produce: () => AsyncIterable<readonly T[]>) {
+    this.produce = produce;
+  }
+
+  batches(): AsyncIterable<readonly T[]> {
+    const produce = this.produce;
+    if (produce === undefined) throw new Error('A generation stream can be read only once.');
+    this.produce = undefined;
     return produce();
-  };
-  return {
-    batches: start,
-    [Symbol.asyncIterator]: () => flatten(start())[Symbol.asyncIterator](),
-  };
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return flatten(this.batches())[Symbol.asyncIterator]();
+  }
 }

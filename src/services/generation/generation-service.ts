@@ -210,16 +210,7 @@ export class GenerationService {
             throw thrown;
           }
           if (outcome.stream !== undefined) {
-            const parts = outcome.stream;
-            return {
-              model: candidate.model,
-              requestedModel: requested.model,
-              attempts,
-              warnings: outcome.warnings,
-              deployment: lease.deployment.id,
-              batches: () => parts.batches(),
-              [Symbol.asyncIterator]: () => parts[Symbol.asyncIterator](),
-            };
+            return new AnsweringStream(outcome.stream, candidate.model, requested.model, attempts, outcome.warnings, lease.deployment.id);
           }
           const error = outcome.error;
           route.failed(lease, error);
@@ -413,6 +404,26 @@ export class GenerationService {
     if (isServiceError(error)) return error;
     this.logger?.error({ model: candidate.model.id, provider: candidate.provider.id, err: error }, 'model backend failed unexpectedly');
     return serverError('internal_error', 'The model backend failed unexpectedly.', error);
+  }
+}
+
+/** A committed generation with what answered it (a class: a literal with a computed symbol key is slow to build). */
+class AnsweringStream implements GenerationStream {
+  constructor(
+    private readonly parts: Batched<StreamPart>,
+    readonly model: ModelConfig,
+    readonly requestedModel: ModelConfig,
+    readonly attempts: number,
+    readonly warnings: readonly GenerationWarning[],
+    readonly deployment: string,
+  ) {}
+
+  batches(): AsyncIterable<readonly StreamPart[]> {
+    return this.parts.batches();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<StreamPart> {
+    return this.parts[Symbol.asyncIterator]();
   }
 }
 
