@@ -7,6 +7,7 @@
  * It scans the text once; nothing here uses regular expressions over the stream (docs/design.md
  * convention 3: parse SSE once into events, then map events to canonical parts).
  */
+import { StringDecoder } from 'node:string_decoder';
 
 /** One dispatched server-sent event. */
 export interface SseMessage {
@@ -23,7 +24,13 @@ const COLON = 58;
 const SPACE = 32;
 
 export class SseParser {
-  private readonly decoder = new TextDecoder('utf-8');
+  /**
+   * Node's StringDecoder rather than a TextDecoder: both keep a multi-byte character split across chunks
+   * and replace invalid bytes with U+FFFD, but a streaming TextDecoder sets up an ICU converter per
+   * parser, ~4.7 µs per stream against ~0.8 µs (a 20-delta chat answer). The byte order mark that
+   * TextDecoder would drop is dropped by `consume`.
+   */
+  private readonly decoder = new StringDecoder('utf8');
   /** Characters received but not yet ending a line. */
   private pending = '';
   /** The previous chunk ended in CR: a LF at the start of the next one belongs to that line break. */
@@ -35,7 +42,7 @@ export class SseParser {
 
   /** Feeds bytes (or already decoded text) and returns the events completed by them, in order. */
   push(chunk: Uint8Array | string): SseMessage[] {
-    const text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+    const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
     const dispatched: SseMessage[] = [];
     this.consume(text, dispatched);
     return dispatched;
@@ -48,7 +55,7 @@ export class SseParser {
    */
   end(): SseMessage[] {
     const dispatched: SseMessage[] = [];
-    this.consume(this.decoder.decode(), dispatched);
+    this.consume(this.decoder.end(), dispatched);
     if (this.pending.length > 0) {
       this.interpretLine(this.pending, dispatched);
       this.pending = '';

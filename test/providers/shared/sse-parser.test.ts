@@ -65,6 +65,17 @@ describe('SseParser', () => {
     assert.deepEqual(parseAll(['\uFEFFdata:x\n\n']), [{ event: undefined, data: 'x', id: undefined }]);
   });
 
+  test('drops one byte order mark from the bytes, and reads invalid UTF-8 as U+FFFD, wherever the bytes are split', () => {
+    const bytes = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from('data: a'),
+      Buffer.from([0xff, 0xe2, 0x82]),
+      Buffer.from('b \uFEFF😀\n\n'),
+    ]);
+    const expected: SseMessage[] = [{ event: undefined, data: 'a\uFFFD\uFFFDb \uFEFF😀', id: undefined }];
+    for (const chunks of everySplit(bytes)) assert.deepEqual(parseAll(chunks), expected);
+  });
+
   test('dispatches nothing for events without data, and resets the event type', () => {
     assert.deepEqual(parseAll(['event: lonely\n\ndata: y\n\n']), [{ event: undefined, data: 'y', id: undefined }]);
   });
