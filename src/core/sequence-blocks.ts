@@ -59,14 +59,14 @@ export class BlockSequencer {
         this.start('tool', part.id, part);
         break;
       case 'text-delta':
-        this.delta(`text:${part.id}`, part);
+        this.delta('text', part.id, part);
         break;
       case 'reasoning-delta':
       case 'reasoning-signature':
-        this.delta(`reasoning:${part.id}`, part);
+        this.delta('reasoning', part.id, part);
         break;
       case 'tool-input-delta':
-        this.delta(`tool:${part.id}`, part);
+        this.delta('tool', part.id, part);
         break;
       case 'text-end':
         this.end(`text:${part.id}`);
@@ -109,7 +109,14 @@ export class BlockSequencer {
     else block.held.push(part);
   }
 
-  private delta(key: string, part: StreamPart): void {
+  private delta(kind: BlockKind, id: string, part: StreamPart): void {
+    const owner = this.queue[0];
+    // Nearly every delta belongs to the block that owns the output: out at once, without building its key.
+    if (owner !== undefined && owner.id === id && owner.kind === kind && !owner.ended) {
+      this.out.push(part);
+      return;
+    }
+    const key = `${kind}:${id}`;
     const block = this.open.get(key);
     if (block === undefined) {
       if (part.type === 'reasoning-signature' && this.endedReasoning.has(key)) this.out.push(part);
