@@ -3,19 +3,88 @@
  * figures. One registry per app (not prom-client's global one) so that several apps in one process
  * (tests) do not collide.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DeploymentRef, RoutingObserver } from '../services/generation/routing/router.ts';
+
+/**
+ * A histogram's observations as plain numbers, written into the exposition when /metrics is scraped:
+ * prom-client validates and hashes the labels on every observation (even through a labelled child),
+ * which showed in the gateway's profile.
+ */
+class BucketCounts {
+  /** Observations per bucket (not cumulative), the last one past every bound (+Inf). */
+  readonly buckets: number[];
+  sum = 0;
+  count = 0;
+
+  constructor(private readonly bounds: readonly number[]) {
+    this.buckets = new Array<number>(bounds.length + 1).fill(0);
+  }
+
+  observe(value: number): void {
+    let bucket = 0;
+    while (bucket < this.bounds.length && value > this.bounds[bucket]!) bucket++;
+    this.buckets[bucket]!++;
+    this.sum += value;
+    this.count++;
+  }
+
+  add(other: BucketCounts): void {
+    for (let index = 0; index < other.buckets.length; index++) this.buckets[index]! += other.buckets[index]!;
+    this.sum += other.sum;
+    this.count += other.count;
+  }
+}
+
+type MetricValue = { metricName: string; labels: Record<string, string | number>; value: number };
+
+/**
+ * A Prometheus histogram built at scrape time from BucketCounts (the shape prom-client's registry
+ * prints: `_bucket` with `le`, `_sum`, `_count`). `series` gives each label set's counts.
+ */
+class ScrapedHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: readonly number[],
+    private readonly series: () => Iterable<{ labels: Record<string, string>; counts: BucketCounts }>,
+  ) {}
+
+  get(): { name: string; help: string; type: string; aggregator: string; values: MetricValue[] } {
+    const values: MetricValue[] = [];
+    for (const { labels, counts } of this.series()) {
+      let cumulative = 0;
+      for (let index = 0; index < counts.buckets.length; index++) {
+        cumulative += counts.buckets[index]!;
+        const bound = index < this.bounds.length ? this.bounds[index]! : '+Inf';
+        values.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le: bound }, value: cumulative });
+      }
+      values.push({ metricName: `${this.name}_sum`, labels, value: counts.sum });
+      values.push({ metricName: `${this.name}_count`, labels, value: counts.count });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  reset(): void {
+    // The counts belong to their owner; a registry reset leaves them.
+  }
+
+  registerIn(registry: Registry): void {
+    registry.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
+  }
+}
 
 /** Request counts and latency buckets of one method, route and status: plain numbers on the hot path. */
 interface RouteFigures {
   readonly labels: { method: string; route: string; status: string };
-  requests: number;
-  /** Observations per bucket (not cumulative), the last one past every bound (+Inf). */
-  readonly buckets: number[];
-  sum: number;
+  readonly duration: BucketCounts;
 }
 
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const TIME_TO_FIRST_TOKEN_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export class HttpMetrics {
   readonly registry = new Registry();
@@ -34,10 +103,15 @@ export class HttpMetrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const route of figures.values()) this.inc(route.labels, route.requests);
+        for (const route of figures.values()) this.inc(route.labels, route.duration.count);
       },
     });
-    this.registry.registerMetric(new BucketedDuration(figures) as unknown as Parameters<Registry['registerMetric']>[0]);
+    new ScrapedHistogram(
+      'switchyard_http_request_duration_seconds',
+      'Time from request arrival to the end of the answer (whole stream for SSE), seconds.',
+      DURATION_BUCKETS,
+      () => durationByRoute(figures),
+    ).registerIn(this.registry);
     if (collectProcessMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
   }
 
@@ -45,77 +119,26 @@ export class HttpMetrics {
     const key = `${method} ${route} ${status}`;
     let figures = this.figures.get(key);
     if (figures === undefined) {
-      figures = {
-        labels: { method, route, status: String(status) },
-        requests: 0,
-        buckets: new Array<number>(DURATION_BUCKETS.length + 1).fill(0),
-        sum: 0,
-      };
+      figures = { labels: { method, route, status: String(status) }, duration: new BucketCounts(DURATION_BUCKETS) };
       this.figures.set(key, figures);
     }
-    figures.requests++;
-    let bucket = 0;
-    while (bucket < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[bucket]!) bucket++;
-    figures.buckets[bucket]!++;
-    figures.sum += seconds;
+    figures.duration.observe(seconds);
   }
 }
 
-/**
- * `switchyard_http_request_duration_seconds`, a Prometheus histogram by method and route, built at
- * scrape time from the plain figures (the shape prom-client's registry prints: `_bucket` with `le`,
- * `_sum`, `_count`).
- */
-class BucketedDuration {
-  readonly name = 'switchyard_http_request_duration_seconds';
-  readonly help = 'Time from request arrival to the end of the answer (whole stream for SSE), seconds.';
-  readonly type = 'histogram';
-  readonly aggregator = 'sum';
-
-  constructor(private readonly figures: ReadonlyMap<string, RouteFigures>) {}
-
-  get(): {
-    name: string;
-    help: string;
-    type: string;
-    aggregator: string;
-    values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }>;
-  } {
-    // The histogram has no status label: statuses of one method and route are added together.
-    const byRoute = new Map<string, { labels: { method: string; route: string }; buckets: number[]; sum: number; count: number }>();
-    for (const figures of this.figures.values()) {
-      const key = `${figures.labels.method} ${figures.labels.route}`;
-      let route = byRoute.get(key);
-      if (route === undefined) {
-        route = {
-          labels: { method: figures.labels.method, route: figures.labels.route },
-          buckets: new Array<number>(DURATION_BUCKETS.length + 1).fill(0),
-          sum: 0,
-          count: 0,
-        };
-        byRoute.set(key, route);
-      }
-      for (let index = 0; index < figures.buckets.length; index++) route.buckets[index]! += figures.buckets[index]!;
-      route.sum += figures.sum;
-      route.count += figures.requests;
+/** The duration histogram has no status label: statuses of one method and route are added together. */
+function durationByRoute(figures: ReadonlyMap<string, RouteFigures>): Iterable<{ labels: Record<string, string>; counts: BucketCounts }> {
+  const byRoute = new Map<string, { labels: Record<string, string>; counts: BucketCounts }>();
+  for (const route of figures.values()) {
+    const key = `${route.labels.method} ${route.labels.route}`;
+    let merged = byRoute.get(key);
+    if (merged === undefined) {
+      merged = { labels: { method: route.labels.method, route: route.labels.route }, counts: new BucketCounts(DURATION_BUCKETS) };
+      byRoute.set(key, merged);
     }
-    const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
-    for (const route of byRoute.values()) {
-      let cumulative = 0;
-      for (let index = 0; index < route.buckets.length; index++) {
-        cumulative += route.buckets[index]!;
-        const bound = index < DURATION_BUCKETS.length ? DURATION_BUCKETS[index]! : '+Inf';
-        values.push({ metricName: `${this.name}_bucket`, labels: { ...route.labels, le: bound }, value: cumulative });
-      }
-      values.push({ metricName: `${this.name}_sum`, labels: route.labels, value: route.sum });
-      values.push({ metricName: `${this.name}_count`, labels: route.labels, value: route.count });
-    }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+    merged.counts.add(route.duration);
   }
-
-  reset(): void {
-    // The figures belong to HttpMetrics; a registry reset leaves them.
-  }
+  return byRoute.values();
 }
 
 /** The figures of one deployment: plain numbers on the hot path, written into the metrics at scrape time. */
@@ -125,7 +148,7 @@ interface DeploymentFigures {
   inFlight: number;
   cooldowns: number;
   readonly errors: Map<string, number>;
-  readonly timeToFirstToken: { observe(value: number): void };
+  readonly timeToFirstToken: BucketCounts;
 }
 
 /**
@@ -136,7 +159,6 @@ interface DeploymentFigures {
  * increment, which on the single-provider path cost more than the routing decision itself.
  */
 export class DeploymentMetrics implements RoutingObserver {
-  private readonly timeToFirstToken: Histogram<'model' | 'deployment'>;
   private readonly figures = new WeakMap<DeploymentRef, DeploymentFigures>();
   /** Every deployment seen, for the scrape (several refs of one deployment share one entry). */
   private readonly all = new Map<string, DeploymentFigures>();
@@ -183,13 +205,16 @@ export class DeploymentMetrics implements RoutingObserver {
         for (const figures of all.values()) if (figures.cooldowns > 0) this.inc(figures.labels, figures.cooldowns);
       },
     });
-    this.timeToFirstToken = new Histogram({
-      name: 'switchyard_deployment_time_to_first_token_seconds',
-      help: 'Time from sending an attempt to its first content part, seconds.',
-      labelNames,
-      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [registry],
-    });
+    new ScrapedHistogram(
+      'switchyard_deployment_time_to_first_token_seconds',
+      'Time from sending an attempt to its first content part, seconds.',
+      TIME_TO_FIRST_TOKEN_BUCKETS,
+      // Only deployments that answered at least once, as prom-client printed them.
+      () =>
+        [...all.values()]
+          .filter((figures) => figures.timeToFirstToken.count > 0)
+          .map((figures) => ({ labels: figures.labels, counts: figures.timeToFirstToken })),
+    ).registerIn(registry);
   }
 
   started(ref: DeploymentRef): void {
@@ -228,7 +253,7 @@ export class DeploymentMetrics implements RoutingObserver {
           inFlight: 0,
           cooldowns: 0,
           errors: new Map(),
-          timeToFirstToken: this.timeToFirstToken.labels(labels),
+          timeToFirstToken: new BucketCounts(TIME_TO_FIRST_TOKEN_BUCKETS),
         };
         this.all.set(key, figures);
       }
