@@ -5,9 +5,14 @@
  * Each figure is printed beside a baseline measured in the same run, so the question "is this the
  * lever?" can be asked again on another Node version: on Node 20 creating an AbortSignal costs tens of
  * times an EventTarget, while a pass-through async-generator stage costs well under a microsecond.
+ * Also priced: an object literal with a computed `[Symbol.asyncIterator]` key against a class (V8 builds
+ * the literal on a slow path; core/batched.ts made one per stage), and a streaming TextDecoder against
+ * Node's StringDecoder for one upstream answer (the SSE parser made one per stream).
  *
  *   node --import tsx bench/node-primitives.ts
  */
+import { StringDecoder } from 'node:string_decoder';
+
 const OPERATIONS = 200_000;
 
 let sink: unknown;
@@ -62,6 +67,36 @@ const listened = nanosecondsPerOperation(() => {
 rows.push(['  + add and remove one abort listener', listened - signal, '']);
 rows.push(['setTimeout + clearTimeout', nanosecondsPerOperation(() => clearTimeout(setTimeout(listener, 1000))), '']);
 rows.push(['new Map() with one entry', nanosecondsPerOperation(() => (sink = new Map([['a', 1]]))), '']);
+// An async iterable as an object literal (a computed symbol key) or as a class instance: one per stage.
+class Iterable {
+  constructor(private readonly produce: () => number) {}
+  [Symbol.asyncIterator](): number {
+    return this.produce();
+  }
+}
+const produce = (): number => 1;
+const classInstance = nanosecondsPerOperation(() => (sink = new Iterable(produce)));
+rows.push(['an async iterable as a class instance (baseline)', classInstance, '']);
+const literal = nanosecondsPerOperation(() => (sink = { batches: produce, [Symbol.asyncIterator]: () => produce() }));
+rows.push(['  as an object literal with a computed symbol key', literal, `${(literal / classInstance).toFixed(0)}x the baseline`]);
+// Decoding one streamed upstream answer (~4.8 KB of SSE) with a streaming decoder made per stream.
+const answer = Buffer.from(
+  Array.from(
+    { length: 23 },
+    (_, index) =>
+      `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" word${index}"}}]}\n\n`,
+  ).join(''),
+);
+const stringDecoder = nanosecondsPerOperation(() => {
+  const decoder = new StringDecoder('utf8');
+  sink = decoder.write(answer) + decoder.end();
+});
+rows.push(['decode a streamed answer with a new StringDecoder (baseline)', stringDecoder, '']);
+const textDecoder = nanosecondsPerOperation(() => {
+  const decoder = new TextDecoder('utf-8');
+  sink = decoder.decode(answer, { stream: true }) + decoder.decode();
+});
+rows.push(['  with a new streaming TextDecoder', textDecoder, `${(textDecoder / stringDecoder).toFixed(1)}x the baseline`]);
 const direct = await streamNanoseconds(0);
 rows.push(['a one-batch async-generator stream (baseline)', direct, '']);
 for (const stages of [1, 3, 6]) {
