@@ -48,7 +48,8 @@ export function batched<T>(produce: () => AsyncIterable<readonly T[]>): Batched<
 
 /**
  * A class rather than an object literal: every stage of every request makes one, and a literal with a
- * computed `[Symbol.asyncIterator]` key is built by a slow runtime path (~0.5 µs each, six a request).
+ * computed `[Symbol.asyncIterator]` key is built by a slow runtime path (~0.24 µs, against ~0.01 µs for
+ * a class instance: bench/node-primitives.ts).
  */
 class BatchedStream<T> implements Batched<T> {
   private produce: (() => AsyncIterable<readonly T[]>) | undefined;

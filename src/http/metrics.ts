@@ -154,9 +154,10 @@ interface DeploymentFigures {
 /**
  * Per-deployment metrics of the router (services/generation/routing): requests sent, failures before
  * the first byte by error code, requests in flight, time to first token, cooldowns. Labels `model`
- * and `deployment` (provider id, `#n` for the n-th key of a provider with several). Counts are plain
- * numbers copied into prom-client when /metrics is scraped: prom-client hashes the labels on every
- * increment, which on the single-provider path cost more than the routing decision itself.
+ * and `deployment` (provider id, `#n` for the n-th key of a provider with several). Counts and the
+ * time-to-first-token buckets are plain numbers copied into the exposition when /metrics is scraped:
+ * prom-client hashes the labels on every increment, which on the single-provider path cost more than
+ * the routing decision itself.
  */
 export class DeploymentMetrics implements RoutingObserver {
   private readonly figures = new WeakMap<DeploymentRef, DeploymentFigures>();
