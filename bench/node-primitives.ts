@@ -12,6 +12,7 @@
  *   node --import tsx bench/node-primitives.ts
  */
 import { StringDecoder } from 'node:string_decoder';
+import { cannedChatAnswer } from './support/canned-chat-answer.ts';
 
 const OPERATIONS = 200_000;
 
@@ -79,14 +80,8 @@ const classInstance = nanosecondsPerOperation(() => (sink = new Iterable(produce
 rows.push(['an async iterable as a class instance (baseline)', classInstance, '']);
 const literal = nanosecondsPerOperation(() => (sink = { batches: produce, [Symbol.asyncIterator]: () => produce() }));
 rows.push(['  as an object literal with a computed symbol key', literal, `${(literal / classInstance).toFixed(0)}x the baseline`]);
-// Decoding one streamed upstream answer (~4.8 KB of SSE) with a streaming decoder made per stream.
-const answer = Buffer.from(
-  Array.from(
-    { length: 23 },
-    (_, index) =>
-      `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" word${index}"}}]}\n\n`,
-  ).join(''),
-);
+// Decoding one streamed upstream answer (the benchmarks' 20-delta answer) with a decoder made per stream.
+const answer = Buffer.from(cannedChatAnswer(20, 0).stream);
 const stringDecoder = nanosecondsPerOperation(() => {
   const decoder = new StringDecoder('utf8');
   sink = decoder.write(answer) + decoder.end();

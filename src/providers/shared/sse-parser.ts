@@ -27,7 +27,7 @@ export class SseParser {
   /**
    * Node's StringDecoder rather than a TextDecoder: both keep a multi-byte character split across chunks
    * and replace invalid bytes with U+FFFD, but a streaming TextDecoder sets up an ICU converter per
-   * parser: ~3.6-4.7 µs per stream against ~0.7-1.0 µs for a 20-delta chat answer
+   * parser: ~3.6-4.7 µs per stream against ~0.7-1.1 µs for a 20-delta chat answer
    * (bench/node-primitives.ts). The byte order mark that TextDecoder would drop is dropped by `consume`.
    */
   private readonly decoder = new StringDecoder('utf8');
