@@ -9,6 +9,7 @@
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
 import { newId } from '../core/ids.ts';
+import { CancellationSource } from '../core/cancellation.ts';
 import { isServiceError, serverError, type ServiceError } from '../core/service-error.ts';
 import type { Caller } from '../services/caller.ts';
 import type { LedgerRecord } from '../services/metering/usage-ledger.ts';
@@ -53,9 +54,9 @@ export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineEx
     try {
       const handler = options.handlers.get(url);
       if (handler === undefined) throw serverError('internal_error', `No batch handler for ${url}.`);
-      // Lines run to the end once started (a stopping worker stops claiming instead); one signal per line
-      // so listeners never pile up on a shared one.
-      const signal = new AbortController().signal;
+      // Lines run to the end once started (a stopping worker stops claiming instead): a source nobody
+      // aborts, one per line so listeners never pile up on a shared one.
+      const signal = new CancellationSource();
       const caller: Caller = {
         auth,
         requestId,

@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext, Authenticator } from '../accounts/authenticator.ts';
+import { CancellationSource } from '../core/cancellation.ts';
 import { permissionDenied, ServiceError } from '../core/service-error.ts';
 import type { SseEvent } from '../core/sse-event.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
@@ -45,7 +46,7 @@ const CORS_HEADERS = {
 
 const BEARER = /^Bearer\s+(.+)$/i;
 const RESPONSE = Symbol('raw response');
-const ABORT = Symbol('client abort controller');
+const CANCELLATION = Symbol('client cancellation');
 
 /** The key from `Authorization: Bearer <key>`, else from `x-api-key`. */
 export function presentedKey(request: FastifyRequest): string | undefined {
@@ -83,13 +84,14 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     this.extraHeaders = { ...this.extraHeaders, ...admission.headers };
     return admission;
   });
-  app.decorateRequest('clientSignal', function clientSignal(this: FastifyRequest) {
-    const state = this as FastifyRequest & { [RESPONSE]?: ServerResponse; [ABORT]?: AbortController };
-    let controller = state[ABORT];
-    if (controller === undefined) {
-      const created = new AbortController();
-      controller = created;
-      state[ABORT] = created;
+  // A CancellationSource, not an AbortController: no EventTarget per request (core/cancellation.ts).
+  app.decorateRequest('clientCancellation', function clientCancellation(this: FastifyRequest) {
+    const state = this as FastifyRequest & { [RESPONSE]?: ServerResponse; [CANCELLATION]?: CancellationSource };
+    let cancellation = state[CANCELLATION];
+    if (cancellation === undefined) {
+      const created = new CancellationSource();
+      cancellation = created;
+      state[CANCELLATION] = created;
       const response = state[RESPONSE];
       // `close` on the response fires both when the answer is complete and when the client leaves
       // early; only the latter leaves it unfinished.
@@ -97,7 +99,10 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
         if (!response.writableFinished) created.abort();
       });
     }
-    return controller.signal;
+    return cancellation;
+  });
+  app.decorateRequest('clientSignal', function clientSignal(this: FastifyRequest) {
+    return this.clientCancellation().signal;
   });
 
   app.decorateReply('sendData', async function sendData(this: FastifyReply, body: Record<string, unknown>, statusCode = 200) {

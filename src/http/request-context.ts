@@ -2,6 +2,7 @@
  * What the edge attaches to each Fastify request and route, declared once for the type checker.
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
+import type { CancellationSource } from '../core/cancellation.ts';
 import type { DecodeOptions } from '../core/generation-format.ts';
 import type { Permission } from '../config/index.ts';
 import type { GenerationFormat } from '../core/generation-format.ts';
@@ -63,7 +64,9 @@ export interface SendEventsOptions {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Aborts when the client goes away before the answer is complete. Created on first use. */
+    /** Aborted when the client goes away before the answer is complete. Created on first use. */
+    clientCancellation(): CancellationSource;
+    /** `clientCancellation()` as a real AbortSignal, for APIs that take one. Created on first use. */
     clientSignal(): AbortSignal;
     /**
      * Admits this request against the caller's limits reserving `estimatedTokens` (throws the SPEC 429),

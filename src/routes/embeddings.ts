@@ -10,6 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Capability, Config, ModelConfig } from '../config/index.ts';
 import type { EmbeddingModel, EmbeddingResult } from '../core/language-model.ts';
+import { abortSignalOf } from '../core/cancellation.ts';
 import type { DecodeOptions } from '../core/generation-format.ts';
 import { invalidParameter, isServiceError } from '../core/service-error.ts';
 import { emptyUsage } from '../core/usage.ts';
@@ -89,7 +90,7 @@ export function createEmbeddingsHandler(
     let result: EmbeddingResult;
     try {
       const options = {
-        signal: caller.signal,
+        signal: abortSignalOf(caller.signal),
         requestId: caller.requestId,
         ...(decoded.dimensions === undefined ? {} : { dimensions: decoded.dimensions }),
       };

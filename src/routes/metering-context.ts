@@ -23,5 +23,5 @@ export function callerOf(request: FastifyRequest): Caller {
   const auth = request.auth;
   // The edge authenticates every route registered with a permission before its handler runs.
   if (auth === undefined) throw new Error(`${request.url} reached without authentication`);
-  return { auth, requestId: request.id, batch: false, startedAt: request.startedAt, signal: request.clientSignal() };
+  return { auth, requestId: request.id, batch: false, startedAt: request.startedAt, signal: request.clientCancellation() };
 }

@@ -4,6 +4,7 @@
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
 import type { ModelConfig } from '../config/index.ts';
+import type { Cancellation } from '../core/cancellation.ts';
 import type { LedgerContext } from './metering/metering-service.ts';
 import type { LedgerRecord } from './metering/usage-ledger.ts';
 
@@ -14,8 +15,11 @@ export interface Caller {
   batch: boolean;
   /** process.hrtime.bigint() when the request arrived (ledger latency). */
   startedAt: bigint;
-  /** Aborted when the caller goes away. */
-  signal: AbortSignal;
+  /**
+   * Aborted when the caller goes away: the edge's CancellationSource (core/cancellation.ts), or any
+   * AbortSignal. `abortSignalOf` gives an AbortSignal for APIs that need one.
+   */
+  signal: Cancellation;
   /**
    * Where this request's ledger record goes instead of the batched usage ledger: the batch worker
    * collects a line's record and writes it in the transaction that records the line's outcome.

@@ -17,6 +17,7 @@
  * every later one (an idle timeout): a stream that keeps producing is never cut, a silent one is.
  */
 import type { Capability, Config, DeploymentTarget, ModelConfig, ResolvedProviderConfig } from '../../config/index.ts';
+import type { Cancellation } from '../../core/cancellation.ts';
 import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
@@ -53,7 +54,7 @@ export interface GenerationServiceOptions {
   retryPolicy?: Partial<RetryPolicy>;
   logger?: GenerationLogger;
   /** Waits between retries; tests pass a recorder instead of really waiting. */
-  sleep?: (milliseconds: number, signal: AbortSignal) => Promise<void>;
+  sleep?: (milliseconds: number, signal: Cancellation) => Promise<void>;
   /** Source of jitter in [0, 1). */
   random?: () => number;
 }
@@ -69,7 +70,12 @@ export interface ResolvedGeneration extends ResolvedModel {
   needs: readonly CapabilityNeed[];
 }
 
-export interface GenerationStreamOptions extends CallOptions {
+export interface GenerationStreamOptions extends Omit<CallOptions, 'signal'> {
+  /**
+   * Aborted when the caller goes away: an AbortSignal, or the edge's lighter CancellationSource
+   * (core/cancellation.ts). Each upstream attempt gets its own AbortSignal linked to it.
+   */
+  signal: Cancellation;
   /** Capabilities the caller needs beyond what the request itself shows, e.g. `['streaming']`. */
   capabilities?: Capability[];
   /**
@@ -102,7 +108,7 @@ export class GenerationService {
   private readonly router: Router;
   private readonly retryPolicy: RetryPolicy;
   private readonly logger: GenerationLogger | undefined;
-  private readonly sleep: (milliseconds: number, signal: AbortSignal) => Promise<void>;
+  private readonly sleep: (milliseconds: number, signal: Cancellation) => Promise<void>;
   private readonly random: () => number;
 
   constructor(options: GenerationServiceOptions) {
@@ -452,7 +458,7 @@ class Attempt {
 
   constructor(
     readonly timeoutMs: number,
-    private readonly callerSignal: AbortSignal,
+    private readonly callerSignal: Cancellation,
   ) {
     this.onCallerAbort = () => this.controller.abort(callerSignal.reason);
     if (callerSignal.aborted) this.controller.abort(callerSignal.reason);

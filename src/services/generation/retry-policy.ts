@@ -2,6 +2,7 @@
  * When to try an upstream again and how long to wait: jittered exponential backoff, or the delay the
  * upstream asked for (`retry-after`), capped so that one request cannot be held for minutes.
  */
+import type { Cancellation } from '../../core/cancellation.ts';
 
 export interface RetryPolicy {
   /** Delay before the first retry, before jitter, milliseconds. */
@@ -30,7 +31,7 @@ export function retryDelay(policy: RetryPolicy, retryIndex: number, retryAfterMs
 }
 
 /** Resolves after `milliseconds`, or rejects with the signal's reason when it aborts first. */
-export function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
+export function sleep(milliseconds: number, signal: Cancellation): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       reject(signal.reason);

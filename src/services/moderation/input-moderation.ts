@@ -8,6 +8,7 @@
 import type { AuthContext } from '../../accounts/authenticator.ts';
 import type { Config, ModelConfig } from '../../config/index.ts';
 import type { GenerationRequest } from '../../core/generation.ts';
+import { abortSignalOf, type Cancellation } from '../../core/cancellation.ts';
 import type { CallOptions, ModerationCategory, ModerationModel, ModerationVerdict } from '../../core/language-model.ts';
 import { ServiceError } from '../../core/service-error.ts';
 
@@ -107,7 +108,12 @@ export class InputModeration {
   }
 
   /** Throws the 400 when an input is flagged; does nothing when the pre-check does not apply. */
-  async check(auth: AuthContext, model: ModelConfig, request: GenerationRequest, options: CallOptions): Promise<void> {
+  async check(
+    auth: AuthContext,
+    model: ModelConfig,
+    request: GenerationRequest,
+    options: Omit<CallOptions, 'signal'> & { signal: Cancellation },
+  ): Promise<void> {
     if (!this.applies(auth, model)) return;
     if (this.moderationModelConfig === undefined) {
       throw new ServiceError({
@@ -117,6 +123,10 @@ export class InputModeration {
         message: 'Input moderation is required for this request but no moderation model is configured.',
       });
     }
-    await assertGenerationAllowed(this.registry.moderationModel(this.moderationModelConfig), request, options);
+    // The AbortSignal the moderation model takes is made only here, when a check runs.
+    await assertGenerationAllowed(this.registry.moderationModel(this.moderationModelConfig), request, {
+      ...options,
+      signal: abortSignalOf(options.signal),
+    });
   }
 }
