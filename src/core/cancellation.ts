@@ -25,7 +25,7 @@ export class CancellationSource implements Cancellation {
   private controller: AbortController | undefined;
 
   /** Listeners run once, in the order they were added, when the source aborts (at once if it has). */
-  addEventListener(_type: 'abort', listener: () => void): void {
+  addEventListener(_type: 'abort', listener: () => void, _options?: { once?: boolean }): void {
     if (this.aborted) return;
     (this.listeners ??= []).push(listener);
   }

@@ -2,12 +2,17 @@
  * The provider contracts. Each backend folder under `providers/` implements some of these; services and
  * routes only ever see these interfaces (docs/design.md convention 1: never branch on a provider id).
  */
+import type { Cancellation } from './cancellation.ts';
 import type { GenerationRequest } from './generation.ts';
 import type { StreamPart } from './stream-parts.ts';
 
 export interface CallOptions {
-  /** Aborted when the client goes away or the request times out; providers must stop upstream work. */
-  signal: AbortSignal;
+  /**
+   * Aborted when the client goes away or the request times out; providers must stop upstream work.
+   * An AbortSignal or a CancellationSource (core/cancellation.ts); `abortSignalOf` gives an AbortSignal
+   * for APIs that need one.
+   */
+  signal: Cancellation;
   /** Request id, forwarded upstream where the backend accepts one (for tracing). */
   requestId?: string;
   /**

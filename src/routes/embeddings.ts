@@ -10,7 +10,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Capability, Config, ModelConfig } from '../config/index.ts';
 import type { EmbeddingModel, EmbeddingResult } from '../core/language-model.ts';
-import { abortSignalOf } from '../core/cancellation.ts';
 import type { DecodeOptions } from '../core/generation-format.ts';
 import { invalidParameter, isServiceError } from '../core/service-error.ts';
 import { emptyUsage } from '../core/usage.ts';
@@ -90,7 +89,7 @@ export function createEmbeddingsHandler(
     let result: EmbeddingResult;
     try {
       const options = {
-        signal: abortSignalOf(caller.signal),
+        signal: caller.signal,
         requestId: caller.requestId,
         ...(decoded.dimensions === undefined ? {} : { dimensions: decoded.dimensions }),
       };

@@ -83,7 +83,7 @@ describe('abortSignalOf', () => {
   test('any other Cancellation is linked to a new AbortSignal', () => {
     const listeners: Array<() => void> = [];
     const other = {
-      aborted: false,
+      aborted: false as boolean,
       reason: undefined as unknown,
       addEventListener: (_type: 'abort', listener: () => void) => void listeners.push(listener),
       removeEventListener: () => undefined,

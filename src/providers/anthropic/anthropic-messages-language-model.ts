@@ -26,6 +26,7 @@ import { readError, readEvent, readMessage } from './anthropic-wire.ts';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.ts';
 import type { ProviderLogger } from '../shared/provider-context.ts';
 import { AnthropicStreamMapper } from './map-anthropic-stream.ts';
+import type { Cancellation } from '../../core/cancellation.ts';
 
 export interface AnthropicMessagesSettings {
   upstreamModel: string;
@@ -78,7 +79,7 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
   private async *readEventStream(
     response: UpstreamResponse,
     mapper: AnthropicStreamMapper,
-    signal: AbortSignal,
+    signal: Cancellation,
   ): AsyncGenerator<StreamPart[], void, undefined> {
     const sanitize = (message: string): string => this.client.sanitize(message);
     let failure: ServiceError | undefined;
@@ -121,7 +122,7 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     if (last.length > 0) yield last;
   }
 
-  private async readWholeBody(response: UpstreamResponse, mapper: AnthropicStreamMapper, signal: AbortSignal): Promise<StreamPart[]> {
+  private async readWholeBody(response: UpstreamResponse, mapper: AnthropicStreamMapper, signal: Cancellation): Promise<StreamPart[]> {
     let text: string;
     try {
       text = await response.body.text();

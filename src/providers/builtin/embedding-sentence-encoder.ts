@@ -17,6 +17,7 @@
 import type { Worker } from 'node:worker_threads';
 import { serverError } from '../../core/service-error.ts';
 import { startWorkerThread } from './start-worker-thread.ts';
+import type { Cancellation } from '../../core/cancellation.ts';
 
 /** Main thread -> worker: embed these texts. */
 export interface EncoderRequest {
@@ -82,7 +83,7 @@ export class SentenceEncoder {
    * Embeds `texts`, returning one unit-length vector per text, in order. Rejects with the signal's
    * reason when it aborts, with a 500 `service_unavailable` ServiceError when the model cannot run.
    */
-  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  embed(texts: string[], signal?: Cancellation): Promise<Float32Array[]> {
     if (this.closed) return Promise.reject(serverError('service_unavailable', 'The built-in embedding model is shut down.'));
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     if (texts.length === 0) return Promise.resolve([]);

@@ -108,7 +108,7 @@ export function createBuiltinImageModel(): ProceduralImageModel {
       const { width, height } = parseImageSize(request.size);
       if (!Number.isInteger(request.n) || request.n < 1 || request.n > 10)
         throw invalidParameter('n', "'n' must be an integer from 1 to 10.");
-      options.signal.throwIfAborted();
+      if (options.signal.aborted) throw options.signal.reason;
       // The worker renders one image at a time; an aborted request stops waiting at once.
       const images = Promise.all(Array.from({ length: request.n }, (_, variant) => renderOne(request.prompt, width, height, variant)));
       const aborted = new Promise<never>((_, reject) => {

@@ -22,6 +22,7 @@ import type { SentenceEncoder } from './embedding-sentence-encoder.ts';
 import { MODERATION_EXAMPLES } from './moderation-examples.ts';
 import type { ExampleLabel } from './moderation-examples.ts';
 import { ModerationLexicon } from './moderation-lexicon.ts';
+import type { Cancellation } from '../../core/cancellation.ts';
 
 export const MODERATION_CATEGORIES: readonly ModerationCategory[] = ['hate', 'self-harm', 'sexual', 'violence'];
 const EXAMPLE_LABELS: readonly ExampleLabel[] = [...MODERATION_CATEGORIES, 'benign'];
@@ -176,9 +177,9 @@ export class ModerationClassifier {
   }
 
   /** Combined scores per text, in input order. */
-  async score(texts: string[], signal?: AbortSignal): Promise<CategoryScores[]> {
+  async score(texts: string[], signal?: Cancellation): Promise<CategoryScores[]> {
     const bank = await this.exampleBank();
-    signal?.throwIfAborted();
+    if (signal?.aborted === true) throw signal.reason;
     const chunksPerText = texts.map((text) => chunkText(text).slice(0, MAX_CHUNKS_PER_TEXT));
     const vectors = await this.encoder.embed(chunksPerText.flat(), signal);
     let offset = 0;
@@ -194,7 +195,7 @@ export class ModerationClassifier {
     });
   }
 
-  async classify(texts: string[], signal?: AbortSignal): Promise<ModerationVerdict[]> {
+  async classify(texts: string[], signal?: Cancellation): Promise<ModerationVerdict[]> {
     const scores = await this.score(texts, signal);
     return scores.map((categoryScores) => verdictFromScores(categoryScores, this.settings.thresholds));
   }

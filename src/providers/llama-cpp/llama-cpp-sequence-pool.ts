@@ -6,11 +6,12 @@
  * shares a prefix with it (the same conversation one turn later) skips re-evaluating that prefix.
  */
 import type { LlamaContextSequence } from 'node-llama-cpp';
+import type { Cancellation } from '../../core/cancellation.ts';
 
 interface Waiter {
   resolve(sequence: LlamaContextSequence): void;
   reject(reason: unknown): void;
-  signal: AbortSignal;
+  signal: Cancellation;
   onAbort(): void;
 }
 
@@ -34,7 +35,7 @@ export class LlamaCppSequencePool {
   }
 
   /** Resolves with a sequence for the caller's exclusive use; rejects with the signal's reason if it aborts first. */
-  acquire(signal: AbortSignal): Promise<LlamaContextSequence> {
+  acquire(signal: Cancellation): Promise<LlamaContextSequence> {
     if (signal.aborted) return Promise.reject(signal.reason);
     if (this.closed) return Promise.reject(new Error('The model was unloaded.'));
     const sequence = this.free.pop();

@@ -30,6 +30,7 @@ import {
 import { OpenAICompatibleStreamMapper } from './map-openai-compatible-stream.ts';
 import { openAICompatibleStatusError, openAICompatibleStreamError } from './openai-compatible-error.ts';
 import { readChunk, readCompletion, readError } from './openai-compatible-wire.ts';
+import type { Cancellation } from '../../core/cancellation.ts';
 
 export interface OpenAICompatibleChatSettings extends OpenAICompatibleRequestOptions {
   /** Headers sent with every request (authorization and the provider's configured headers). */
@@ -75,7 +76,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     }
   }
 
-  private async *readEventStream(response: UpstreamResponse, signal: AbortSignal): AsyncGenerator<StreamPart[], void, undefined> {
+  private async *readEventStream(response: UpstreamResponse, signal: Cancellation): AsyncGenerator<StreamPart[], void, undefined> {
     const mapper = new OpenAICompatibleStreamMapper();
     const sanitize = (message: string): string => this.client.sanitize(message);
     let failure: ServiceError | undefined;
@@ -129,7 +130,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     yield last;
   }
 
-  private async readWholeBody(response: UpstreamResponse, signal: AbortSignal): Promise<StreamPart[]> {
+  private async readWholeBody(response: UpstreamResponse, signal: Cancellation): Promise<StreamPart[]> {
     let text: string;
     try {
       text = await response.body.text();

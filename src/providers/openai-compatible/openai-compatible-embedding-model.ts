@@ -15,6 +15,7 @@ import { upstreamConnectionError } from '../../core/upstream-error.ts';
 import type { UpstreamHttpClient } from '../shared/http-client.ts';
 import { asArray, asNumber, asObject, parseJson } from '../shared/lenient-json.ts';
 import { openAICompatibleStatusError } from './openai-compatible-error.ts';
+import { abortSignalOf } from '../../core/cancellation.ts';
 
 /**
  * POSTs JSON to an OpenAI-compatible endpoint and returns the parsed JSON reply. Throws the mapped
@@ -91,7 +92,7 @@ export class OpenAICompatibleEmbeddingModel implements EmbeddingModel {
     // A small pool of workers takes batches in order; results land at their batch position.
     let next = 0;
     const controller = new AbortController();
-    const signal = AbortSignal.any([options.signal, controller.signal]);
+    const signal = AbortSignal.any([abortSignalOf(options.signal), controller.signal]);
     const work = async (): Promise<void> => {
       while (next < batches.length) {
         const position = next++;

@@ -17,6 +17,7 @@ import { headerValue } from '../shared/http-client.ts';
 import type { UpstreamHttpClient } from '../shared/http-client.ts';
 import { asArray, asObject, asString } from '../shared/lenient-json.ts';
 import { postOpenAICompatibleJson } from './openai-compatible-embedding-model.ts';
+import { abortSignalOf, type Cancellation } from '../../core/cancellation.ts';
 
 /** Largest image downloaded from a `url` result, bytes. */
 const MAX_IMAGE_BYTES = 50 * 1024 * 1024;
@@ -75,7 +76,7 @@ export class OpenAICompatibleImageModel implements ImageModel {
   }
 
   /** Downloads a `url` result (http or https only, no redirects followed, at most MAX_IMAGE_BYTES). */
-  private async download(url: string, signal: AbortSignal): Promise<{ bytes: Buffer; mediaType: string | undefined }> {
+  private async download(url: string, signal: Cancellation): Promise<{ bytes: Buffer; mediaType: string | undefined }> {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -89,7 +90,7 @@ export class OpenAICompatibleImageModel implements ImageModel {
     try {
       const response = await undiciRequest(parsed, {
         method: 'GET',
-        signal,
+        signal: abortSignalOf(signal),
         headersTimeout: this.client.timeoutMs,
         bodyTimeout: this.client.timeoutMs,
       });

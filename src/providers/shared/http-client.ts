@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { sanitizeUpstreamMessage, upstreamConnectionError, upstreamTimeoutError, type UpstreamError } from '../../core/upstream-error.ts';
+import type { Cancellation } from '../../core/cancellation.ts';
 
 export interface UpstreamHttpClientOptions {
   /** Base URL of the upstream API, with or without a path prefix (`http://127.0.0.1:11434/v1`). */
@@ -64,14 +65,16 @@ export class UpstreamHttpClient {
    * POSTs a JSON body to `{baseUrl}{path}`. Resolves with the response whatever its status; rejects with
    * the signal's reason when aborted, or with an UpstreamError for transport failures.
    */
-  async postJson(path: string, payload: unknown, headers: Record<string, string>, signal: AbortSignal): Promise<UpstreamResponse> {
+  async postJson(path: string, payload: unknown, headers: Record<string, string>, signal: Cancellation): Promise<UpstreamResponse> {
     try {
       const response = await this.pool.request({
         method: 'POST',
         path: `${this.basePath}${path}`,
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify(payload),
-        signal,
+        // undici takes any EventTarget-like signal (it checks for `addEventListener`), so a
+        // CancellationSource goes as it is: no AbortSignal per upstream call (core/cancellation.ts).
+        signal: signal as AbortSignal,
       });
       return { status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
@@ -83,7 +86,7 @@ export class UpstreamHttpClient {
    * Maps an error thrown while sending or reading (socket reset, timeouts) to an UpstreamError, or
    * returns the signal's reason when the caller aborted: callers `throw client.transportError(...)`.
    */
-  transportError(error: unknown, signal: AbortSignal): unknown {
+  transportError(error: unknown, signal: Cancellation): unknown {
     if (signal.aborted) return signal.reason;
     const code = errorCode(error);
     if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return upstreamTimeoutError(this.timeoutMs, error);

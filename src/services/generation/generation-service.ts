@@ -17,7 +17,7 @@
  * every later one (an idle timeout): a stream that keeps producing is never cut, a silent one is.
  */
 import type { Capability, Config, DeploymentTarget, ModelConfig, ResolvedProviderConfig } from '../../config/index.ts';
-import type { Cancellation } from '../../core/cancellation.ts';
+import { CancellationSource, type Cancellation } from '../../core/cancellation.ts';
 import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
@@ -70,12 +70,7 @@ export interface ResolvedGeneration extends ResolvedModel {
   needs: readonly CapabilityNeed[];
 }
 
-export interface GenerationStreamOptions extends Omit<CallOptions, 'signal'> {
-  /**
-   * Aborted when the caller goes away: an AbortSignal, or the edge's lighter CancellationSource
-   * (core/cancellation.ts). Each upstream attempt gets its own AbortSignal linked to it.
-   */
-  signal: Cancellation;
+export interface GenerationStreamOptions extends CallOptions {
   /** Capabilities the caller needs beyond what the request itself shows, e.g. `['streaming']`. */
   capabilities?: Capability[];
   /**
@@ -450,7 +445,7 @@ const ATTEMPT_ABANDONED = new Error('The generation attempt was abandoned.');
  * (between `arm()` and `disarm()`), so a slow consumer (a client reading slowly) never trips it.
  */
 class Attempt {
-  private readonly controller = new AbortController();
+  private readonly source = new CancellationSource();
   private readonly watchdog: NodeJS.Timeout;
   private readonly onCallerAbort: () => void;
   private waiting = false;
@@ -460,18 +455,18 @@ class Attempt {
     readonly timeoutMs: number,
     private readonly callerSignal: Cancellation,
   ) {
-    this.onCallerAbort = () => this.controller.abort(callerSignal.reason);
-    if (callerSignal.aborted) this.controller.abort(callerSignal.reason);
+    this.onCallerAbort = () => this.source.abort(callerSignal.reason);
+    if (callerSignal.aborted) this.source.abort(callerSignal.reason);
     else callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
     this.watchdog = setTimeout(() => {
-      if (!this.waiting || this.controller.signal.aborted) return;
+      if (!this.waiting || this.source.aborted) return;
       this.timedOut = true;
-      this.controller.abort(upstreamTimeoutError(timeoutMs));
+      this.source.abort(upstreamTimeoutError(timeoutMs));
     }, timeoutMs);
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  get signal(): Cancellation {
+    return this.source;
   }
 
   get callerAborted(): boolean {
@@ -500,7 +495,7 @@ class Attempt {
   dispose(abandon: boolean): void {
     clearTimeout(this.watchdog);
     this.callerSignal.removeEventListener('abort', this.onCallerAbort);
-    if (abandon && !this.controller.signal.aborted) this.controller.abort(ATTEMPT_ABANDONED);
+    if (abandon && !this.source.aborted) this.source.abort(ATTEMPT_ABANDONED);
   }
 }
 

@@ -8,7 +8,6 @@
 import type { AuthContext } from '../../accounts/authenticator.ts';
 import type { Config, ModelConfig } from '../../config/index.ts';
 import type { GenerationRequest } from '../../core/generation.ts';
-import { abortSignalOf, type Cancellation } from '../../core/cancellation.ts';
 import type { CallOptions, ModerationCategory, ModerationModel, ModerationVerdict } from '../../core/language-model.ts';
 import { ServiceError } from '../../core/service-error.ts';
 
@@ -112,7 +111,7 @@ export class InputModeration {
     auth: AuthContext,
     model: ModelConfig,
     request: GenerationRequest,
-    options: Omit<CallOptions, 'signal'> & { signal: Cancellation },
+    options: CallOptions,
   ): Promise<void> {
     if (!this.applies(auth, model)) return;
     if (this.moderationModelConfig === undefined) {
@@ -123,10 +122,6 @@ export class InputModeration {
         message: 'Input moderation is required for this request but no moderation model is configured.',
       });
     }
-    // The AbortSignal the moderation model takes is made only here, when a check runs.
-    await assertGenerationAllowed(this.registry.moderationModel(this.moderationModelConfig), request, {
-      ...options,
-      signal: abortSignalOf(options.signal),
-    });
+    await assertGenerationAllowed(this.registry.moderationModel(this.moderationModelConfig), request, options);
   }
 }
