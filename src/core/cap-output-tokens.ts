@@ -21,7 +21,7 @@
  * whole answer is in hand before any of that batch reached the client, so nothing needs counting (a
  * whole JSON answer, or a stream that arrived in one read).
  */
-import { batched, batchesOf, type Batched } from './batched.ts';
+import { throughStages, type Batched, type BatchStage } from './batched.ts';
 import { countTextTokens, isWhitespace, MAX_RUN_LENGTH } from './count-tokens.ts';
 import type { StreamPart } from './stream-parts.ts';
 import { emptyUsage, type Usage } from './usage.ts';
@@ -70,7 +70,7 @@ class OutputTally {
   private closedUncounted: UncountedText[] = [];
   private readonly blocks = new Map<string, OpenBlock>();
 
-  constructor(private readonly countTokens: TokenCounter) {}
+  constructor(readonly countTokens: TokenCounter) {}
 
   get total(): number {
     let total = this.settled + this.closedBound;
@@ -262,7 +262,8 @@ function clampUsage(usage: Usage, cap: number): Usage {
 /**
  * The canonical stream with at most `maxOutputTokens` output tokens (see the file header). With no cap
  * (`undefined`) the parts pass through untouched. `countTokens` defaults to the local tokenizer. Parts
- * are read and passed on in batches (core/batched.ts).
+ * are read and passed on in batches (core/batched.ts); the generation service runs `OutputCap` as a
+ * stage of its own loop instead.
  */
 export function capOutputTokens(
   parts: AsyncIterable<StreamPart>,
@@ -270,141 +271,145 @@ export function capOutputTokens(
   countTokens: TokenCounter = countTextTokens,
   options: CapOutputTokensOptions = {},
 ): Batched<StreamPart> {
-  return batched(() => cappedBatches(parts, maxOutputTokens, countTokens, options));
+  return throughStages(parts, [new OutputCap(maxOutputTokens, countTokens, options)]);
 }
 
-async function* cappedBatches(
-  parts: AsyncIterable<StreamPart>,
-  maxOutputTokens: number | undefined,
-  countTokens: TokenCounter,
-  options: CapOutputTokensOptions,
-): AsyncGenerator<readonly StreamPart[], void, undefined> {
-  const source = batchesOf(parts);
-  if (maxOutputTokens === undefined) {
-    yield* source;
-    return;
+/**
+ * The cap as a synchronous stage (core/batched.ts `BatchStage`), one batch at a time. It ends the
+ * stream after `finish` or `error`, and when it cuts: its runner then stops reading and closes the
+ * upstream before the cut batch goes on.
+ */
+export class OutputCap implements BatchStage<StreamPart> {
+  ended = false;
+  private readonly cap: number | undefined;
+  private readonly tally: OutputTally;
+  private reasoningTokens = 0;
+
+  constructor(
+    maxOutputTokens: number | undefined,
+    countTokens: TokenCounter = countTextTokens,
+    private readonly options: CapOutputTokensOptions = {},
+  ) {
+    this.cap = maxOutputTokens === undefined ? undefined : Math.max(0, Math.floor(maxOutputTokens));
+    this.tally = new OutputTally(countTokens);
   }
-  const cap = Math.max(0, Math.floor(maxOutputTokens));
-  const tally = new OutputTally(countTokens);
-  let reasoningTokens = 0;
-  const iterator = source[Symbol.asyncIterator]();
-  let sourceDone = false;
-  try {
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done === true) {
-        sourceDone = true;
-        return;
-      }
-      const batch = next.value;
-      const last = batch[batch.length - 1]!;
-      if (last.type === 'finish' && !last.usage.estimated && last.usage.outputTokens <= cap) {
-        // The upstream's own count of the whole answer arrived before any of this batch was passed on,
-        // and it is within the cap: nothing needs counting or cutting (a whole JSON answer, or a stream
-        // whose last read carried everything).
-        yield batch;
-        return;
-      }
-      const out: StreamPart[] = [];
-      for (const part of batch) {
-        let cut: StreamPart[] | undefined;
-        switch (part.type) {
-          case 'text-start':
-            tally.open(part.id, 'text');
-            break;
-          case 'reasoning-start':
-            tally.open(part.id, 'reasoning');
-            break;
-          case 'text-end':
-          case 'reasoning-end':
-          case 'tool-input-end':
-            tally.close(part.id);
-            break;
-          case 'tool-input-start': {
-            // The tool's name is output the model produced, as the usage estimate counts it.
-            const nameTokens = part.toolName.length === 0 ? 0 : countTokens(part.toolName);
-            if (tally.total + nameTokens > cap && !tally.exact) reasoningTokens += tally.recount();
-            if (tally.total + nameTokens > cap) {
-              cut = [];
-              break;
-            }
-            tally.addSettled(nameTokens);
-            tally.open(part.id, 'tool');
-            break;
-          }
-          case 'text-delta':
-          case 'reasoning-delta':
-          case 'tool-input-delta': {
-            const kind = deltaKind(part)!;
-            // Far from the cap: the delta's byte length bounds its tokens, nothing is counted. When the
-            // bound says no, an exact recount may still leave room: then the bound keeps holding.
-            const bytes = utf8Length(part.delta);
-            if (tally.total + bytes > cap && !tally.exact) reasoningTokens += tally.recount();
-            if (tally.total + bytes <= cap) {
-              tally.appendUncounted(part.id, part.delta, bytes, kind);
-              if (kind === 'reasoning') reasoningTokens += bytes;
-              break;
-            }
-            const blockTokensBefore = tally.tailTokens(part.id);
-            const blockTokens = tally.countWith(part.id, part.delta);
-            if (tally.total - blockTokensBefore + blockTokens <= cap) {
-              if (kind === 'reasoning') reasoningTokens += blockTokens - blockTokensBefore;
-              tally.append(part.id, part.delta, blockTokens, kind);
-              break;
-            }
-            const fitting = fittingPrefix(tally, part.id, part.delta, cap);
-            cut = [];
-            if (fitting.text.length > 0) {
-              const fittingTokens = tally.countWith(part.id, fitting.text);
-              if (kind === 'reasoning') reasoningTokens += fittingTokens - blockTokensBefore;
-              tally.append(part.id, fitting.text, fittingTokens, kind);
-              cut.push({ ...part, delta: fitting.text });
-            }
-            break;
-          }
-          case 'finish':
-            out.push({ ...part, usage: clampUsage(part.usage, cap) });
-            yield out;
-            return;
-          case 'error':
-            out.push(part);
-            yield out;
-            return;
-          default:
-            break;
-        }
-        if (cut === undefined) {
-          out.push(part);
-          continue;
-        }
-        // The cap is reached: stop the upstream first (nobody may wait on it), then close what is open.
-        sourceDone = true;
-        await Promise.resolve(iterator.return?.()).catch(() => undefined);
-        for (const kept of cut) out.push(kept);
-        for (const block of tally.openBlocks()) out.push(endPart(block));
-        const outputTokens = Math.min(tally.total, cap);
-        out.push({
-          type: 'finish',
-          finishReason: 'length',
-          stopSequence: null,
-          usage: {
-            ...emptyUsage(),
-            inputTokens: options.inputTokens ?? 0,
-            outputTokens,
-            reasoningTokens: Math.min(reasoningTokens, outputTokens),
-            // Counted here: the upstream's own figures never arrived.
-            estimated: true,
-          },
-        });
-        yield out;
-        return;
-      }
-      if (out.length > 0) yield out;
+
+  push(batch: readonly StreamPart[]): readonly StreamPart[] {
+    const cap = this.cap;
+    if (this.ended) return EMPTY;
+    if (cap === undefined) {
+      if (batch.some(endsStream)) this.ended = true;
+      return batch;
     }
-  } finally {
-    // Unless the source ran to its end, close it: a source that yielded its `finish` is still suspended
-    // there, and only `return()` runs its cleanup (a llama.cpp sequence, an upstream connection). The
-    // same holds when the consumer left early or an exception was thrown.
-    if (!sourceDone) await Promise.resolve(iterator.return?.()).catch(() => undefined);
+    const last = batch[batch.length - 1];
+    if (last?.type === 'finish' && !last.usage.estimated && last.usage.outputTokens <= cap) {
+      // The upstream's own count of the whole answer arrived before any of this batch was passed on,
+      // and it is within the cap: nothing needs counting or cutting (a whole JSON answer, or a stream
+      // whose last read carried everything).
+      this.ended = true;
+      return batch;
+    }
+    const tally = this.tally;
+    const countTokens = tally.countTokens;
+    const out: StreamPart[] = [];
+    for (const part of batch) {
+      let cut: StreamPart[] | undefined;
+      switch (part.type) {
+        case 'text-start':
+          tally.open(part.id, 'text');
+          break;
+        case 'reasoning-start':
+          tally.open(part.id, 'reasoning');
+          break;
+        case 'text-end':
+        case 'reasoning-end':
+        case 'tool-input-end':
+          tally.close(part.id);
+          break;
+        case 'tool-input-start': {
+          // The tool's name is output the model produced, as the usage estimate counts it.
+          const nameTokens = part.toolName.length === 0 ? 0 : countTokens(part.toolName);
+          if (tally.total + nameTokens > cap && !tally.exact) this.reasoningTokens += tally.recount();
+          if (tally.total + nameTokens > cap) {
+            cut = [];
+            break;
+          }
+          tally.addSettled(nameTokens);
+          tally.open(part.id, 'tool');
+          break;
+        }
+        case 'text-delta':
+        case 'reasoning-delta':
+        case 'tool-input-delta': {
+          const kind = deltaKind(part)!;
+          // Far from the cap: the delta's byte length bounds its tokens, nothing is counted. When the
+          // bound says no, an exact recount may still leave room: then the bound keeps holding.
+          const bytes = utf8Length(part.delta);
+          if (tally.total + bytes > cap && !tally.exact) this.reasoningTokens += tally.recount();
+          if (tally.total + bytes <= cap) {
+            tally.appendUncounted(part.id, part.delta, bytes, kind);
+            if (kind === 'reasoning') this.reasoningTokens += bytes;
+            break;
+          }
+          const blockTokensBefore = tally.tailTokens(part.id);
+          const blockTokens = tally.countWith(part.id, part.delta);
+          if (tally.total - blockTokensBefore + blockTokens <= cap) {
+            if (kind === 'reasoning') this.reasoningTokens += blockTokens - blockTokensBefore;
+            tally.append(part.id, part.delta, blockTokens, kind);
+            break;
+          }
+          const fitting = fittingPrefix(tally, part.id, part.delta, cap);
+          cut = [];
+          if (fitting.text.length > 0) {
+            const fittingTokens = tally.countWith(part.id, fitting.text);
+            if (kind === 'reasoning') this.reasoningTokens += fittingTokens - blockTokensBefore;
+            tally.append(part.id, fitting.text, fittingTokens, kind);
+            cut.push({ ...part, delta: fitting.text });
+          }
+          break;
+        }
+        case 'finish':
+          out.push({ ...part, usage: clampUsage(part.usage, cap) });
+          this.ended = true;
+          return out;
+        case 'error':
+          out.push(part);
+          this.ended = true;
+          return out;
+        default:
+          break;
+      }
+      if (cut === undefined) {
+        out.push(part);
+        continue;
+      }
+      // The cap is reached: what fits, the open blocks ended, and `finish` with `length`. The runner
+      // closes the upstream before this batch goes on (nobody may wait on it).
+      this.ended = true;
+      for (const kept of cut) out.push(kept);
+      for (const block of tally.openBlocks()) out.push(endPart(block));
+      const outputTokens = Math.min(tally.total, cap);
+      out.push({
+        type: 'finish',
+        finishReason: 'length',
+        stopSequence: null,
+        usage: {
+          ...emptyUsage(),
+          inputTokens: this.options.inputTokens ?? 0,
+          outputTokens,
+          reasoningTokens: Math.min(this.reasoningTokens, outputTokens),
+          // Counted here: the upstream's own figures never arrived.
+          estimated: true,
+        },
+      });
+      return out;
+    }
+    return out;
   }
+}
+
+const EMPTY: readonly StreamPart[] = Object.freeze([]);
+
+function endsStream(part: StreamPart): boolean {
+  return part.type === 'finish' || part.type === 'error';
 }

@@ -22,7 +22,7 @@ import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts'
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
 import { invalidParameter, isServiceError, notFound, serverError, type ServiceError } from '../../core/service-error.ts';
-import { batched, batchesOf, type Batched } from '../../core/batched.ts';
+import { batched, batchesOf, closeStages, type Batched, type BatchStage } from '../../core/batched.ts';
 import { BlockSequencer } from '../../core/sequence-blocks.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { isUpstreamError, upstreamTimeoutError } from '../../core/upstream-error.ts';
@@ -80,6 +80,12 @@ export interface GenerationStreamOptions extends CallOptions {
    * `messages[i].content[j]` of the canonical request for images.
    */
   capabilityParams?: Partial<Record<Capability, string>>;
+  /**
+   * Synchronous stages run over the committed stream inside the service's own loop, in order, after
+   * sequencing (core/batched.ts): the output cap and the usage meter. A stage that ends the stream
+   * releases the backend; every stage is closed once when the stream is over.
+   */
+  stages?: readonly BatchStage<StreamPart>[];
 }
 
 /** The canonical parts of one generation (item by item or in batches), plus which model is answering. Read it once. */
@@ -318,7 +324,8 @@ export class GenerationService {
         lease.firstByte();
         const warnings = held.flatMap((metadata) => (metadata.type === 'response-metadata' ? (metadata.warnings ?? []) : []));
         const committed = held.length === first ? batch : [...held, ...batch.slice(first)];
-        return { stream: batched(() => this.continueStream(iterator, committed, attempt, lease, candidate, request)), warnings };
+        const stages = options.stages ?? NO_STAGES;
+        return { stream: batched(() => this.continueStream(iterator, committed, attempt, lease, candidate, request, stages)), warnings };
       }
     } catch (error) {
       attempt.dispose(false);
@@ -331,7 +338,7 @@ export class GenerationService {
   /**
    * The committed stream, a batch at a time (core/batched.ts): the batch that held the first content
    * part, then the rest, sequenced so that blocks never overlap (the contract every encoder relies on);
-   * failures become a final `error` part.
+   * failures become a final `error` part. Then the caller's stages (`options.stages`), in this same loop.
    */
   private async *continueStream(
     iterator: AsyncIterator<readonly StreamPart[]>,
@@ -340,63 +347,86 @@ export class GenerationService {
     lease: Lease,
     candidate: ResolvedModel,
     request: GenerationRequest,
-  ): AsyncGenerator<StreamPart[], void, undefined> {
+    stages: readonly BatchStage<StreamPart>[],
+  ): AsyncGenerator<readonly StreamPart[], void, undefined> {
     const output = new OutputText();
     const sequencer = new BlockSequencer();
     /** The backend ended (finish, error or exception): nothing to abandon. */
     let backendDone = false;
+    /** The backend was released (lease, watchdog, connection); done once. */
+    let released = false;
+    const release = (): void => {
+      released = true;
+      lease.end();
+      attempt.dispose(!backendDone);
+      // Finished, failed or abandoned: either way release the backend and its connection.
+      void closeIterator(iterator);
+    };
     try {
       let batch: readonly StreamPart[] | undefined = first;
       for (;;) {
+        let out: StreamPart[];
+        let ended = false;
         if (batch === undefined) {
-          let result: IteratorResult<readonly StreamPart[]>;
+          let result: IteratorResult<readonly StreamPart[]> | undefined;
+          let failure: ServiceError | undefined;
           attempt.arm();
           try {
             result = await iterator.next();
           } catch (error) {
             backendDone = true;
             if (attempt.callerAborted) throw attempt.callerReason;
-            yield [{ type: 'error', error: this.toServiceError(error, attempt, candidate) }];
-            return;
+            failure = this.toServiceError(error, attempt, candidate);
           } finally {
             attempt.disarm();
           }
-          if (result.done === true) {
+          if (result?.done === true) {
             backendDone = true;
-            yield [{ type: 'error', error: serverError('service_unavailable', 'The model backend ended its answer without a result.') }];
-            return;
+            failure = serverError('service_unavailable', 'The model backend ended its answer without a result.');
           }
-          batch = result.value;
-        }
-        const out: StreamPart[] = [];
-        let ended = false;
-        for (const part of batch) {
-          if (part.type === 'finish') {
-            backendDone = true;
-            const usage = normaliseUsage(part.usage, request, output);
-            lease.end(totalTokens(usage));
-            for (const sequenced of sequencer.push({ ...part, usage })) out.push(sequenced);
+          if (failure !== undefined) {
+            out = [{ type: 'error', error: failure }];
             ended = true;
-            break;
+          } else {
+            batch = result!.value as readonly StreamPart[];
           }
-          if (part.type === 'error') {
-            backendDone = true;
-            out.push(part);
-            ended = true;
-            break;
-          }
-          output.observe(part);
-          for (const sequenced of sequencer.push(part)) out.push(sequenced);
         }
-        if (out.length > 0) yield out;
+        if (batch !== undefined) {
+          out = [];
+          for (const part of batch) {
+            if (part.type === 'finish') {
+              backendDone = true;
+              const usage = normaliseUsage(part.usage, request, output);
+              lease.end(totalTokens(usage));
+              for (const sequenced of sequencer.push({ ...part, usage })) out.push(sequenced);
+              ended = true;
+              break;
+            }
+            if (part.type === 'error') {
+              backendDone = true;
+              out.push(part);
+              ended = true;
+              break;
+            }
+            output.observe(part);
+            for (const sequenced of sequencer.push(part)) out.push(sequenced);
+          }
+        }
+        let passed: readonly StreamPart[] = out!;
+        for (const stage of stages) passed = stage.push(passed);
+        if (!ended && stages.some(hasEnded)) {
+          // A stage ended the stream before the backend did (the output cap cut it): release the
+          // backend before the last batch goes on, so that nobody waits on it.
+          ended = true;
+          release();
+        }
+        if (passed.length > 0) yield passed;
         if (ended) return;
         batch = undefined;
       }
     } finally {
-      lease.end();
-      attempt.dispose(!backendDone);
-      // Finished, failed or abandoned by the consumer: either way release the backend and its connection.
-      void closeIterator(iterator);
+      if (!released) release();
+      await closeStages(stages);
     }
   }
 
@@ -434,6 +464,12 @@ function assertCapability(model: ModelConfig, need: CapabilityNeed): void {
     need.param,
     `The model '${model.id}' does not support '${need.capability}', which '${need.param}' requires. Choose a model whose capabilities include '${need.capability}'.`,
   );
+}
+
+const NO_STAGES: readonly BatchStage<StreamPart>[] = [];
+
+function hasEnded(stage: BatchStage<StreamPart>): boolean {
+  return stage.ended;
 }
 
 /** Abort reason of an attempt whose result nobody reads any more. */

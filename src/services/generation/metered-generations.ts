@@ -7,7 +7,7 @@
  * the answer ends.
  */
 import type { ModelConfig } from '../../config/index.ts';
-import { capOutputTokens } from '../../core/cap-output-tokens.ts';
+import { OutputCap } from '../../core/cap-output-tokens.ts';
 import { countRequestTokensAsync, countTextTokens } from '../../core/count-tokens.ts';
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import { isServiceError } from '../../core/service-error.ts';
@@ -74,14 +74,17 @@ export class MeteredGenerations {
     if (options.capabilities !== undefined) streamOptions.capabilities = options.capabilities;
     if (options.capabilityParams !== undefined) streamOptions.capabilityParams = options.capabilityParams;
     if (options.preferWholeResponse === true) streamOptions.preferWholeResponse = true;
+    // Switchyard enforces the cap itself: an upstream that ignores it is cut, never charged past it. The
+    // cap and the meter run as stages of the service's own loop (core/batched.ts), not as layers.
+    const cap = new OutputCap(request.maxOutputTokens ?? model.maxOutputTokens, countTextTokens, { inputTokens: promptTokens });
     const parts = await admission.start(
-      async () => {
+      async (meter) => {
+        streamOptions.stages = [cap, meter];
         const stream = await generation.streamResolved(resolved, request, streamOptions);
         warnings = stream.warnings;
         deployment = stream.deployment;
         ledger.deployment = deployment;
-        // Switchyard enforces the cap itself: an upstream that ignores it is cut, never charged past it.
-        return capOutputTokens(stream, request.maxOutputTokens ?? model.maxOutputTokens, countTextTokens, { inputTokens: promptTokens });
+        return stream;
       },
       ledger,
       promptTokens,

@@ -8,7 +8,7 @@ import type { AuthContext } from '../../accounts/authenticator.ts';
 import type { Config } from '../../config/index.ts';
 import { countTextTokens } from '../../core/count-tokens.ts';
 import { isServiceError } from '../../core/service-error.ts';
-import { batched, batchesOf, type Batched } from '../../core/batched.ts';
+import { throughStages, type Batched, type BatchStage } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
 import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitStore, type Reservation } from '../../limits/limit-store.ts';
@@ -110,68 +110,74 @@ export class Admission {
   }
 
   /**
-   * Starts a generation and meters it: if starting fails (upstream refused, model unavailable) the
-   * admission is settled with nothing used and the failure recorded, then the error is rethrown.
+   * Starts a generation and meters it. `begin` receives the meter (a stage, core/batched.ts) and must
+   * run it over the stream it returns: the generation service runs it in its own loop. If starting
+   * fails (upstream refused, model unavailable) the admission is settled with nothing used and the
+   * failure recorded, then the error is rethrown.
    */
   async start(
-    begin: () => Promise<AsyncIterable<StreamPart>>,
+    begin: (meter: BatchStage<StreamPart>) => Promise<Batched<StreamPart>>,
     ledgerContext: LedgerContext,
     promptTokens: number,
   ): Promise<Batched<StreamPart>> {
-    let parts: AsyncIterable<StreamPart>;
     try {
-      parts = await begin();
+      return await begin(new UsageMeter(this, ledgerContext, promptTokens));
     } catch (error) {
       await this.settle(undefined, ledgerContext, isServiceError(error) ? error.status : 500);
       throw error;
     }
-    return this.meter(parts, ledgerContext, promptTokens);
   }
 
-  /**
-   * Passes a generation stream through and settles when it ends: with the reported usage after
-   * `finish`; otherwise (error part, exception, client gone) with what was produced so far, counted
-   * locally: the estimated prompt plus the tokens of the text already streamed. Batches pass whole
-   * (core/batched.ts).
-   */
+  /** `parts` metered by a UsageMeter (below), in one async layer: for a stream not started by `start`. */
   meter(parts: AsyncIterable<StreamPart>, ledgerContext: LedgerContext, promptTokens: number): Batched<StreamPart> {
-    return batched(() => this.meteredBatches(parts, ledgerContext, promptTokens));
+    return throughStages(parts, [new UsageMeter(this, ledgerContext, promptTokens)]);
+  }
+}
+
+/**
+ * Passes a generation stream through and settles its admission when the stream is over: with the
+ * reported usage after `finish`; otherwise (error part, exception, client gone) with what was produced
+ * so far, counted locally: the estimated prompt plus the tokens of the text already streamed.
+ */
+class UsageMeter implements BatchStage<StreamPart> {
+  readonly ended = false;
+  private usage: Usage | undefined;
+  private statusCode = 200;
+  private readonly produced: string[] = [];
+
+  constructor(
+    private readonly admission: Admission,
+    private readonly ledgerContext: LedgerContext,
+    private readonly promptTokens: number,
+  ) {}
+
+  push(batch: readonly StreamPart[]): readonly StreamPart[] {
+    for (const part of batch) {
+      switch (part.type) {
+        case 'text-delta':
+        case 'reasoning-delta':
+        case 'tool-input-delta':
+          this.produced.push(part.delta);
+          break;
+        case 'finish':
+          this.usage = part.usage;
+          break;
+        case 'error':
+          this.statusCode = part.error.status;
+          break;
+      }
+    }
+    return batch;
   }
 
-  private async *meteredBatches(
-    parts: AsyncIterable<StreamPart>,
-    ledgerContext: LedgerContext,
-    promptTokens: number,
-  ): AsyncGenerator<readonly StreamPart[], void, undefined> {
-    let usage: Usage | undefined;
-    let statusCode = 200;
-    const produced: string[] = [];
-    try {
-      for await (const batch of batchesOf(parts)) {
-        for (const part of batch) {
-          switch (part.type) {
-            case 'text-delta':
-            case 'reasoning-delta':
-            case 'tool-input-delta':
-              produced.push(part.delta);
-              break;
-            case 'finish':
-              usage = part.usage;
-              break;
-            case 'error':
-              statusCode = part.error.status;
-              break;
-          }
-        }
-        yield batch;
-      }
-    } finally {
-      if (usage === undefined) {
-        usage = { ...emptyUsage(), inputTokens: promptTokens, outputTokens: countTextTokens(produced.join('')), estimated: true };
-        if (statusCode === 200) statusCode = 499; // the client went away before the end
-      }
-      await this.settle(usage, ledgerContext, statusCode);
+  close(): Promise<void> {
+    let usage = this.usage;
+    let statusCode = this.statusCode;
+    if (usage === undefined) {
+      usage = { ...emptyUsage(), inputTokens: this.promptTokens, outputTokens: countTextTokens(this.produced.join('')), estimated: true };
+      if (statusCode === 200) statusCode = 499; // the client went away before the end
     }
+    return this.admission.settle(usage, this.ledgerContext, statusCode);
   }
 }
 
