@@ -187,6 +187,20 @@ export function countRequestTokens(request: GenerationRequest): number {
   return pieces.texts.reduce((sum, text) => sum + countTextTokens(text), pieces.fixedTokens);
 }
 
+/**
+ * `countRequestTokens` when the prompt's text is short enough to count without yielding (at most
+ * ASYNC_SLICE_LENGTH characters in all), else undefined: then use `countRequestTokensAsync`.
+ */
+export function countShortRequestTokens(request: GenerationRequest): number | undefined {
+  const pieces = promptPieces(request);
+  let length = 0;
+  for (const text of pieces.texts) length += text.length;
+  if (length > ASYNC_SLICE_LENGTH) return undefined;
+  let tokens = pieces.fixedTokens;
+  for (const text of pieces.texts) tokens += countTextTokens(text);
+  return tokens;
+}
+
 /** `countRequestTokens` that yields to the event loop while counting a large prompt (see countTextTokensAsync). */
 export async function countRequestTokensAsync(request: GenerationRequest): Promise<number> {
   const pieces = promptPieces(request);

@@ -5,6 +5,7 @@ import {
   ASYNC_SLICE_LENGTH,
   countRequestTokens,
   countRequestTokensAsync,
+  countShortRequestTokens,
   countTextTokens,
   countTextTokensAsync,
   MAX_RUN_LENGTH,
@@ -110,5 +111,19 @@ describe('countTextTokensAsync', () => {
       tools: [{ name: 'lookup', description: 'Looks up', inputSchema: { type: 'object' } }],
     };
     assert.equal(await countRequestTokensAsync(request), countRequestTokens(request));
+    // Short enough to count at once: the same figure, without a promise.
+    assert.equal(countShortRequestTokens(request), countRequestTokens(request));
+  });
+
+  test('countShortRequestTokens leaves a prompt longer than one slice, in all its texts, to the async count', () => {
+    const half = 'word '.repeat(Math.ceil(ASYNC_SLICE_LENGTH / 10) + 1);
+    const request: GenerationRequest = {
+      model: 'm',
+      system: half,
+      messages: [{ role: 'user', content: [{ type: 'text', text: half }] }],
+    };
+    assert.ok(half.length <= ASYNC_SLICE_LENGTH && half.length * 2 > ASYNC_SLICE_LENGTH);
+    assert.equal(countShortRequestTokens(request), undefined);
+    assert.equal(countShortRequestTokens({ ...request, system: 'Be brief.' }), countRequestTokens({ ...request, system: 'Be brief.' }));
   });
 });

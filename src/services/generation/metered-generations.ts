@@ -8,7 +8,7 @@
  */
 import type { ModelConfig } from '../../config/index.ts';
 import { OutputCap } from '../../core/cap-output-tokens.ts';
-import { countRequestTokensAsync, countTextTokens } from '../../core/count-tokens.ts';
+import { countRequestTokensAsync, countShortRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import { isServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
@@ -47,7 +47,7 @@ const TOKEN_LIMIT_CODES = new Set(['tpm_exceeded', 'user_total_daily_limit_excee
 export interface MeteredGenerationsDependencies {
   generation: Pick<GenerationService, 'resolve' | 'checkRequest' | 'streamResolved'>;
   metering: Pick<MeteringService, 'admit'>;
-  inputModeration: Pick<InputModeration, 'check'>;
+  inputModeration: Pick<InputModeration, 'applies' | 'check'>;
 }
 
 export class MeteredGenerations {
@@ -60,12 +60,14 @@ export class MeteredGenerations {
   async start(caller: Caller, request: GenerationRequest, options: MeteredGenerationOptions): Promise<MeteredGeneration> {
     const { generation, inputModeration } = this.dependencies;
     const named = generation.resolve(request.model);
-    await options.prepare?.(named.model);
+    // Each `await` costs promises even on a value that is already there: only the steps that are really
+    // asynchronous here are awaited (a prepare step, the moderation check, a long prompt's count).
+    if (options.prepare !== undefined) await options.prepare(named.model);
     const resolved = generation.checkRequest(named, request, options);
     const { model } = resolved;
-    await inputModeration.check(caller.auth, model, request, { signal: caller.signal });
-    // Counted in slices that yield to the event loop: a huge prompt cannot stall the instance.
-    const promptTokens = await countRequestTokensAsync(request);
+    if (inputModeration.applies(caller.auth, model)) await inputModeration.check(caller.auth, model, request, { signal: caller.signal });
+    // A long prompt is counted in slices that yield to the event loop: it cannot stall the instance.
+    const promptTokens = countShortRequestTokens(request) ?? (await countRequestTokensAsync(request));
     const admission = await this.admitWithinBudget(caller, request, promptTokens, model.maxOutputTokens);
     const ledger = ledgerContextOf(caller, model, options.endpoint);
     let warnings: readonly GenerationWarning[] = [];
