@@ -17,9 +17,9 @@ import { isServiceError, type ServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
-import { throwFaultsBeforeOutput } from '../shared/answer-faults.ts';
+import { FaultGate } from '../shared/answer-faults.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import { readEventBatches } from '../shared/read-event-batches.ts';
+import { EventBatchReader } from '../shared/read-event-batches.ts';
 import type { SseMessage } from '../shared/sse-parser.ts';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-error.ts';
 import { readError, readEvent, readMessage } from './anthropic-wire.ts';
@@ -45,14 +45,18 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
   ) {}
 
   stream(request: GenerationRequest, options: CallOptions): Batched<StreamPart> {
-    return throwFaultsBeforeOutput(batched(() => this.streamBatches(request, options)));
+    return batched(() => this.streamBatches(request, options));
   }
 
-  /** The answer's parts, one array per upstream read (core/batched.ts). */
-  private async *streamBatches(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart[], void, undefined> {
+  /**
+   * The answer's parts, one array per upstream read (core/batched.ts), through a FaultGate: a fault
+   * before any output is thrown (shared/answer-faults.ts).
+   */
+  private async *streamBatches(request: GenerationRequest, options: CallOptions): AsyncGenerator<readonly StreamPart[], void, undefined> {
     const { body, jsonToolName, warnings } = convertToAnthropicRequest(request, this.settings);
     // Reported to the client by the edge (one header, one log line), like every backend's warnings.
-    if (warnings.length > 0) yield [{ type: 'response-metadata', warnings }];
+    const gate = new FaultGate();
+    if (warnings.length > 0) gate.pass([{ type: 'response-metadata', warnings }]);
     // A caller that assembles the whole answer gets it as one JSON message (one parse, not one per event).
     const whole = options.preferWholeResponse === true;
     const headers: Record<string, string> = { accept: whole ? 'application/json' : 'text/event-stream', ...this.settings.headers };
@@ -66,9 +70,13 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
       const contentType = headerValue(response.headers, 'content-type');
       // JSON is one message; so is any non-SSE body when the whole answer was asked for.
       if (contentType?.includes('application/json') === true || (whole && contentType?.includes('text/event-stream') !== true)) {
-        yield await this.readWholeBody(response, mapper, options.signal);
+        const parts = gate.pass(await this.readWholeBody(response, mapper, options.signal));
+        if (parts.length > 0) yield parts;
       } else {
-        yield* this.readEventStream(response, mapper, options.signal);
+        for await (const batch of this.readEventStream(response, mapper, options.signal)) {
+          const parts = gate.pass(batch);
+          if (parts.length > 0) yield parts;
+        }
       }
     } finally {
       // Destroying an unfinished body closes the connection, which is how the upstream learns to stop.
@@ -105,8 +113,9 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
       if (mapper.sawMessageStop) drain.start();
       return true;
     };
+    const reader = new EventBatchReader(response.body, drain, mapEvent, last);
     try {
-      yield* readEventBatches(response.body, drain, mapEvent, last);
+      for (let parts = await reader.next(); parts !== undefined; parts = await reader.next()) yield parts;
     } catch (error) {
       if (!drain.started) {
         const mapped = this.client.transportError(error, signal);
@@ -115,6 +124,7 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
       }
     } finally {
       drain.stop();
+      await reader.close();
     }
     if (failure === undefined && !sawEvent) failure = upstreamMalformedError('the response stream is empty');
     if (failure === undefined && !mapper.sawMessageStop) failure = streamEndedEarlyError();

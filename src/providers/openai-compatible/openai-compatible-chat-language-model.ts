@@ -18,9 +18,9 @@ import { isServiceError, type ServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
-import { throwFaultsBeforeOutput } from '../shared/answer-faults.ts';
+import { FaultGate } from '../shared/answer-faults.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import { readEventBatches } from '../shared/read-event-batches.ts';
+import { EventBatchReader } from '../shared/read-event-batches.ts';
 import type { SseMessage } from '../shared/sse-parser.ts';
 import {
   convertToOpenAICompatibleRequest,
@@ -44,14 +44,18 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
   ) {}
 
   stream(request: GenerationRequest, options: CallOptions): Batched<StreamPart> {
-    return throwFaultsBeforeOutput(batched(() => this.streamBatches(request, options)));
+    return batched(() => this.streamBatches(request, options));
   }
 
-  /** The answer's parts, one array per upstream read (core/batched.ts). */
-  private async *streamBatches(request: GenerationRequest, options: CallOptions): AsyncGenerator<StreamPart[], void, undefined> {
+  /**
+   * The answer's parts, one array per upstream read (core/batched.ts), through a FaultGate: a fault
+   * before any output is thrown (shared/answer-faults.ts).
+   */
+  private async *streamBatches(request: GenerationRequest, options: CallOptions): AsyncGenerator<readonly StreamPart[], void, undefined> {
     const streamed = convertToOpenAICompatibleRequest(request, this.settings);
     const warnings = unsupportedSettings(request, this.settings);
-    if (warnings.length > 0) yield [{ type: 'response-metadata', warnings }];
+    const gate = new FaultGate();
+    if (warnings.length > 0) gate.pass([{ type: 'response-metadata', warnings }]);
     // A caller that assembles the whole answer gets it in one upstream JSON body (one parse, not one per chunk).
     const body = options.preferWholeResponse === true ? { ...streamed, stream: false, stream_options: undefined } : streamed;
     const headers: Record<string, string> = {
@@ -66,9 +70,13 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     }
     try {
       if (readsAsWholeBody(headerValue(response.headers, 'content-type'), options.preferWholeResponse === true)) {
-        yield await this.readWholeBody(response, options.signal);
+        const parts = gate.pass(await this.readWholeBody(response, options.signal));
+        if (parts.length > 0) yield parts;
       } else {
-        yield* this.readEventStream(response, options.signal);
+        for await (const batch of this.readEventStream(response, options.signal)) {
+          const parts = gate.pass(batch);
+          if (parts.length > 0) yield parts;
+        }
       }
     } finally {
       // Destroying an unfinished body closes the connection, which is how the upstream learns to stop.
@@ -76,7 +84,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     }
   }
 
-  private async *readEventStream(response: UpstreamResponse, signal: Cancellation): AsyncGenerator<StreamPart[], void, undefined> {
+  private async *readEventStream(response: UpstreamResponse, signal: Cancellation): AsyncGenerator<readonly StreamPart[], void, undefined> {
     const mapper = new OpenAICompatibleStreamMapper();
     const sanitize = (message: string): string => this.client.sanitize(message);
     let failure: ServiceError | undefined;
@@ -109,8 +117,9 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     };
     /** Parts of the read that carried `[DONE]`: they leave with `finish` (shared/read-event-batches.ts). */
     const last: StreamPart[] = [];
+    const reader = new EventBatchReader(response.body, drain, mapEvent, last);
     try {
-      yield* readEventBatches(response.body, drain, mapEvent, last);
+      for (let parts = await reader.next(); parts !== undefined; parts = await reader.next()) yield parts;
     } catch (error) {
       if (!drain.started) {
         const mapped = this.client.transportError(error, signal);
@@ -119,6 +128,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
       }
     } finally {
       drain.stop();
+      await reader.close();
     }
     if (failure === undefined) failure = streamFault(sawEvent, drain.started, mapper);
     if (failure !== undefined) {

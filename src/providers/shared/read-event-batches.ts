@@ -12,36 +12,67 @@ import { SseParser, type SseMessage } from './sse-parser.ts';
 export type EventMapper = (event: SseMessage, parts: StreamPart[]) => boolean;
 
 /**
- * Yields the parts of each read, in order. Events after the closing event (the drain has started) are
- * ignored. The parts of the read that carried the closing event are appended to `held` instead of being
- * yielded: the provider sends them with its `finish` once the body has ended (the connection then goes
- * back to the pool first), so an answer that arrived in one read is one batch. Ends after the body ends
- * or after `mapEvent` reported a failure (the body is then released); transport errors are thrown.
+ * Reads the parts of an SSE body one read at a time: `next()` gives the parts of the next read that
+ * has any, in order, and undefined once the stream is over. A pull object rather than an async
+ * generator: the provider's loop awaits one promise per read, with no generator layer between it and
+ * the body. Events after the closing event (the drain has started) are ignored. The parts of the read
+ * that carried the closing event are appended to `held` instead of being returned: the provider sends
+ * them with its `finish` once the body has ended (the connection then goes back to the pool first), so
+ * an answer that arrived in one read is one batch. Over after the body ends or after `mapEvent`
+ * reported a failure; transport errors are thrown. `close()` releases the body when the reader is left
+ * early.
  */
-export async function* readEventBatches(
-  body: AsyncIterable<Uint8Array | string>,
-  drain: BodyDrain,
-  mapEvent: EventMapper,
-  held: StreamPart[],
-): AsyncGenerator<StreamPart[], void, undefined> {
-  const parser = new SseParser();
+export class EventBatchReader {
+  private readonly parser = new SseParser();
+  private readonly reads: AsyncIterator<Uint8Array | string>;
+  private over = false;
+
+  constructor(
+    body: AsyncIterable<Uint8Array | string>,
+    private readonly drain: BodyDrain,
+    private readonly mapEvent: EventMapper,
+    private readonly held: StreamPart[],
+  ) {
+    this.reads = body[Symbol.asyncIterator]();
+  }
+
+  async next(): Promise<StreamPart[] | undefined> {
+    while (!this.over) {
+      const read = await this.reads.next();
+      if (read.done === true) {
+        this.over = true;
+        this.mapRead(this.parser.end(), this.held);
+        return undefined;
+      }
+      const parts: StreamPart[] = [];
+      const open = this.mapRead(this.parser.push(read.value), parts);
+      if (!open) {
+        // The stream failed: what the read produced before the failure goes on, then nothing more.
+        await this.close();
+        return parts.length > 0 ? parts : undefined;
+      }
+      if (this.drain.started) {
+        for (const part of parts) this.held.push(part);
+        continue;
+      }
+      if (parts.length > 0) return parts;
+    }
+    return undefined;
+  }
+
+  /** Stops reading and releases the body (its iterator's `return()`), once. */
+  async close(): Promise<void> {
+    if (this.over) return;
+    this.over = true;
+    await this.reads.return?.();
+  }
+
   /** Maps the events one read completed; false once the stream has failed. */
-  const mapRead = (events: readonly SseMessage[], parts: StreamPart[]): boolean => {
+  private mapRead(events: readonly SseMessage[], parts: StreamPart[]): boolean {
     for (const event of events) {
-      if (drain.started) break;
-      if (!mapEvent(event, parts)) return false;
+      if (this.drain.started) break;
+      if (!this.mapEvent(event, parts)) return false;
     }
     return true;
-  };
-  for await (const bytes of body) {
-    const parts: StreamPart[] = [];
-    const open = mapRead(parser.push(bytes), parts);
-    if (drain.started && open) {
-      for (const part of parts) held.push(part);
-      continue;
-    }
-    if (parts.length > 0) yield parts;
-    if (!open) return;
   }
-  mapRead(parser.end(), held);
 }
