@@ -101,7 +101,8 @@ export async function closeStages<T>(stages: readonly BatchStage<T>[]): Promise<
   let failure: { error: unknown } | undefined;
   for (const stage of stages) {
     try {
-      await stage.close?.();
+      const closing = stage.close?.();
+      if (closing !== undefined) await closing;
     } catch (error) {
       failure ??= { error };
     }

@@ -11,7 +11,7 @@ import { permissionDenied, ServiceError } from '../core/service-error.ts';
 import type { SseEvent } from '../core/sse-event.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
-import { buildMetadata, type MetadataSource } from './metadata.ts';
+import { buildMetadata, metadataWith, usageInHand, type Metadata, type MetadataSource } from './metadata.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { SendEventsOptions } from './request-context.ts';
 import { RouteTable } from './route-table.ts';
@@ -105,12 +105,17 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     return this.clientCancellation().signal;
   });
 
-  app.decorateReply('sendData', async function sendData(this: FastifyReply, body: Record<string, unknown>, statusCode = 200) {
-    const metadata = await buildMetadata(this.request, options, true);
-    if (this.request.extraHeaders !== undefined) void this.headers(this.request.extraHeaders);
+  const sendWithMetadata = (reply: FastifyReply, body: Record<string, unknown>, statusCode: number, metadata: Metadata): FastifyReply => {
+    if (reply.request.extraHeaders !== undefined) void reply.headers(reply.request.extraHeaders);
     // Bodies are built fresh for each answer, so `_metadata` is added in place rather than by copying.
     body['_metadata'] = metadata;
-    return this.code(statusCode).type('application/json; charset=utf-8').send(body);
+    return reply.code(statusCode).type('application/json; charset=utf-8').send(body);
+  };
+  // Synchronous when the usage figures are in hand (every admitted request): no promise per answer.
+  app.decorateReply('sendData', function sendData(this: FastifyReply, body: Record<string, unknown>, statusCode = 200) {
+    const usage = usageInHand(this.request);
+    if (usage !== undefined) return sendWithMetadata(this, body, statusCode, metadataWith(this.request, options, true, usage));
+    return buildMetadata(this.request, options, true).then((metadata) => sendWithMetadata(this, body, statusCode, metadata));
   });
 
   app.decorateReply(

@@ -27,15 +27,31 @@ export function elapsedMilliseconds(request: FastifyRequest): number {
 }
 
 export async function buildMetadata(request: FastifyRequest, source: MetadataSource, success: boolean): Promise<Metadata> {
-  let usage: UsageInfo | null = null;
-  if (request.auth !== undefined) {
+  let usage = usageInHand(request);
+  if (usage === undefined) {
     try {
-      usage = request.admission?.totalUsage ?? (request.usageSnapshot ?? (await source.usage.read(request.auth))).total;
+      usage = (await source.usage.read(request.auth!)).total;
     } catch (error) {
       // A usage read failing (e.g. Redis briefly away) must not fail the answer itself.
       request.log.warn({ err: error }, 'usage read failed while building metadata');
+      usage = null;
     }
   }
+  return metadataWith(request, source, success, usage);
+}
+
+/**
+ * `user_total_usage` when it needs no read: null without a key, else from the request's admission or
+ * usage snapshot; undefined when the store must be read (`buildMetadata` does). An admitted request (every
+ * generation) builds its `_metadata` without an await.
+ */
+export function usageInHand(request: FastifyRequest): UsageInfo | null | undefined {
+  if (request.auth === undefined) return null;
+  return request.admission?.totalUsage ?? request.usageSnapshot?.total;
+}
+
+/** The metadata object with `user_total_usage` already known. */
+export function metadataWith(request: FastifyRequest, source: MetadataSource, success: boolean, usage: UsageInfo | null): Metadata {
   const elapsed = elapsedMilliseconds(request);
   return {
     creator: source.operator,

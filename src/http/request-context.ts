@@ -78,7 +78,7 @@ declare module 'fastify' {
   }
   interface FastifyReply {
     /** Sends a JSON success body with `_metadata` added. */
-    sendData(body: Record<string, unknown>, statusCode?: number): Promise<FastifyReply>;
+    sendData(body: Record<string, unknown>, statusCode?: number): FastifyReply | Promise<FastifyReply>;
     /** Streams server-sent events through the single SSE writer. Resolves when the stream ends. */
     sendEvents(events: AsyncIterable<SseEvent>, options?: SendEventsOptions): Promise<void>;
   }

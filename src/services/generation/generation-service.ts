@@ -317,7 +317,7 @@ export class GenerationService {
         const part = batch[first]!;
         if (part.type === 'error') {
           attempt.dispose(false);
-          void closeIterator(iterator);
+          closeIterator(iterator);
           return { error: part.error };
         }
         for (let index = 0; index < first; index++) held.push(batch[index]!);
@@ -329,7 +329,7 @@ export class GenerationService {
       }
     } catch (error) {
       attempt.dispose(false);
-      void closeIterator(iterator);
+      closeIterator(iterator);
       if (options.signal.aborted) throw options.signal.reason;
       return { error: this.toServiceError(error, attempt, candidate) };
     }
@@ -360,7 +360,7 @@ export class GenerationService {
       lease.end();
       attempt.dispose(!backendDone);
       // Finished, failed or abandoned: either way release the backend and its connection.
-      void closeIterator(iterator);
+      closeIterator(iterator);
     };
     try {
       let batch: readonly StreamPart[] | undefined = first;
@@ -535,11 +535,21 @@ class Attempt {
   }
 }
 
-function closeIterator(iterator: AsyncIterator<readonly StreamPart[]>): Promise<unknown> {
-  return Promise.resolve()
-    .then(() => iterator.return?.())
-    .catch(() => undefined);
+/**
+ * Closes the backend's iterator without waiting for it (its clean-up runs on its own) and without
+ * letting a failure of that clean-up surface. Called only while the iterator is not running (the
+ * service reads it, so it is suspended at a yield or finished): an async generator then takes
+ * `return()` at once, with no deferral needed.
+ */
+function closeIterator(iterator: AsyncIterator<readonly StreamPart[]>): void {
+  try {
+    iterator.return?.().then(undefined, ignore);
+  } catch {
+    // An iterator whose return() throws has nothing left to release.
+  }
 }
+
+function ignore(): void {}
 
 /** The generated text seen so far, kept only to count tokens when the backend reports no usage. */
 class OutputText {
