@@ -14,6 +14,7 @@ import { renderError, toServiceError } from './error-envelope.ts';
 import { buildMetadata, metadataWith, usageInHand, type Metadata, type MetadataSource } from './metadata.ts';
 import type { HttpMetrics } from './metrics.ts';
 import type { SendEventsOptions } from './request-context.ts';
+import { routeFacts } from './route-facts.ts';
 import { RouteTable } from './route-table.ts';
 import { writeSse } from './sse-writer.ts';
 import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../core/generation-format.ts';
@@ -75,6 +76,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   app.decorateRequest('usageSnapshot', undefined);
   app.decorateRequest('extraHeaders', undefined);
   app.decorateRequest('admission', undefined);
+  app.decorateRequest('routeFactsCache', undefined);
   // One frozen object shared by every request (decorating with an object value is safe when it is never mutated).
   app.decorateRequest('decodeOptions', { getter: () => decodeOptions });
   app.decorateRequest('admit', async function admit(this: FastifyRequest, estimatedTokens: number) {
@@ -173,7 +175,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     void reply.header('x-request-id', request.id).header('request-id', request.id);
     // Only browsers send Origin and read CORS headers; SDK and server clients get none of those bytes.
     if (request.headers.origin !== undefined) void reply.headers(CORS_HEADERS);
-    const routeConfig = request.routeOptions.config.switchyard;
+    const routeConfig = routeFacts(request).settings;
     if (routeConfig === undefined || routeConfig.permission === null) return done();
     const permission = routeConfig.permission;
     const accept = (auth: AuthContext): void => {
@@ -198,7 +200,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
 
   // Request-only routes are admitted before their handler; token routes admit in the handler.
   app.addHook('preHandler', (request, _reply, done) => {
-    const routeConfig = request.routeOptions.config.switchyard;
+    const routeConfig = routeFacts(request).settings;
     if (request.auth === undefined || routeConfig === undefined) return done();
     const limits = routeConfig.limits ?? (routeConfig.permission === 'authenticated' ? 'none' : 'request');
     if (limits !== 'request') return done();
@@ -206,7 +208,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   });
 
   app.addHook('onResponse', (request, reply, done) => {
-    options.metrics.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    options.metrics.observe(request.method, routeFacts(request).url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     // A handler that admitted tokens and then failed before settling must not leave them reserved.
     if (request.admission !== undefined && !request.admission.isSettled) {
       request.admission.settle(undefined).then(() => done(), done);
@@ -231,7 +233,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     return reply
       .code(serviceError.status)
       .type('application/json; charset=utf-8')
-      .send(renderError(serviceError, metadata, request.routeOptions.config.switchyard?.format));
+      .send(renderError(serviceError, metadata, routeFacts(request).settings?.format));
   });
 
   app.setNotFoundHandler(async (request, reply) => {

@@ -5,6 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { AccountUsageReader, UsageInfo } from '../services/account-usage.ts';
+import { routeFacts } from './route-facts.ts';
 
 export interface Metadata {
   creator: string;
@@ -58,7 +59,7 @@ export function metadataWith(request: FastifyRequest, source: MetadataSource, su
     status: success,
     timestamp: new Date().toISOString(),
     request_id: request.id,
-    processing_time: request.routeOptions.config.switchyard?.integerProcessingTime
+    processing_time: routeFacts(request).settings?.integerProcessingTime
       ? Math.round(elapsed)
       : Math.round(elapsed * 1000) / 1000,
     tier: request.auth?.tier ?? null,

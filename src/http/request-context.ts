@@ -31,8 +31,17 @@ export interface SwitchyardRouteConfig {
   integerProcessingTime?: boolean;
 }
 
+/** What the edge reads of a request's route, once per request (see `routeFacts`). */
+export interface RouteFacts {
+  /** The route pattern (undefined for the not-found handler). */
+  url: string | undefined;
+  settings: SwitchyardRouteConfig | undefined;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
+    /** The route's pattern and settings, once read (`routeFacts` in http/route-facts.ts). */
+    routeFactsCache: RouteFacts | undefined;
     /** Set by the auth hook on every non-public route. */
     auth: AuthContext | undefined;
     /** process.hrtime.bigint() when the request arrived. */
