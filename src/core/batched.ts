@@ -119,7 +119,10 @@ export function throughStages<T>(source: AsyncIterable<T>, stages: readonly Batc
   return batched(() => stagedBatches(source, stages));
 }
 
-async function* stagedBatches<T>(source: AsyncIterable<T>, stages: readonly BatchStage<T>[]): AsyncGenerator<readonly T[], void, undefined> {
+async function* stagedBatches<T>(
+  source: AsyncIterable<T>,
+  stages: readonly BatchStage<T>[],
+): AsyncGenerator<readonly T[], void, undefined> {
   const iterator = batchesOf(source)[Symbol.asyncIterator]();
   /** The source ran to its end or was closed here: nothing left to release. */
   let sourceDone = false;

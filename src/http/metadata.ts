@@ -59,9 +59,7 @@ export function metadataWith(request: FastifyRequest, source: MetadataSource, su
     status: success,
     timestamp: new Date().toISOString(),
     request_id: request.id,
-    processing_time: routeFacts(request).settings?.integerProcessingTime
-      ? Math.round(elapsed)
-      : Math.round(elapsed * 1000) / 1000,
+    processing_time: routeFacts(request).settings?.integerProcessingTime ? Math.round(elapsed) : Math.round(elapsed * 1000) / 1000,
     tier: request.auth?.tier ?? null,
     user_total_usage: usage,
   };

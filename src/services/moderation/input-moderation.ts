@@ -107,12 +107,7 @@ export class InputModeration {
   }
 
   /** Throws the 400 when an input is flagged; does nothing when the pre-check does not apply. */
-  async check(
-    auth: AuthContext,
-    model: ModelConfig,
-    request: GenerationRequest,
-    options: CallOptions,
-  ): Promise<void> {
+  async check(auth: AuthContext, model: ModelConfig, request: GenerationRequest, options: CallOptions): Promise<void> {
     if (!this.applies(auth, model)) return;
     if (this.moderationModelConfig === undefined) {
       throw new ServiceError({
