@@ -35,7 +35,8 @@ function endOf(block: Block): StreamPart {
 
 /**
  * The sequencer as a step function, for loops that already iterate parts (no extra async layer on the
- * hot path). `push` returns the parts to emit now; the array is reused, so read it before the next push.
+ * hot path). `pushInto` appends the parts to emit now to the caller's array (the service's loop: no
+ * array of its own per part); `push` returns them in a new array.
  */
 export class BlockSequencer {
   /** Blocks started and not yet ended on the output, in start order; the first one owns the output. */
@@ -43,11 +44,17 @@ export class BlockSequencer {
   private readonly open = new Map<string, Block>();
   /** Reasoning blocks that ended: a signature may still follow its block's end (passed through). */
   private readonly endedReasoning = new Set<string>();
-  private readonly out: StreamPart[] = [];
+  /** Where the part being pushed sends its output (the caller's array). */
+  private out: StreamPart[] = [];
 
   push(part: StreamPart): readonly StreamPart[] {
-    const out = this.out;
-    out.length = 0;
+    const out: StreamPart[] = [];
+    this.pushInto(part, out);
+    return out;
+  }
+
+  pushInto(part: StreamPart, out: StreamPart[]): void {
+    this.out = out;
     switch (part.type) {
       case 'text-start':
         this.start('text', part.id, part);
@@ -96,7 +103,6 @@ export class BlockSequencer {
         out.push(part);
         break;
     }
-    return out;
   }
 
   private start(kind: BlockKind, id: string, part: StreamPart): void {

@@ -86,7 +86,7 @@ export interface OpenAIChoiceDeltaView {
   /** `reasoning_content` (vLLM, DeepSeek, xAI) or `reasoning` (Ollama, OpenRouter). */
   reasoning: string | undefined;
   refusal: string | undefined;
-  toolCalls: OpenAIToolCallDeltaView[];
+  toolCalls: readonly OpenAIToolCallDeltaView[];
   finishReason: string | undefined;
 }
 
@@ -161,19 +161,32 @@ function readToolCallDelta(value: unknown, position: number): OpenAIToolCallDelt
   };
 }
 
-/** Reads one `chat.completion.chunk` event. */
+/** The tool calls of a delta that has none (most chunks): one shared empty list. */
+const NO_TOOL_CALLS: readonly OpenAIToolCallDeltaView[] = Object.freeze([]);
+const NO_DELTA: JsonObject = Object.freeze({});
+
+/**
+ * Reads one `chat.completion.chunk` event. It runs once per streamed chunk, so it walks arrays by
+ * index (an `entries()` loop makes an iterator and a pair per element) and shares the empty lists.
+ */
 export function readChunk(value: unknown): OpenAIChunkView | undefined {
   const chunk = asObject(value);
   if (chunk === undefined) return undefined;
   const choices: OpenAIChoiceDeltaView[] = [];
-  for (const [position, item] of (asArray(chunk['choices']) ?? []).entries()) {
-    const choice = asObject(item);
+  const items = asArray(chunk['choices']);
+  for (let position = 0; items !== undefined && position < items.length; position++) {
+    const choice = asObject(items[position]);
     if (choice === undefined) continue;
-    const delta = asObject(choice['delta']) ?? {};
-    const toolCalls: OpenAIToolCallDeltaView[] = [];
-    for (const [callPosition, call] of (asArray(delta['tool_calls']) ?? []).entries()) {
-      const view = readToolCallDelta(call, callPosition);
-      if (view !== undefined) toolCalls.push(view);
+    const delta = asObject(choice['delta']) ?? NO_DELTA;
+    const calls = asArray(delta['tool_calls']);
+    let toolCalls = NO_TOOL_CALLS;
+    if (calls !== undefined && calls.length > 0) {
+      const views: OpenAIToolCallDeltaView[] = [];
+      for (let callPosition = 0; callPosition < calls.length; callPosition++) {
+        const view = readToolCallDelta(calls[callPosition], callPosition);
+        if (view !== undefined) views.push(view);
+      }
+      toolCalls = views;
     }
     choices.push({
       index: asNumber(choice['index']) ?? position,

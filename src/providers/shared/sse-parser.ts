@@ -36,7 +36,8 @@ export class SseParser {
   /** The previous chunk ended in CR: a LF at the start of the next one belongs to that line break. */
   private skipLeadingLineFeed = false;
   private sawFirstCharacter = false;
-  private dataLines: string[] = [];
+  /** The event's `data:` lines so far, joined with `\n`; undefined before the first. */
+  private data: string | undefined;
   private eventType: string | undefined;
   private lastEventId: string | undefined;
 
@@ -115,6 +116,11 @@ export class SseParser {
     }
     if (line.charCodeAt(0) === COLON) return; // comment, e.g. a keep-alive
     const colon = line.indexOf(':');
+    // Nearly every line of a generation stream is `data: ...`: read it without slicing out the name.
+    if (colon === 4 && line.startsWith('data')) {
+      this.appendData(line.slice(line.charCodeAt(5) === SPACE ? 6 : 5));
+      return;
+    }
     let field: string;
     let value: string;
     if (colon === -1) {
@@ -127,7 +133,7 @@ export class SseParser {
     }
     switch (field) {
       case 'data':
-        this.dataLines.push(value);
+        this.appendData(value);
         break;
       case 'event':
         this.eventType = value;
@@ -141,14 +147,18 @@ export class SseParser {
     }
   }
 
+  private appendData(value: string): void {
+    this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+  }
+
   private dispatch(dispatched: SseMessage[]): void {
-    if (this.dataLines.length === 0) {
+    const data = this.data;
+    if (data === undefined) {
       this.eventType = undefined;
       return;
     }
-    const data = this.dataLines.length === 1 ? this.dataLines[0]! : this.dataLines.join('\n');
     dispatched.push({ event: this.eventType, data, id: this.lastEventId });
-    this.dataLines = [];
+    this.data = undefined;
     this.eventType = undefined;
   }
 }

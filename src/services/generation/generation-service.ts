@@ -398,7 +398,7 @@ export class GenerationService {
               backendDone = true;
               const usage = normaliseUsage(part.usage, request, output);
               lease.end(totalTokens(usage));
-              for (const sequenced of sequencer.push({ ...part, usage })) out.push(sequenced);
+              sequencer.pushInto({ ...part, usage }, out);
               ended = true;
               break;
             }
@@ -409,7 +409,7 @@ export class GenerationService {
               break;
             }
             output.observe(part);
-            for (const sequenced of sequencer.push(part)) out.push(sequenced);
+            sequencer.pushInto(part, out);
           }
         }
         let passed: readonly StreamPart[] = out!;
