@@ -21,8 +21,8 @@
  *
  * Profile with `node --cpu-prof --import tsx bench/gateway-in-process.ts`. One caveat: inject's fake
  * response never reports `writableFinished`, so the edge takes every request for one whose client left
- * and aborts its signal after the answer (a DOMException per request, ~5% of the figure) that a
- * request served through a socket does not pay. It is the same in every run, so differences hold.
+ * and aborts its cancellation after the answer (a DOMException per request; ~5% of the figure when
+ * it was an AbortController) that a request served through a socket does not pay. It is the same in every run, so differences hold.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
