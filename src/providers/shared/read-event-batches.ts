@@ -60,11 +60,15 @@ export class EventBatchReader {
     return undefined;
   }
 
-  /** Stops reading and releases the body (its iterator's `return()`), once. */
+  /** Stops reading and releases the body (its iterator's `return()`), once; never throws. */
   async close(): Promise<void> {
     if (this.over) return;
     this.over = true;
-    await this.reads.return?.();
+    try {
+      await this.reads.return?.();
+    } catch {
+      // A body that fails while being released has nothing left to give; the stream's outcome stands.
+    }
   }
 
   /** Maps the events one read completed; false once the stream has failed. */

@@ -8,7 +8,7 @@ import type { AuthContext } from '../../accounts/authenticator.ts';
 import type { Config } from '../../config/index.ts';
 import { countTextTokens } from '../../core/count-tokens.ts';
 import { isServiceError } from '../../core/service-error.ts';
-import { throughStages, type Batched, type BatchStage } from '../../core/batched.ts';
+import type { Batched, BatchStage } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
 import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitStore, type Reservation } from '../../limits/limit-store.ts';
@@ -126,11 +126,6 @@ export class Admission {
       await this.settle(undefined, ledgerContext, isServiceError(error) ? error.status : 500);
       throw error;
     }
-  }
-
-  /** `parts` metered by a UsageMeter (below), in one async layer: for a stream not started by `start`. */
-  meter(parts: AsyncIterable<StreamPart>, ledgerContext: LedgerContext, promptTokens: number): Batched<StreamPart> {
-    return throughStages(parts, [new UsageMeter(this, ledgerContext, promptTokens)]);
   }
 }
 
