@@ -1,4 +1,7 @@
 import { assembleResult } from '../../src/core/assemble-result.ts';
+import type { BatchStage } from '../../src/core/batched.ts';
+import { CancellationSource } from '../../src/core/cancellation.ts';
+import { emptyUsage } from '../../src/core/usage.ts';
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { loadConfig, type Config } from '../../src/config/index.ts';
@@ -333,6 +336,79 @@ describe('GenerationService', () => {
       const stream = await service.stream(request('main'), { signal: signal() });
       for await (const part of stream) if (part.type === 'text-delta') break;
       assert.equal(await primary.requests[0]!.outcome, 'closed-by-client');
+    });
+
+    test('stages run after sequencing, in order, and are closed once when the stream ends', async () => {
+      primary.enqueue({ type: 'reply', reply: { text: 'one two three' } });
+      const seen: string[][] = [];
+      const closed: string[] = [];
+      const recorder = (name: string): BatchStage<StreamPart> => ({
+        ended: false,
+        push(batch) {
+          seen.push(batch.map((part) => `${name}:${part.type}`));
+          return batch;
+        },
+        close() {
+          closed.push(name);
+        },
+      });
+      const parts = await collect(await service.stream(request('main'), { signal: signal(), stages: [recorder('a'), recorder('b')] }));
+      assert.equal(text(parts), 'one two three');
+      const a = seen.filter((batch) => batch[0]?.startsWith('a:')).flat();
+      const b = seen.filter((batch) => batch[0]?.startsWith('b:')).flat();
+      assert.deepEqual(
+        a.map((entry) => entry.slice(2)),
+        parts.map((part) => part.type),
+        'the first stage sees every part the consumer gets',
+      );
+      assert.deepEqual(
+        b.map((entry) => entry.slice(2)),
+        a.map((entry) => entry.slice(2)),
+      );
+      assert.ok(a.includes('a:text-end'), 'the parts are sequenced before the stages see them');
+      assert.deepEqual(closed, ['a', 'b']);
+    });
+
+    test('a stage that ends the stream early (the output cap cutting) releases the upstream request', async () => {
+      primary.enqueue({ type: 'reply', reply: { text: 'one two three four' }, interrupt: { afterEvents: 3, how: 'hang' } });
+      let closes = 0;
+      let cut = false;
+      const cutAfterFirstText: BatchStage<StreamPart> = {
+        get ended() {
+          return cut;
+        },
+        push(batch) {
+          const delta = batch.find((part) => part.type === 'text-delta');
+          if (delta === undefined) return batch;
+          cut = true;
+          return [
+            ...batch.slice(0, batch.indexOf(delta) + 1),
+            { type: 'finish', finishReason: 'length', stopSequence: null, usage: emptyUsage() },
+          ];
+        },
+        close() {
+          closes++;
+        },
+      };
+      const parts = await collect(await service.stream(request('main'), { signal: signal(), stages: [cutAfterFirstText] }));
+      assert.equal(parts.at(-1)?.type, 'finish');
+      assert.equal(await primary.requests[0]!.outcome, 'closed-by-client');
+      assert.equal(closes, 1);
+    });
+
+    test('a CancellationSource aborts the upstream request as an AbortSignal does, and stages still close', async () => {
+      primary.enqueue({ type: 'reply', reply: { text: 'one two three' }, interrupt: { afterEvents: 3, how: 'hang' } });
+      const source = new CancellationSource();
+      let closes = 0;
+      const stage: BatchStage<StreamPart> = { ended: false, push: (batch) => batch, close: () => void closes++ };
+      const stream = await service.stream(request('main'), { signal: source, stages: [stage] });
+      const iterator = stream[Symbol.asyncIterator]();
+      await iterator.next();
+      const reason = new Error('client disconnected');
+      source.abort(reason);
+      assert.equal(await rejection(collectRest(iterator)), reason);
+      assert.equal(await primary.requests[0]!.outcome, 'closed-by-client');
+      assert.equal(closes, 1);
     });
 
     test('aborting before the first part rejects stream() with the abort reason', async () => {
