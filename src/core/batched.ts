@@ -74,7 +74,7 @@ class BatchedStream<T> implements Batched<T> {
  * A synchronous stage of a batched stream: the output cap and the usage meter are stages. The
  * generation service runs the stages it is given inside its own loop over the upstream (one call each
  * per upstream read), rather than each stage being an async generator of its own: a layer costs ~6
- * promises and a generator per request, and a chat request made ~90 promises before stages existed.
+ * promises and a generator per request (bench/pipeline-promises.ts counts them).
  */
 export interface BatchStage<T> {
   /** What `batch` becomes: the same array when it passes unchanged; an empty one when nothing goes on now. */
@@ -86,7 +86,7 @@ export interface BatchStage<T> {
 }
 
 /** Runs `batch` through `stages` in order; `ended` when any stage ended the stream. */
-export function pushThroughStages<T>(stages: readonly BatchStage<T>[], batch: readonly T[]): { batch: readonly T[]; ended: boolean } {
+function pushThroughStages<T>(stages: readonly BatchStage<T>[], batch: readonly T[]): { batch: readonly T[]; ended: boolean } {
   let current = batch;
   let ended = false;
   for (const stage of stages) {
