@@ -86,7 +86,7 @@ export interface BatchStage<T> {
 }
 
 /** Runs `batch` through `stages` in order; `ended` when any stage ended the stream. */
-function pushThroughStages<T>(stages: readonly BatchStage<T>[], batch: readonly T[]): { batch: readonly T[]; ended: boolean } {
+export function pushThroughStages<T>(stages: readonly BatchStage<T>[], batch: readonly T[]): { batch: readonly T[]; ended: boolean } {
   let current = batch;
   let ended = false;
   for (const stage of stages) {
@@ -137,20 +137,31 @@ async function* stagedBatches<T>(
       if (ended) {
         // A source that yielded its last part is still suspended there: only `return()` runs its clean-up.
         sourceDone = true;
-        await closeQuietly(iterator);
+        await closeIterator(iterator);
         if (batch.length > 0) yield batch;
         return;
       }
       if (batch.length > 0) yield batch;
     }
   } finally {
-    if (!sourceDone) await closeQuietly(iterator);
+    if (!sourceDone) await closeIterator(iterator);
     await closeStages(stages);
   }
 }
 
-function closeQuietly<T>(iterator: AsyncIterator<T>): Promise<unknown> {
-  return Promise.resolve()
-    .then(() => iterator.return?.())
-    .catch(() => undefined);
+/**
+ * Closes an iterator (its `return()`, which runs its clean-up) without letting a failure of that
+ * clean-up surface; resolves once it is done, for callers that wait. Call it only while the iterator
+ * is not running (suspended at a yield, or finished): an async generator then takes `return()` at
+ * once, with no deferral needed.
+ */
+export function closeIterator<T>(iterator: AsyncIterator<T>): Promise<void> {
+  try {
+    return iterator.return?.().then(ignore, ignore) ?? Promise.resolve();
+  } catch {
+    // An iterator whose return() throws has nothing left to release.
+    return Promise.resolve();
+  }
 }
+
+function ignore(): void {}

@@ -22,7 +22,7 @@ import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts'
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
 import { invalidParameter, isServiceError, notFound, serverError, type ServiceError } from '../../core/service-error.ts';
-import { batched, batchesOf, closeStages, type Batched, type BatchStage } from '../../core/batched.ts';
+import { batched, batchesOf, closeIterator, closeStages, pushThroughStages, type Batched, type BatchStage } from '../../core/batched.ts';
 import { BlockSequencer } from '../../core/sequence-blocks.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { isUpstreamError, upstreamTimeoutError } from '../../core/upstream-error.ts';
@@ -317,7 +317,7 @@ export class GenerationService {
         const part = batch[first]!;
         if (part.type === 'error') {
           attempt.dispose(false);
-          closeIterator(iterator);
+          void closeIterator(iterator);
           return { error: part.error };
         }
         for (let index = 0; index < first; index++) held.push(batch[index]!);
@@ -329,7 +329,7 @@ export class GenerationService {
       }
     } catch (error) {
       attempt.dispose(false);
-      closeIterator(iterator);
+      void closeIterator(iterator);
       if (options.signal.aborted) throw options.signal.reason;
       return { error: this.toServiceError(error, attempt, candidate) };
     }
@@ -360,7 +360,7 @@ export class GenerationService {
       lease.end();
       attempt.dispose(!backendDone);
       // Finished, failed or abandoned: either way release the backend and its connection.
-      closeIterator(iterator);
+      void closeIterator(iterator);
     };
     try {
       let batch: readonly StreamPart[] | undefined = first;
@@ -412,9 +412,9 @@ export class GenerationService {
             sequencer.pushInto(part, out);
           }
         }
-        let passed: readonly StreamPart[] = out!;
-        for (const stage of stages) passed = stage.push(passed);
-        if (!ended && stages.some(hasEnded)) {
+        const staged = pushThroughStages(stages, out!);
+        const passed = staged.batch;
+        if (!ended && staged.ended) {
           // A stage ended the stream before the backend did (the output cap cut it): release the
           // backend before the last batch goes on, so that nobody waits on it.
           ended = true;
@@ -467,10 +467,6 @@ function assertCapability(model: ModelConfig, need: CapabilityNeed): void {
 }
 
 const NO_STAGES: readonly BatchStage<StreamPart>[] = [];
-
-function hasEnded(stage: BatchStage<StreamPart>): boolean {
-  return stage.ended;
-}
 
 /** Abort reason of an attempt whose result nobody reads any more. */
 const ATTEMPT_ABANDONED = new Error('The generation attempt was abandoned.');
@@ -534,22 +530,6 @@ class Attempt {
     if (abandon && !this.source.aborted) this.source.abort(ATTEMPT_ABANDONED);
   }
 }
-
-/**
- * Closes the backend's iterator without waiting for it (its clean-up runs on its own) and without
- * letting a failure of that clean-up surface. Called only while the iterator is not running (the
- * service reads it, so it is suspended at a yield or finished): an async generator then takes
- * `return()` at once, with no deferral needed.
- */
-function closeIterator(iterator: AsyncIterator<readonly StreamPart[]>): void {
-  try {
-    iterator.return?.().then(undefined, ignore);
-  } catch {
-    // An iterator whose return() throws has nothing left to release.
-  }
-}
-
-function ignore(): void {}
 
 /** The generated text seen so far, kept only to count tokens when the backend reports no usage. */
 class OutputText {
