@@ -6,7 +6,6 @@
  * encoder, then the SSE serialiser (read in batches, as the SSE writer reads). No HTTP server, no
  * sockets. Beside it, the least any translating gateway must do with that answer (`throughBaseline`).
  */
-import { Readable } from 'node:stream';
 import { cannedChatAnswer } from './canned-chat-answer.ts';
 import { mockUpstreamConfig } from './mock-upstream-config.ts';
 import type { GenerationCase } from './generation-cases.ts';
@@ -20,6 +19,7 @@ import { MemoryLimitStore } from '../../src/limits/memory/memory-limit-store.ts'
 import { OpenAICompatibleChatLanguageModel } from '../../src/providers/openai-compatible/openai-compatible-chat-language-model.ts';
 import { ProviderRegistry } from '../../src/providers/registry.ts';
 import type { UpstreamHttpClient, UpstreamResponse } from '../../src/providers/shared/http-client.ts';
+import { UpstreamBody } from '../../src/providers/shared/upstream-body.ts';
 import { chatCompletionsEndpoint, messagesEndpoint, responsesEndpoint } from '../../src/routes/generation-endpoints.ts';
 import { GenerationService } from '../../src/services/generation/generation-service.ts';
 import { MeteredGenerations } from '../../src/services/generation/metered-generations.ts';
@@ -37,8 +37,7 @@ const streamBytes = Buffer.from(streamText);
 const cannedClient = {
   async postJson(_path: string, payload: { stream?: boolean }): Promise<UpstreamResponse> {
     const stream = payload.stream === true;
-    const body = Readable.from([stream ? streamBytes : Buffer.from(completionText)]) as unknown as UpstreamResponse['body'];
-    (body as unknown as { text(): Promise<string> }).text = () => Promise.resolve(completionText);
+    const body = UpstreamBody.of(stream ? streamBytes : completionText);
     return { status: 200, headers: { 'content-type': stream ? 'text/event-stream' : 'application/json' }, body };
   },
   sanitize: (message: string) => message,

@@ -80,7 +80,7 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
       }
     } finally {
       // Destroying an unfinished body closes the connection, which is how the upstream learns to stop.
-      if (!response.body.destroyed) response.body.destroy();
+      response.body.destroy();
     }
   }
 
@@ -124,7 +124,7 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
       }
     } finally {
       drain.stop();
-      await reader.close();
+      reader.close();
     }
     if (failure === undefined && !sawEvent) failure = upstreamMalformedError('the response stream is empty');
     if (failure === undefined && !mapper.sawMessageStop) failure = streamEndedEarlyError();

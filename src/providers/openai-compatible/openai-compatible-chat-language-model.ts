@@ -80,7 +80,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
       }
     } finally {
       // Destroying an unfinished body closes the connection, which is how the upstream learns to stop.
-      if (!response.body.destroyed) response.body.destroy();
+      response.body.destroy();
     }
   }
 
@@ -128,7 +128,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
       }
     } finally {
       drain.stop();
-      await reader.close();
+      reader.close();
     }
     if (failure === undefined) failure = streamFault(sawEvent, drain.started, mapper);
     if (failure !== undefined) {

@@ -5,9 +5,9 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
-import type { Dispatcher } from 'undici';
 import { sanitizeUpstreamMessage, upstreamConnectionError, upstreamTimeoutError, type UpstreamError } from '../../core/upstream-error.ts';
 import type { Cancellation } from '../../core/cancellation.ts';
+import { UpstreamExchange, type UpstreamAnswer } from './upstream-body.ts';
 
 export interface UpstreamHttpClientOptions {
   /** Base URL of the upstream API, with or without a path prefix (`http://127.0.0.1:11434/v1`). */
@@ -20,13 +20,8 @@ export interface UpstreamHttpClientOptions {
   connections?: number;
 }
 
-export interface UpstreamResponse {
-  /** HTTP status code. */
-  status: number;
-  headers: IncomingHttpHeaders;
-  /** The body stream; read it to the end or destroy it, or the connection is not released. */
-  body: Dispatcher.ResponseData['body'];
-}
+/** Status, headers and body (upstream-body.ts); read the body to its end or destroy it, or the connection is not released. */
+export type UpstreamResponse = UpstreamAnswer;
 
 /** How long an idle keep-alive connection is kept, milliseconds (upstream hints may shorten it). */
 const KEEP_ALIVE_TIMEOUT_MS = 30_000;
@@ -66,17 +61,20 @@ export class UpstreamHttpClient {
    * the signal's reason when aborted, or with an UpstreamError for transport failures.
    */
   async postJson(path: string, payload: unknown, headers: Record<string, string>, signal: Cancellation): Promise<UpstreamResponse> {
+    // undici's dispatch interface, not request(): the body is read from undici's callbacks with no
+    // Readable in between (upstream-body.ts). The exchange follows the caller's cancellation itself.
     try {
-      const response = await this.pool.request({
-        method: 'POST',
-        path: `${this.basePath}${path}`,
-        headers: { 'content-type': 'application/json', ...headers },
-        body: JSON.stringify(payload),
-        // undici takes any EventTarget-like signal (it checks for `addEventListener`), so a
-        // CancellationSource goes as it is: no AbortSignal per upstream call (core/cancellation.ts).
-        signal: signal as AbortSignal,
-      });
-      return { status: response.statusCode, headers: response.headers, body: response.body };
+      return await UpstreamExchange.start(signal, (exchange) =>
+        this.pool.dispatch(
+          {
+            method: 'POST',
+            path: `${this.basePath}${path}`,
+            headers: { 'content-type': 'application/json', ...headers },
+            body: JSON.stringify(payload),
+          },
+          exchange,
+        ),
+      );
     } catch (error) {
       throw this.transportError(error, signal);
     }
@@ -98,16 +96,15 @@ export class UpstreamHttpClient {
     const chunks: Buffer[] = [];
     let size = 0;
     try {
-      for await (const chunk of response.body) {
-        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-        chunks.push(buffer);
-        size += buffer.length;
+      for (let bytes = await response.body.read(); bytes !== undefined; bytes = await response.body.read()) {
+        chunks.push(bytes);
+        size += bytes.length;
         if (size >= ERROR_BODY_LIMIT_BYTES) break;
       }
     } catch {
       // A broken error body still leaves the status to report.
     } finally {
-      if (!response.body.destroyed) response.body.destroy();
+      response.body.destroy();
     }
     return Buffer.concat(chunks).subarray(0, ERROR_BODY_LIMIT_BYTES).toString('utf8');
   }

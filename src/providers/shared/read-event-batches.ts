@@ -7,6 +7,7 @@
 import type { StreamPart } from '../../core/stream-parts.ts';
 import type { BodyDrain } from './http-client.ts';
 import { SseParser, type SseMessage } from './sse-parser.ts';
+import type { UpstreamBody } from './upstream-body.ts';
 
 /** Maps one event into `parts`; false once the stream has failed (reading stops). */
 export type EventMapper = (event: SseMessage, parts: StreamPart[]) => boolean;
@@ -24,31 +25,28 @@ export type EventMapper = (event: SseMessage, parts: StreamPart[]) => boolean;
  */
 export class EventBatchReader {
   private readonly parser = new SseParser();
-  private readonly reads: AsyncIterator<Uint8Array | string>;
   private over = false;
 
   constructor(
-    body: AsyncIterable<Uint8Array | string>,
+    private readonly body: UpstreamBody,
     private readonly drain: BodyDrain,
     private readonly mapEvent: EventMapper,
     private readonly held: StreamPart[],
-  ) {
-    this.reads = body[Symbol.asyncIterator]();
-  }
+  ) {}
 
   async next(): Promise<StreamPart[] | undefined> {
     while (!this.over) {
-      const read = await this.reads.next();
-      if (read.done === true) {
+      const bytes = await this.body.read();
+      if (bytes === undefined) {
         this.over = true;
         this.mapRead(this.parser.end(), this.held);
         return undefined;
       }
       const parts: StreamPart[] = [];
-      const open = this.mapRead(this.parser.push(read.value), parts);
+      const open = this.mapRead(this.parser.push(bytes), parts);
       if (!open) {
         // The stream failed: what the read produced before the failure goes on, then nothing more.
-        await this.close();
+        this.close();
         return parts.length > 0 ? parts : undefined;
       }
       if (this.drain.started) {
@@ -60,15 +58,11 @@ export class EventBatchReader {
     return undefined;
   }
 
-  /** Stops reading and releases the body (its iterator's `return()`), once; never throws. */
-  async close(): Promise<void> {
+  /** Stops reading and releases an unfinished body (its connection is closed), once; never throws. */
+  close(): void {
     if (this.over) return;
     this.over = true;
-    try {
-      await this.reads.return?.();
-    } catch {
-      // A body that fails while being released has nothing left to give; the stream's outcome stands.
-    }
+    this.body.destroy();
   }
 
   /** Maps the events one read completed; false once the stream has failed. */
