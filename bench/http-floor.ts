@@ -3,8 +3,9 @@
  * pinning as bench/gateway-chat.ts (servers on core 0, mock upstream and load on core 1, 50
  * connections): raw node:http and a bare Fastify app answering a canned chat completion to a parsed
  * POST body, the minimal pass-through proxy, and the undici upstream call alone (a client loop pinned
- * to core 0). Read beside gateway-chat's figures, it says how much of the gateway's CPU per request
- * is the framework, how much the upstream call, and how much Switchyard's own work.
+ * to core 0), made with undici's request() (the baseline) and with Switchyard's own client. Read
+ * beside gateway-chat's figures, it says how much of the gateway's CPU per request is the framework,
+ * how much the upstream call, and how much Switchyard's own work.
  *
  *   node --import tsx bench/http-floor.ts [seconds]
  */
@@ -40,28 +41,32 @@ try {
   await measureServer('raw node:http: parse the body, answer a canned completion', 'bench/support/minimal-json-server.ts', ['http']);
   await measureServer('bare Fastify: the same', 'bench/support/minimal-json-server.ts', ['fastify']);
   await measureServer('minimal pass-through proxy (undici) to the mock upstream', 'bench/support/passthrough-proxy.ts', [upstreamOrigin]);
-  for (const stream of [false, true]) {
-    const loop = spawnSync(
-      'taskset',
-      [
-        '-c',
-        '0',
-        process.execPath,
-        '--import',
-        'tsx',
-        'bench/support/undici-client-loop.ts',
-        upstreamOrigin,
-        '20000',
-        stream ? 'stream' : '',
-      ],
-      { encoding: 'utf8' },
-    );
-    upstreamCalls.push([stream ? 'streamed' : 'JSON', /cpu-us-per-request ([\d.]+)/.exec(loop.stdout)?.[1] ?? `failed: ${loop.stderr}`]);
+  for (const mode of ['request', 'switchyard'] as const) {
+    for (const stream of [false, true]) {
+      const loop = spawnSync(
+        'taskset',
+        [
+          '-c',
+          '0',
+          process.execPath,
+          '--import',
+          'tsx',
+          'bench/support/undici-client-loop.ts',
+          upstreamOrigin,
+          '20000',
+          stream ? 'stream' : '',
+          mode,
+        ],
+        { encoding: 'utf8' },
+      );
+      const label = `${mode === 'request' ? "undici's request() (a Readable per body, an AbortSignal)" : "Switchyard's client (dispatch, no Readable, a CancellationSource)"}, ${stream ? 'streamed' : 'JSON'}`;
+      upstreamCalls.push([label, /cpu-us-per-request ([\d.]+)/.exec(loop.stdout)?.[1] ?? `failed: ${loop.stderr}`]);
+    }
   }
 } finally {
   await upstream.stop();
 }
 
 printTable(`Servers on core ${canPin ? 0 : '-'}, 50 connections, ${durationSeconds} s each (POST of the chat body)`, rows);
-console.log('\nThe upstream call alone (undici Pool, AbortSignal, answer read whole), 50 in flight, client CPU µs per request');
+console.log('\nThe upstream call alone (undici Pool, answer read whole), 50 in flight, client CPU µs per request');
 for (const [label, figure] of upstreamCalls) console.log(`- ${label}: ${figure}`);
