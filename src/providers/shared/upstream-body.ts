@@ -160,11 +160,12 @@ export class UpstreamBody {
   };
 
   /**
-   * Drops undici's controller once nothing more will arrive. A finished body is still referenced for a
+   * Drops the flow control once nothing more will arrive. A finished body is still referenced for a
    * while (by the provider, by undici's request); what it references then lives on too, and under load
-   * a graph that outlives two young-generation collections is promoted: holding the controller (and
-   * through it the response's raw headers and the request) after the end made the server promote ~4x
-   * the bytes per collection, with ~3x the full collections (--trace-gc-nvp, docs/architecture.md).
+   * a graph still reachable at two young-generation collections is promoted. A first version that kept
+   * undici's controller (and through it the raw headers and the request) after the end made the server
+   * promote ~4x the bytes per collection, with ~3x the full collections (--trace-gc-nvp,
+   * docs/architecture.md).
    */
   private release(): void {
     this.controller = undefined;
