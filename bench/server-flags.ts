@@ -9,6 +9,10 @@
  *
  *   A="--max-semi-space-size=16 --heap-growing-percent=0" B="" node --import tsx bench/server-flags.ts
  *
+ * `PROMOTION=1` also runs both servers with `--trace-gc-nvp` and prints the bytes each promoted per
+ * young-generation collection: a change that keeps objects reachable for longer shows there before it
+ * shows in CPU (docs/architecture.md, "Speed").
+ *
  * `A` and `B` are added after the flags `npm start` uses (so the empty string is `npm start` itself;
  * a later flag wins). Baseline: A. `A_ENV` / `B_ENV` set environment variables for that server
  * (`B_ENV="MALLOC_MMAP_THRESHOLD_=65536"`). `A_CHECKOUT` / `B_CHECKOUT` run that server from another
@@ -26,6 +30,7 @@ runPinnedTo(1);
 
 const UPSTREAM_PORT = 18_460;
 const variants = [process.env['A'] ?? '--max-semi-space-size=16 --heap-growing-percent=0', process.env['B'] ?? ''];
+const tracePromotion = process.env['PROMOTION'] === '1';
 const rounds = Number(process.env['ROUNDS'] ?? 4);
 const checkouts = [process.env['A_CHECKOUT'], process.env['B_CHECKOUT']];
 /** `A_ENV` / `B_ENV`: `NAME=value` pairs, space-separated; they win over `npm start`'s malloc settings. */
@@ -45,7 +50,7 @@ const servers: SwitchyardProcess[] = [];
 const cpu: number[][] = [[], []];
 try {
   for (const [index, flags] of variants.entries()) {
-    process.env['BENCH_SERVER_FLAGS'] = flags;
+    process.env['BENCH_SERVER_FLAGS'] = tracePromotion ? `${flags} --trace-gc-nvp` : flags;
     servers.push(
       await startSwitchyard(
         { ...environments[index], SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory' },
@@ -82,6 +87,11 @@ try {
       `| ${index === 0 ? 'A' : 'B'} | \`${[environmentSettings[index], variants[index]].filter(Boolean).join(' ') || '(npm start as is)'}\` | ${checkouts[index] ?? 'this checkout'} | ${total(cpu[index]!)} | ${(total(cpu[index]!) / total(cpu[0]!)).toFixed(3)} | ${peakResidentMegabytes(server.child.pid!) ?? '-'} MB |`,
     );
   }
+  if (tracePromotion) {
+    console.log('\nPromoted per young-generation collection, mean over the whole run (--trace-gc-nvp `promoted=`):');
+    for (const [index, server] of servers.entries())
+      console.log(`- ${index === 0 ? 'A' : 'B'}: ${meanPromotedKilobytes(server.output())} KB`);
+  }
   const pairs = cpu[1]!.map((figure, run) => figure / cpu[0]![run]!);
   const sorted = [...pairs].sort((left, right) => left - right);
   console.log(`\nB/A, pair by pair: ${pairs.map((ratio) => ratio.toFixed(2)).join(' ')}`);
@@ -89,4 +99,11 @@ try {
 } finally {
   for (const server of servers) await server.stop();
   await upstream.stop();
+}
+
+/** Mean `promoted=` of the scavenges (`gc=s`) in a `--trace-gc-nvp` output, kilobytes. */
+function meanPromotedKilobytes(output: string): string {
+  const promoted = [...output.matchAll(/gc=s .*?promoted=(\d+)/g)].map((match) => Number(match[1]));
+  if (promoted.length === 0) return '-';
+  return (promoted.reduce((sum, bytes) => sum + bytes, 0) / promoted.length / 1024).toFixed(0);
 }

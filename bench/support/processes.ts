@@ -51,11 +51,16 @@ export async function startProcess(
   const pinned = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...command] : command;
   const child = spawn(pinned[0]!, pinned.slice(1), { env: { ...malloc, ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
+  let started = false;
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
+      // Once ready, the output is only kept (a server tracing its GCs writes megabytes of it).
+      if (started) return;
       const found = ready.exec(output);
-      if (found !== null) resolve(found);
+      if (found === null) return;
+      started = true;
+      resolve(found);
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
