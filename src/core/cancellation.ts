@@ -1,8 +1,8 @@
 /**
  * How a caller says "stop" to a use case. `Cancellation` is the part of an AbortSignal the services
  * and providers read (`aborted`, `reason`, an `abort` listener), so an AbortSignal is one. The edge
- * gives each request a `CancellationSource` instead, and so does each upstream attempt (undici takes
- * it as its signal: it accepts any EventTarget-like object). An AbortController costs an EventTarget, a
+ * gives each request a `CancellationSource` instead, and so does each upstream attempt (the upstream
+ * call follows it: providers/shared/upstream-body.ts). An AbortController costs an EventTarget, a
  * listener map and a listener record per subscriber (bench/node-primitives.ts prices them at ~2.8 µs to
  * make and ~1.8 µs to add and remove a listener); inside the loaded server each of the two a request
  * made cost ~9% of its CPU (paired runs of bench/server-flags.ts). A source keeps its listeners in an
