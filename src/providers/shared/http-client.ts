@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 import { sanitizeUpstreamMessage, upstreamConnectionError, upstreamTimeoutError, type UpstreamError } from '../../core/upstream-error.ts';
 import type { Cancellation } from '../../core/cancellation.ts';
-import { UpstreamExchange, type UpstreamAnswer } from './upstream-body.ts';
+import { UpstreamExchange, type UpstreamResponse } from './upstream-body.ts';
 
 export interface UpstreamHttpClientOptions {
   /** Base URL of the upstream API, with or without a path prefix (`http://127.0.0.1:11434/v1`). */
@@ -20,8 +20,7 @@ export interface UpstreamHttpClientOptions {
   connections?: number;
 }
 
-/** Status, headers and body (upstream-body.ts); read the body to its end or destroy it, or the connection is not released. */
-export type UpstreamResponse = UpstreamAnswer;
+export type { UpstreamResponse } from './upstream-body.ts';
 
 /** How long an idle keep-alive connection is kept, milliseconds (upstream hints may shorten it). */
 const KEEP_ALIVE_TIMEOUT_MS = 30_000;

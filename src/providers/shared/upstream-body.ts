@@ -29,8 +29,8 @@ export interface FlowControl {
   abort(reason: Error): void;
 }
 
-/** A response whose status and headers have arrived; its body follows. */
-export interface UpstreamAnswer {
+/** A response whose status and headers have arrived; read its body to the end or destroy it, or the connection is not released. */
+export interface UpstreamResponse {
   status: number;
   headers: IncomingHttpHeaders;
   body: UpstreamBody;
@@ -197,7 +197,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, FlowControl
    * Settles the call's answer; dropped once it has, as are the body, the cancellation and undici's
    * functions once the call is over (see UpstreamBody.release): undici keeps its handler for a while.
    */
-  private settle: { resolve: (answer: UpstreamAnswer) => void; reject: (error: unknown) => void } | undefined;
+  private settle: { resolve: (answer: UpstreamResponse) => void; reject: (error: unknown) => void } | undefined;
   /** The body, until the call is over. */
   private body: UpstreamBody | undefined = new UpstreamBody();
   /** The caller's cancellation, followed until the call is over. */
@@ -211,11 +211,11 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, FlowControl
   paused = false;
 
   /** Starts a call: `dispatch` hands the exchange to undici; the promise settles as described above. */
-  static start(signal: Cancellation, dispatch: (exchange: UpstreamExchange) => void): Promise<UpstreamAnswer> {
-    return new Promise<UpstreamAnswer>((resolve, reject) => dispatch(new UpstreamExchange(signal, { resolve, reject })));
+  static start(signal: Cancellation, dispatch: (exchange: UpstreamExchange) => void): Promise<UpstreamResponse> {
+    return new Promise<UpstreamResponse>((resolve, reject) => dispatch(new UpstreamExchange(signal, { resolve, reject })));
   }
 
-  private constructor(signal: Cancellation, settle: { resolve: (answer: UpstreamAnswer) => void; reject: (error: unknown) => void }) {
+  private constructor(signal: Cancellation, settle: { resolve: (answer: UpstreamResponse) => void; reject: (error: unknown) => void }) {
     this.settle = settle;
     this.onAbort = () => this.abortCall(this.signal?.reason);
     if (signal.aborted) {
