@@ -27,6 +27,7 @@ import {
   unsupportedSettings,
   type OpenAICompatibleRequestOptions,
 } from './convert-to-openai-compatible-request.ts';
+import { ChunkTemplate } from './chunk-template.ts';
 import { OpenAICompatibleStreamMapper } from './map-openai-compatible-stream.ts';
 import { openAICompatibleStatusError, openAICompatibleStreamError } from './openai-compatible-error.ts';
 import { readChunk, readCompletion, readError } from './openai-compatible-wire.ts';
@@ -90,6 +91,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
     let failure: ServiceError | undefined;
     let sawEvent = false;
     const drain = new BodyDrain(response);
+    const template = new ChunkTemplate();
     const mapEvent = (event: SseMessage, parts: StreamPart[]): boolean => {
       sawEvent = true;
       const data = event.data;
@@ -98,12 +100,19 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
         return true;
       }
       if (isBlank(data)) return true; // an empty keep-alive event
+      // Most chunks are the last one with another delta string: read those without parsing (chunk-template.ts).
+      const templated = event.event === 'error' ? undefined : template.read(data);
+      if (templated !== undefined) {
+        mapper.mapInto(templated, parts);
+        return true;
+      }
       const json = parseJson(data);
       const chunk = readChunk(json);
       if (chunk === undefined) {
         failure = upstreamMalformedError('the stream carried an event that is not JSON');
         return false;
       }
+      template.learn(data, chunk);
       // `{"error": ...}` data, or an SSE event named `error` (some proxies and servers send those).
       if (chunk.error !== undefined || event.event === 'error') {
         failure = openAICompatibleStreamError(

@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ChunkTemplate } from '../../../src/providers/openai-compatible/chunk-template.ts';
+import { readChunk, type OpenAIChunkView } from '../../../src/providers/openai-compatible/openai-compatible-wire.ts';
+
+/** The view a full parse gives: what every templated read must equal. */
+function parsed(data: string): OpenAIChunkView | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  return readChunk(json);
+}
+
+/** Feeds `data` as the provider does: a templated read, else a full parse that may teach the template. */
+function feed(template: ChunkTemplate, data: string): { view: OpenAIChunkView | undefined; templated: boolean } {
+  const templated = template.read(data);
+  if (templated !== undefined) return { view: templated, templated: true };
+  const view = parsed(data);
+  if (view !== undefined) template.learn(data, view);
+  return { view, templated: false };
+}
+
+function chunk(delta: Record<string, unknown>, extra: Record<string, unknown> = {}, finishReason: string | null = null): string {
+  return JSON.stringify({
+    id: 'chatcmpl-7',
+    object: 'chat.completion.chunk',
+    created: 1_764_000_000,
+    model: 'qwen',
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    ...extra,
+  });
+}
+
+const TRICKY_TEXTS = [
+  ' word',
+  '',
+  'a "quoted" word',
+  'back\\slash',
+  'line\nbreak\ttab',
+  'héllo wörld 😀',
+  '\u2028\u2029',
+  '"content":"x"',
+  '\\"',
+  'null',
+  '}]}',
+];
+
+describe('ChunkTemplate', () => {
+  test('a stream of text deltas: learnt from the first plain delta, every later one read without parsing, equal to a full parse', () => {
+    const template = new ChunkTemplate();
+    const stream = [chunk({ role: 'assistant', content: '' }), ...TRICKY_TEXTS.map((text) => chunk({ content: text }))];
+    const results = stream.map((data) => ({ data, ...feed(template, data) }));
+    for (const { data, view } of results) assert.deepEqual(view, parsed(data), data);
+    // The role chunk and the first text chunk are parsed (each teaches the template); the rest are not.
+    assert.deepEqual(
+      results.map((result) => result.templated),
+      [false, false, ...TRICKY_TEXTS.slice(1).map(() => true)],
+    );
+  });
+
+  test('escaped text in the wire (\\u escapes, escaped slashes) reads as the full parse does', () => {
+    const template = new ChunkTemplate();
+    const first = chunk({ content: 'a' });
+    feed(template, first);
+    const escaped = first.replace('"content":"a"', '"content":"caf\\u00e9 \\/ \\ud83d\\ude00"');
+    const result = feed(template, escaped);
+    assert.equal(result.templated, true);
+    assert.deepEqual(result.view, parsed(escaped));
+    assert.equal(result.view?.choices[0]?.content, 'café / 😀');
+  });
+
+  test('reasoning deltas, under either key, are templated into reasoning', () => {
+    for (const key of ['reasoning_content', 'reasoning']) {
+      const template = new ChunkTemplate();
+      feed(template, chunk({ [key]: 'think' }));
+      const next = chunk({ [key]: 'ing "hard"' });
+      const result = feed(template, next);
+      assert.equal(result.templated, true, key);
+      assert.deepEqual(result.view, parsed(next));
+      assert.equal(result.view?.choices[0]?.reasoning, 'ing "hard"');
+    }
+  });
+
+  test('white space around the key and value (a pretty-printing server) still learns', () => {
+    const template = new ChunkTemplate();
+    const pretty = (text: string): string => JSON.stringify(JSON.parse(chunk({ content: text })), null, 1);
+    feed(template, pretty('one'));
+    const result = feed(template, pretty('two'));
+    assert.equal(result.templated, true);
+    assert.deepEqual(result.view, parsed(pretty('two')));
+  });
+
+  test('chunks that carry anything besides the delta text are parsed in full', () => {
+    const template = new ChunkTemplate();
+    feed(template, chunk({ content: 'a' }));
+    const others = [
+      chunk({}, {}, 'stop'),
+      chunk({ content: 'b' }, {}, 'length'),
+      chunk({ content: 'b' }, { usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }),
+      chunk({ content: 'b', tool_calls: [{ index: 0, id: 'c', function: { name: 'f', arguments: '' } }] }),
+      chunk({ content: 'b', refusal: 'no' }),
+      JSON.stringify({ id: 'chatcmpl-7', choices: [] }),
+      chunk({ content: 'b' }).replace('chatcmpl-7', 'chatcmpl-8'),
+      `${chunk({ content: 'b' })} `,
+    ];
+    for (const data of others) {
+      assert.equal(template.read(data), undefined, data);
+    }
+  });
+
+  test('a middle that is not exactly one string literal is not read (the full parse decides)', () => {
+    const template = new ChunkTemplate();
+    const first = chunk({ content: 'a' });
+    feed(template, first);
+    const at = first.indexOf('"a"');
+    const around = (middle: string): string => first.slice(0, at) + middle + first.slice(at + 3);
+    for (const middle of ['"a","content":"b"', '"a\nb"', '"a\\"', '"\\x"', 'null', '"a" ', '""""']) {
+      const data = around(middle);
+      assert.equal(template.read(data), undefined, middle);
+    }
+    assert.equal(template.read(around('"ok"'))?.choices[0]?.content, 'ok');
+  });
+
+  test('the key written twice, or once elsewhere: reads still equal the full parse, or nothing is learnt', () => {
+    // `logprobs.content` repeats the key after the delta's.
+    const withLogprobs = (text: string, token: string): string =>
+      JSON.stringify({
+        id: 'x',
+        choices: [{ index: 0, delta: { content: text }, logprobs: { content: [{ token, logprob: -1 }] }, finish_reason: null }],
+      });
+    const twice = new ChunkTemplate();
+    feed(twice, withLogprobs('a', 't'));
+    const next = withLogprobs('b', 't');
+    assert.deepEqual(feed(twice, next), { view: parsed(next), templated: true });
+
+    // The text `content` itself.
+    const sameWord = new ChunkTemplate();
+    feed(sameWord, chunk({ content: 'content' }));
+    const word = chunk({ content: 'next' });
+    assert.deepEqual(feed(sameWord, word), { view: parsed(word), templated: true });
+
+    // The only plain `"content":` belongs to another object; the delta's key is written with an escape.
+    // The probe finds that the sentinel does not land in the delta, so nothing is learnt.
+    const decoy = (text: string): string =>
+      `{"id":"x","note":{"content":"${text}"},"choices":[{"index":0,"delta":{"\\u0063ontent":"${text}"}}]}`;
+    const fooled = new ChunkTemplate();
+    assert.equal(feed(fooled, decoy('a')).view?.choices[0]?.content, 'a');
+    assert.equal(fooled.read(decoy('b')), undefined);
+    assert.equal(fooled.read(decoy('a').replace('"note":{"content":"a"}', '"note":{"content":"zzz"}')), undefined);
+
+    // Probes that fail count too: after four, a stream of plain deltas is no longer learnt.
+    for (let index = 0; index < 3; index++) feed(fooled, decoy(`c${index}`));
+    feed(fooled, chunk({ content: 'plain' }));
+    assert.equal(fooled.read(chunk({ content: 'plainer' })), undefined);
+
+    const both = new ChunkTemplate();
+    feed(both, chunk({ reasoning_content: 'a', reasoning: 'a' }));
+    assert.equal(both.read(chunk({ reasoning_content: 'b', reasoning: 'b' })), undefined);
+  });
+
+  test('a server that changes a field in every chunk stops being learnt after a few tries', () => {
+    const template = new ChunkTemplate();
+    const obfuscated = (index: number): string => chunk({ content: `w${index}` }, { obfuscation: 'x'.repeat(index) });
+    for (let index = 0; index < 10; index++) {
+      const data = obfuscated(index);
+      const result = feed(template, data);
+      assert.equal(result.templated, false);
+      assert.deepEqual(result.view, parsed(data));
+    }
+    // Learning has stopped: even a chunk equal in shape to the last one is no longer templated.
+    assert.equal(template.read(chunk({ content: 'again' }, { obfuscation: 'x'.repeat(9) })), undefined);
+  });
+
+  test('a random mix of texts and chunk kinds always reads as the full parse does', () => {
+    let seed = 7;
+    const random = (limit: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % limit;
+    };
+    const alphabet = ['a', ' ', '"', '\\', '\n', 'é', '😀', '{', '}', ':', ',', '\u0000', 'content'];
+    for (let round = 0; round < 50; round++) {
+      const template = new ChunkTemplate();
+      for (let index = 0; index < 40; index++) {
+        const text = Array.from({ length: random(6) }, () => alphabet[random(alphabet.length)]).join('');
+        const kind = random(10);
+        const data = kind === 0 ? chunk({}, {}, 'stop') : kind === 1 ? chunk({ reasoning_content: text }) : chunk({ content: text });
+        const result = feed(template, data);
+        assert.deepEqual(result.view, parsed(data), data);
+      }
+    }
+  });
+});
