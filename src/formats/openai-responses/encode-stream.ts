@@ -70,6 +70,10 @@ interface Block {
   redactedData?: string;
   callId?: string;
   toolName?: string;
+  /** The delta events' JSON up to the delta string, set when the block is announced (see deltaEvent). */
+  deltaHead?: string;
+  /** The delta events' JSON from after the delta string up to the sequence number. */
+  deltaTail?: string;
 }
 
 /** The delta event of each kind of block. */
@@ -109,6 +113,14 @@ async function* responseEvents(
     event: type,
     data: { type, ...fields, sequence_number: sequenceNumber++ },
   });
+  /**
+   * The same event, with its fields already JSON (`"name":value,...`, in the order `event` would write
+   * them): for payloads that are sent more than once or are on the hot path, serialised once here.
+   */
+  const jsonEvent = (type: string, fieldsJson: string): SseEvent => ({
+    event: type,
+    data: `{"type":"${type}",${fieldsJson},"sequence_number":${sequenceNumber++}}`,
+  });
 
   /** The open block (blocks never overlap). */
   let open: Block | undefined;
@@ -122,6 +134,9 @@ async function* responseEvents(
     block.outputIndex = output.length;
     const outputIndex = block.outputIndex;
     const itemId = block.itemId;
+    const contentIndex = block.kind === 'tool' ? '' : ',"content_index":0';
+    block.deltaHead = `{"type":"${DELTA_EVENT_TYPES[block.kind]}","item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}${contentIndex},"delta":`;
+    block.deltaTail = block.kind === 'text' ? ',"logprobs":[],"sequence_number":' : ',"sequence_number":';
     switch (block.kind) {
       case 'text': {
         const item = { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
@@ -164,30 +179,15 @@ async function* responseEvents(
   };
 
   /**
-   * One event per streamed delta: the hot path of a streamed response, so its payload is one object
-   * literal (no spreads), fields in the order the other events use: type, item_id, output_index,
+   * One event per streamed delta: the hot path of a streamed response, so its JSON is the block's
+   * constant head and tail around the delta's own JSON.stringify (~5x cheaper than stringifying an
+   * object per delta). Fields in the order the other events use: type, item_id, output_index,
    * content_index (text and reasoning), delta, logprobs (text), sequence_number.
    */
-  const deltaEvent = (block: Block, delta: string): SseEvent => {
-    const type = DELTA_EVENT_TYPES[block.kind];
-    const itemId = block.itemId;
-    const outputIndex = block.outputIndex;
-    const sequence = sequenceNumber++;
-    switch (block.kind) {
-      case 'text':
-        return {
-          event: type,
-          data: { type, item_id: itemId, output_index: outputIndex, content_index: 0, delta, logprobs: [], sequence_number: sequence },
-        };
-      case 'reasoning':
-        return {
-          event: type,
-          data: { type, item_id: itemId, output_index: outputIndex, content_index: 0, delta, sequence_number: sequence },
-        };
-      case 'tool':
-        return { event: type, data: { type, item_id: itemId, output_index: outputIndex, delta, sequence_number: sequence } };
-    }
-  };
+  const deltaEvent = (block: Block, delta: string): SseEvent => ({
+    event: DELTA_EVENT_TYPES[block.kind],
+    data: `${block.deltaHead}${JSON.stringify(delta)}${block.deltaTail}${sequenceNumber++}}`,
+  });
 
   /** The finished item of a block, as output_item.done and the final Response show it. */
   const finishedItem = (block: Block, status: ItemStatus): ResponseOutputItem => {
@@ -213,14 +213,11 @@ async function* responseEvents(
     const item = finishedItem(block, status);
     const location = { item_id: block.itemId, output_index: block.outputIndex };
     if (item.type === 'message') {
-      out.push(event('response.output_text.done', { ...location, content_index: 0, text: block.text, logprobs: [] }));
-      out.push(
-        event('response.content_part.done', {
-          ...location,
-          content_index: 0,
-          part: { type: 'output_text', text: block.text, annotations: [] },
-        }),
-      );
+      // The text goes out three times (these two and the item): serialised once for the first two.
+      const at = `"item_id":${JSON.stringify(block.itemId)},"output_index":${block.outputIndex},"content_index":0`;
+      const text = JSON.stringify(block.text);
+      out.push(jsonEvent('response.output_text.done', `${at},"text":${text},"logprobs":[]`));
+      out.push(jsonEvent('response.content_part.done', `${at},"part":{"type":"output_text","text":${text},"annotations":[]}`));
     } else if (item.type === 'reasoning' && block.redactedData === undefined) {
       out.push(event('response.reasoning_text.done', { ...location, content_index: 0, text: block.text }));
       out.push(event('response.content_part.done', { ...location, content_index: 0, part: { type: 'reasoning_text', text: block.text } }));
@@ -294,9 +291,10 @@ async function* responseEvents(
         }
         if (!started) {
           started = true;
-          const response = buildResponseObject(context, { status: 'in_progress', output: [], usage: null });
-          out.push(event('response.created', { response }));
-          out.push(event('response.in_progress', { response }));
+          // The same Response twice: serialised once.
+          const response = JSON.stringify(buildResponseObject(context, { status: 'in_progress', output: [], usage: null }));
+          out.push(jsonEvent('response.created', `"response":${response}`));
+          out.push(jsonEvent('response.in_progress', `"response":${response}`));
         }
         if (part.type === 'finish') {
           const ending = mapFinishReason(part.finishReason);

@@ -36,7 +36,8 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response
  */
 function validate(events: SseEvent[]): EventData[] {
   const payloads = events.map((event, index) => {
-    const data = event.data as EventData;
+    // Hot and repeated payloads leave as finished JSON text; the others as objects the writer serialises.
+    const data = (typeof event.data === 'string' ? JSON.parse(event.data) : event.data) as EventData;
     assert.equal(typeof data, 'object');
     assert.equal(event.event, data.type, 'the event: line equals the payload type');
     assert.equal(data.sequence_number, index, 'sequence_number increases by one on every event');
