@@ -40,8 +40,13 @@ type Data = Record<string, unknown> & {
   content_block?: Record<string, unknown>;
 };
 
+/** An event's payload; the deltas leave as finished JSON text, the other events as objects. */
+function payload(event: SseEvent): Data {
+  return (typeof event.data === 'string' ? JSON.parse(event.data) : event.data) as Data;
+}
+
 function payloads(events: SseEvent[]): Data[] {
-  return events.map((event) => event.data as Data);
+  return events.map(payload);
 }
 
 /** The wire order of events as compact strings, e.g. `start 0 tool_use`, `delta 0 input_json_delta`, `stop 0`. */
@@ -65,7 +70,7 @@ function assertWellFormed(events: SseEvent[]): void {
   let open: number | undefined;
   let nextIndex = 0;
   for (const event of events) {
-    const data = event.data as Data;
+    const data = payload(event);
     assert.equal(event.event, data.type, 'every event is named after its payload type');
     if (data.type === 'content_block_start') {
       assert.equal(open, undefined, 'a block starts only after the previous one stopped');
