@@ -67,6 +67,8 @@ export class ChunkTemplate {
   learn(data: string, view: OpenAIChunkView): void {
     if (this.probes >= MAX_PROBES || !isPlainDelta(view)) return;
     const choice = view.choices[0]!;
+    // An empty delta is the role announcement that opens most streams: its text is not what later chunks share.
+    if (choice.content === '' || choice.reasoning === '') return;
     const key: DeltaKey | undefined =
       choice.content !== undefined ? 'content' : choice.reasoning !== undefined ? reasoningKey(data) : undefined;
     if (key === undefined) return;

@@ -54,11 +54,18 @@ describe('ChunkTemplate', () => {
     const stream = [chunk({ role: 'assistant', content: '' }), ...TRICKY_TEXTS.map((text) => chunk({ content: text }))];
     const results = stream.map((data) => ({ data, ...feed(template, data) }));
     for (const { data, view } of results) assert.deepEqual(view, parsed(data), data);
-    // The role chunk and the first text chunk are parsed (each teaches the template); the rest are not.
+    // The role chunk (its empty text teaches nothing) and the first text chunk are parsed; the rest are not.
     assert.deepEqual(
       results.map((result) => result.templated),
       [false, false, ...TRICKY_TEXTS.slice(1).map(() => true)],
     );
+  });
+
+  test('empty deltas (role announcements) teach nothing and spend no probe', () => {
+    const template = new ChunkTemplate();
+    for (let index = 0; index < 5; index++) feed(template, chunk({ role: 'assistant', content: '' }, { n: index }));
+    feed(template, chunk({ content: 'a' }));
+    assert.equal(feed(template, chunk({ content: 'b' })).templated, true);
   });
 
   test('escaped text in the wire (\\u escapes, escaped slashes) reads as the full parse does', () => {
