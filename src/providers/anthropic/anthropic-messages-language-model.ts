@@ -19,6 +19,7 @@ import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
 import { FaultGate } from '../shared/answer-faults.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
+import { DeltaTemplate } from './delta-template.ts';
 import { EventBatchReader } from '../shared/read-event-batches.ts';
 import type { SseMessage } from '../shared/sse-parser.ts';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-error.ts';
@@ -95,8 +96,15 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     /** Parts of the read that carried message_stop: they leave once the body has ended (shared/read-event-batches.ts). */
     const last: StreamPart[] = [];
     let sawEvent = false;
+    const template = new DeltaTemplate();
     const mapEvent = (message: SseMessage, parts: StreamPart[]): boolean => {
       sawEvent = true;
+      // Most events are the last delta with another string: read those without parsing (delta-template.ts).
+      const templated = message.event === 'error' ? undefined : template.read(message.data);
+      if (templated !== undefined) {
+        for (const part of mapper.map(templated)) parts.push(part);
+        return true;
+      }
       if (message.data.trim() === '') return true; // an empty keep-alive event
       const json = parseJson(message.data);
       if (json === undefined) {
@@ -104,6 +112,7 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
         return false;
       }
       const event = readEvent(json);
+      template.learn(message.data, event);
       // The data's `type`, or the SSE event name (a proxy may send `event: error` with other data).
       if (event.type === 'error' || message.event === 'error') {
         failure = anthropicStreamError(event.type === 'error' ? event.error : readError(asObject(json)?.['error'] ?? json), sanitize);
