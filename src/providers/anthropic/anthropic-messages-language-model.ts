@@ -1,7 +1,7 @@
 /**
  * A LanguageModel over the Anthropic Messages API (`POST {baseUrl}/v1/messages`, streaming). The SSE
- * body is parsed once (shared/sse-parser.ts), each event read leniently (anthropic-wire.ts) and mapped
- * to canonical parts (map-anthropic-stream.ts). An upstream that answers with a whole JSON message
+ * body is parsed once (shared/sse-parser.ts), each event read leniently (anthropic-wire.ts; most deltas
+ * without a JSON parse, delta-template.ts) and mapped to canonical parts (map-anthropic-stream.ts). An upstream that answers with a whole JSON message
  * instead of a stream is accepted too.
  *
  * Errors: an HTTP error status, a transport failure, or a 200 that is no answer (a body that is empty
@@ -19,10 +19,10 @@ import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { BodyDrain, headerValue, streamEndedEarlyError, type UpstreamHttpClient, type UpstreamResponse } from '../shared/http-client.ts';
 import { FaultGate } from '../shared/answer-faults.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import { DeltaTemplate } from './delta-template.ts';
 import { EventBatchReader } from '../shared/read-event-batches.ts';
 import type { SseMessage } from '../shared/sse-parser.ts';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-error.ts';
+import { DeltaTemplate } from './delta-template.ts';
 import { readError, readEvent, readMessage } from './anthropic-wire.ts';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.ts';
 import type { ProviderLogger } from '../shared/provider-context.ts';

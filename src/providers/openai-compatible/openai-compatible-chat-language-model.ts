@@ -1,7 +1,8 @@
 /**
  * A LanguageModel over any `/v1/chat/completions` upstream (OpenAI, vLLM, Ollama, llama.cpp server,
  * LM Studio). One POST per generation, always streamed: the SSE body is parsed once
- * (shared/sse-parser.ts), each event read leniently (openai-compatible-wire.ts) and mapped to
+ * (shared/sse-parser.ts), each event read leniently (openai-compatible-wire.ts; most text deltas
+ * without a JSON parse, chunk-template.ts) and mapped to
  * canonical parts (map-openai-compatible-stream.ts); the parts of one upstream read leave as one batch
  * (core/batched.ts). An upstream that answers with a whole JSON body instead of a stream is accepted too.
  *
