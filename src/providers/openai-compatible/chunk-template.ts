@@ -8,8 +8,10 @@
  * Parsing each of them was the largest single cost of a streamed answer (~10% of the gateway's CPU).
  * A ChunkTemplate learns the text around the delta string from one plain delta that was parsed in full
  * (shared/string-slot.ts, proved by a probe through `readChunk`) and reads a later chunk that matches it
- * without parsing: its view is the learnt view with the new string. Any other chunk (a finish reason,
- * usage, a tool call, a server that changes a field per chunk) does not match and is parsed in full.
+ * without parsing: its view is the learnt view with the new string. OpenAI's own chunks also carry an
+ * `obfuscation` string that changes every time; it is a free slot (any string may stand there). Any
+ * other chunk (a finish reason, usage, a tool call, a server that changes another field per chunk)
+ * does not match and is parsed in full.
  */
 import { StringSlot } from '../shared/string-slot.ts';
 import { readChunk, type OpenAIChoiceDeltaView, type OpenAIChunkView, type OpenAIToolCallDeltaView } from './openai-compatible-wire.ts';
@@ -18,6 +20,11 @@ import { readChunk, type OpenAIChoiceDeltaView, type OpenAIChunkView, type OpenA
 type DeltaKey = 'content' | 'reasoning_content' | 'reasoning';
 
 const NO_TOOL_CALLS: readonly OpenAIToolCallDeltaView[] = Object.freeze([]);
+/**
+ * Strings a server may change in every chunk that the view does not carry: OpenAI's `obfuscation`
+ * (random padding against a length side channel, on by default on api.openai.com).
+ */
+const FREE_KEYS = ['obfuscation'];
 /** Stops learning after this many probes in one stream (a server that changes every chunk). */
 const MAX_PROBES = 4;
 
@@ -53,12 +60,18 @@ export class ChunkTemplate {
     const key: DeltaKey | undefined = choice.content !== undefined ? 'content' : reasoningKey(data);
     if (key === undefined) return;
     this.probes++;
-    // The probe must read as a plain delta whose text (of the kind learnt) is the sentinel.
-    const slot = StringSlot.find(data, key, (probe, sentinel) => {
-      const probed = readChunk(probe);
-      if (probed === undefined || !isPlainDelta(probed)) return false;
-      return (key === 'content' ? probed.choices[0]!.content : probed.choices[0]!.reasoning) === sentinel;
-    });
+    // The probe must read as a plain delta of the same chunk whose text (of the kind learnt) is the
+    // sentinel: then the free slots (OpenAI's `obfuscation`) reach nothing the view carries.
+    const slot = StringSlot.find(
+      data,
+      key,
+      (probe, sentinel) => {
+        const probed = readChunk(probe);
+        if (probed === undefined || !isPlainDelta(probed) || probed.id !== view.id || probed.model !== view.model) return false;
+        return (key === 'content' ? probed.choices[0]!.content : probed.choices[0]!.reasoning) === sentinel;
+      },
+      FREE_KEYS,
+    );
     if (slot === undefined) return;
     this.slot = slot;
     this.key = key;

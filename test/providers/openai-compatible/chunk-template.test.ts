@@ -168,17 +168,45 @@ describe('ChunkTemplate', () => {
     assert.equal(both.read(chunk({ reasoning_content: 'b', reasoning: 'b' })), undefined);
   });
 
-  test('a server that changes a field in every chunk stops being learnt after a few tries', () => {
+  test("OpenAI's obfuscation padding, new in every chunk, is a free slot: chunks are still read without parsing", () => {
     const template = new ChunkTemplate();
-    const obfuscated = (index: number): string => chunk({ content: `w${index}` }, { obfuscation: 'x'.repeat(index) });
+    const padding = ['', 'x', 'Zq9', 'aaaaaaaaaaaaaaaaaaaa', 'é😀', 'a\\"b', 'k'];
+    const obfuscated = (index: number): string =>
+      JSON.stringify({
+        id: 'chatcmpl-7',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'gpt-4o',
+        service_tier: 'default',
+        system_fingerprint: 'fp_1',
+        choices: [{ index: 0, delta: { content: `w${index}` }, logprobs: null, finish_reason: null }],
+        usage: null,
+        obfuscation: padding[index % padding.length],
+      });
+    const results = Array.from({ length: 14 }, (_, index) => ({ data: obfuscated(index), ...feed(template, obfuscated(index)) }));
+    for (const { data, view } of results) assert.deepEqual(view, parsed(data), data);
+    assert.deepEqual(
+      results.map((result) => result.templated),
+      [false, ...Array.from({ length: 13 }, () => true)],
+    );
+    // A free slot still has to hold one valid string literal (a raw control character is not JSON).
+    const withPadding = (literal: string): string => obfuscated(1).replace('"obfuscation":"x"', `"obfuscation":${literal}`);
+    for (const literal of ['"x\u0001y"', '1', 'null', '"x","more":"y"', '"\\q"'])
+      assert.equal(template.read(withPadding(literal)), undefined, literal);
+    assert.equal(template.read(withPadding('"\\u0041"'))?.choices[0]?.content, 'w1');
+  });
+
+  test('a server that changes another field in every chunk stops being learnt after a few tries', () => {
+    const template = new ChunkTemplate();
+    const counted = (index: number): string => chunk({ content: `w${index}` }, { n: index });
     for (let index = 0; index < 10; index++) {
-      const data = obfuscated(index);
+      const data = counted(index);
       const result = feed(template, data);
       assert.equal(result.templated, false);
       assert.deepEqual(result.view, parsed(data));
     }
-    // Learning has stopped: even a chunk equal in shape to the last one is no longer templated.
-    assert.equal(template.read(chunk({ content: 'again' }, { obfuscation: 'x'.repeat(9) })), undefined);
+    // Learning has stopped: a chunk of the last shape is not templated either.
+    assert.equal(template.read(chunk({ content: 'again' }, { n: 9 })), undefined);
   });
 
   test('a random mix of texts and chunk kinds always reads as the full parse does', () => {
@@ -193,7 +221,14 @@ describe('ChunkTemplate', () => {
       for (let index = 0; index < 40; index++) {
         const text = Array.from({ length: random(6) }, () => alphabet[random(alphabet.length)]).join('');
         const kind = random(10);
-        const data = kind === 0 ? chunk({}, {}, 'stop') : kind === 1 ? chunk({ reasoning_content: text }) : chunk({ content: text });
+        const data =
+          kind === 0
+            ? chunk({}, {}, 'stop')
+            : kind === 1
+              ? chunk({ reasoning_content: text })
+              : kind < 5
+                ? chunk({ content: text }, { obfuscation: text })
+                : chunk({ content: text });
         const result = feed(template, data);
         assert.deepEqual(result.view, parsed(data), data);
       }

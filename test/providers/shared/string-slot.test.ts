@@ -36,6 +36,30 @@ describe('StringSlot', () => {
     assert.equal(StringSlot.find('{"delta":{"text":"unterminated}}', 'text', inDeltaText), undefined);
   });
 
+  test('free slots take any string literal, before or after the value; the probe sees a second sentinel there', () => {
+    const event = (text: string, padding: string): string => JSON.stringify({ pad: padding, delta: { text }, tail: padding });
+    let probed: unknown;
+    const slot = StringSlot.find(
+      event('a', 'p'),
+      'text',
+      (probe, sentinel) => {
+        probed = probe;
+        return inDeltaText(probe, sentinel);
+      },
+      ['pad', 'tail', 'absent'],
+    )!;
+    assert.deepEqual(probed, { pad: '\u0002', delta: { text: '\u0001' }, tail: '\u0002' });
+    assert.equal(slot.match(event('b', 'longer padding "quoted"')), 'b');
+    assert.equal(slot.match(event('c', '')), 'c');
+    assert.equal(slot.match(JSON.stringify({ pad: 'p', delta: { text: 'd' }, tail: 1 })), undefined);
+    // A key that is both the value and free would be two slots in one place: no slot.
+    assert.equal(StringSlot.find(event('a', 'p'), 'text', inDeltaText, ['text']), undefined);
+    // Without free keys, the same slot takes only the learnt padding.
+    const strict = StringSlot.find(event('a', 'p'), 'text', inDeltaText)!;
+    assert.equal(strict.match(event('b', 'p')), 'b');
+    assert.equal(strict.match(event('b', 'q')), undefined);
+  });
+
   test('the probe decides: a slot is made only when the sentinel lands where the reader looks', () => {
     // The first `"text":` belongs to `note`, not to the delta.
     const decoy = '{"note":{"text":"x"},"delta":{"text":"x"}}';
