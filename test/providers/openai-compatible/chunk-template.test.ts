@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { ChunkTemplate } from '../../../src/providers/openai-compatible/chunk-template.ts';
 import { readChunk, type OpenAIChunkView } from '../../../src/providers/openai-compatible/openai-compatible-wire.ts';
@@ -194,6 +195,19 @@ describe('ChunkTemplate', () => {
     for (const literal of ['"x\u0001y"', '1', 'null', '"x","more":"y"', '"\\q"'])
       assert.equal(template.read(withPadding(literal)), undefined, literal);
     assert.equal(template.read(withPadding('"\\u0041"'))?.choices[0]?.content, 'w1');
+  });
+
+  test('a recorded OpenAI stream (gpt-4.1-nano, obfuscation on): every chunk reads as its full parse, nearly all without one', () => {
+    const template = new ChunkTemplate();
+    const lines = readFileSync(new URL('../../fixtures/providers/openai-text.chunks.txt', import.meta.url), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
+    const results = lines.map((data) => ({ data, ...feed(template, data) }));
+    for (const { data, view } of results) assert.deepEqual(view, parsed(data), data);
+    const parsedInFull = results.filter((result) => !result.templated).length;
+    // The role chunk, the first text chunk, the finish chunk and the usage chunk.
+    assert.ok(lines.length > 250);
+    assert.equal(parsedInFull, 4);
   });
 
   test('a server that changes another field in every chunk stops being learnt after a few tries', () => {
