@@ -11,9 +11,12 @@
  * any gateway that parses and re-encodes pays. Then time to first byte of a stream through the proxy and
  * the gateway, and RSS of the gateway after the load.
  *
- *   node --import tsx bench/gateway-chat.ts [seconds] [--rounds N] [--limits]
+ *   node --import tsx bench/gateway-chat.ts [seconds] [--rounds N] [--limits] [--spaced]
  *
- * `--limits` adds chat runs with limits off and on Redis (REDIS_URL or TEST_REDIS_URL).
+ * `--limits` adds chat runs with limits off and on Redis (REDIS_URL or TEST_REDIS_URL). `--spaced`
+ * has the mock write a stream one event at a time (support/mock-openai-upstream.ts), so every
+ * server reads and forwards it event by event, as it does a real model's tokens; by default a whole
+ * stream is one write, which prices a request's fixed costs.
  */
 import { GENERATION_CASES } from './support/generation-cases.ts';
 import { printTable, runLoad, type LoadResult } from './support/load.ts';
@@ -29,6 +32,7 @@ const rounds = roundsFlag === -1 ? 1 : Math.max(1, Number(process.argv[roundsFla
 const durationSeconds = Number(process.argv.find((argument, index) => /^\d+$/.test(argument) && index !== roundsFlag + 1) ?? 5);
 const WARM_UP_SECONDS = 2;
 const withLimitRuns = process.argv.includes('--limits');
+const spacedStreams = process.argv.includes('--spaced');
 const redisUrl = process.env['REDIS_URL'] ?? process.env['TEST_REDIS_URL'];
 const UPSTREAM_PORT = 18_420;
 const PROXY_PORT = 18_421;
@@ -66,7 +70,13 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-const upstream = await startProcess('bench/support/mock-openai-upstream.ts', [String(UPSTREAM_PORT), '20'], {}, /listening/, LOAD_CORE);
+const upstream = await startProcess(
+  'bench/support/mock-openai-upstream.ts',
+  [String(UPSTREAM_PORT), '20', ...(spacedStreams ? ['spaced'] : [])],
+  {},
+  /listening/,
+  LOAD_CORE,
+);
 try {
   const proxy = await startProcess(
     'bench/support/passthrough-proxy.ts',
