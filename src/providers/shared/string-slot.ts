@@ -89,7 +89,6 @@ export class StringSlot {
   match(data: string): string | undefined {
     const pieces = this.pieces;
     const first = pieces[0]!;
-    if (pieces.length === 2) return this.matchOne(data, first, pieces[1]!);
     if (data.slice(0, first.length) !== first) return undefined;
     let position = first.length;
     let value: string | undefined;
@@ -109,17 +108,6 @@ export class StringSlot {
       if (data.slice(end, position) !== piece) return undefined;
     }
     return position === data.length ? value : undefined;
-  }
-
-  /** `match` for a slot without free slots (the common case): the literal's end is known from the suffix. */
-  private matchOne(data: string, prefix: string, suffix: string): string | undefined {
-    const start = prefix.length;
-    const end = data.length - suffix.length;
-    if (end - start < 2 || data.slice(0, start) !== prefix || data.slice(end) !== suffix) return undefined;
-    // One literal must fill the middle exactly: it ends where the suffix starts.
-    const scanned = scanLiteral(data, start);
-    if (scanned === end) return data.slice(start + 1, end - 1);
-    return scanned === -end ? escapedString(data.slice(start, end)) : undefined;
   }
 }
 
