@@ -5,8 +5,13 @@
  * core 0 (both started once, loaded one at a time); the mock upstream and the load generator (this
  * process) to core 1. Each row's ratio comes from a proxy run and a gateway run made back to back
  * (this machine's speed drifts by tens of percent within a minute; adjacent runs see the same drift);
- * with `--rounds N` every row is measured N times and the median ratio is reported. Every run is
- * preceded by a 2-second warm-up. For chat completions, a lean translating gateway
+ * with `--rounds N` every row is measured N times and the median ratio is reported. Before the first
+ * measured run every server is loaded on each of its cases for a few seconds, so that each is measured
+ * in its steady state: Switchyard's JIT compiler needs ~10-15 s of load to settle (with `--trace-opt`,
+ * 357, 124, 15 and 10 functions optimised in four consecutive 5-second runs, at 757, 404, 317 and 339
+ * CPU µs a request), a 30-line proxy about a second; measured cold, the first row (chat JSON) read
+ * ~20% low (0.51 against 0.62 and 0.64 in the next two rounds). Every run is then preceded by a
+ * 2-second warm-up as well. For chat completions, a lean translating gateway
  * (support/translating-proxy.ts) is loaded right after each pair, against the same proxy run: the floor
  * any gateway that parses and re-encodes pays. Then time to first byte of a stream through the proxy and
  * the gateway, and RSS of the gateway after the load.
@@ -31,6 +36,8 @@ const roundsFlag = process.argv.indexOf('--rounds');
 const rounds = roundsFlag === -1 ? 1 : Math.max(1, Number(process.argv[roundsFlag + 1]));
 const durationSeconds = Number(process.argv.find((argument, index) => /^\d+$/.test(argument) && index !== roundsFlag + 1) ?? 5);
 const WARM_UP_SECONDS = 2;
+/** Seconds of load on each case of each server before the first measured run (steady state; see above). */
+const STEADY_STATE_SECONDS = 3;
 const withLimitRuns = process.argv.includes('--limits');
 const spacedStreams = process.argv.includes('--spaced');
 const redisUrl = process.env['REDIS_URL'] ?? process.env['TEST_REDIS_URL'];
@@ -102,6 +109,19 @@ try {
       for (const stream of [false, true])
         ratios.push({ label: `${testCase.format}, ${stream ? 'stream' : 'JSON'}`, proxy: [], gateway: [], translator: [] });
     }
+    // Steady state first: every server on each of its cases (the proxy and the translator on both chat bodies).
+    for (const stream of [false, true]) {
+      const warm = { method: 'POST' as const, durationSeconds: STEADY_STATE_SECONDS };
+      await runLoad('steady-state warm-up', { ...warm, url: proxyUrl, headers: proxyHeaders, body: proxyBody(stream) });
+      await runLoad('steady-state warm-up', {
+        ...warm,
+        url: translatorUrl,
+        headers: { authorization: `Bearer ${TRANSLATOR_KEY}`, 'content-type': 'application/json' },
+        body: CASES[0]!.body(stream),
+      });
+      for (const testCase of CASES)
+        await runLoad('steady-state warm-up', { ...warm, url: `${gateway.origin}${testCase.path}`, headers, body: testCase.body(stream) });
+    }
     for (let round = 1; round <= rounds; round++) {
       let row = 0;
       for (const testCase of CASES) {
@@ -159,6 +179,14 @@ try {
       const gatewayRun = await startSwitchyard({ SWITCHYARD_CONFIG: configFile, ...env }, 18_411, GATEWAY_CORE);
       try {
         const headers = { authorization: `Bearer ${gatewayRun.key}`, 'content-type': 'application/json' };
+        // A fresh server: to its steady state first, as above (its one case for as long as all of them there).
+        await runLoad('steady-state warm-up', {
+          url: `${gatewayRun.origin}/v1/chat/completions`,
+          method: 'POST',
+          headers,
+          body: CASES[0]!.body(false),
+          durationSeconds: STEADY_STATE_SECONDS * CASES.length * 2,
+        });
         throughput.push(
           await load(
             `switchyard chat JSON, ${label}`,
