@@ -24,7 +24,7 @@
  * stream is one write, which prices a request's fixed costs.
  */
 import { GENERATION_CASES } from './support/generation-cases.ts';
-import { printTable, runLoad, type LoadResult } from './support/load.ts';
+import { printTable, runLoad, type CpuSplit, type LoadResult } from './support/load.ts';
 import { writeMockUpstreamConfig } from './support/mock-upstream-config.ts';
 import { canPin, peakResidentMegabytes, residentMegabytes, runPinnedTo, startProcess, startSwitchyard } from './support/processes.ts';
 import { measureFirstByte, printFirstByteTable, type FirstByteResult } from './support/time-to-first-byte.ts';
@@ -238,6 +238,20 @@ for (const row of ratios) {
   console.log(
     `| ${row.label} | ${Math.round(median(row.proxy.map((result) => result.requestsPerSecond)))} | ${Math.round(median(row.translator.map((result) => result.requestsPerSecond)))} | ${median(each).toFixed(2)} | ${Math.round(translatorCpu)} | ${(gatewayCpu / translatorCpu).toFixed(2)} |`,
   );
+}
+console.log(
+  "\nWhere each server's CPU goes, µs per request: main thread in user mode (JavaScript, the runtime, the GC's share on that thread) / main thread in the kernel (mostly socket reads and writes) / all other threads (V8's helpers: concurrent marking, parallel scavenges, background compilation)",
+);
+console.log('| format | proxy | switchyard | lean translator |');
+console.log('|---|---:|---:|---:|');
+for (const row of ratios) {
+  const split = (results: LoadResult[]): string => {
+    const splits = results.map((result) => result.serverCpuSplit);
+    if (splits.length === 0 || splits.some((each) => each === undefined)) return '-';
+    const part = (key: keyof CpuSplit): number => Math.round(median(splits.map((each) => each![key])));
+    return `${part('mainUser')} / ${part('mainKernel')} / ${part('otherThreads')}`;
+  };
+  console.log(`| ${row.label} | ${split(row.proxy)} | ${split(row.gateway)} | ${split(row.translator)} |`);
 }
 printFirstByteTable('Streaming chat: time to first byte, 200 sequential requests on one connection', firstByte);
 console.log('\nResident memory after the load (target: switchyard < 150 MB)');

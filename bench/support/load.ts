@@ -3,13 +3,15 @@
  * per second and latency percentiles. The server under test runs in another process so the load
  * generator and the server do not share an event loop.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 export interface LoadResult {
   label: string;
   /** CPU time the server process spent per request, microseconds (Linux /proc; undefined elsewhere). */
   serverMicrosecondsPerRequest?: number;
+  /** The same, by thread and mode (Linux /proc): where a server's CPU goes. */
+  serverCpuSplit?: CpuSplit;
   requestsPerSecond: number;
   /** Milliseconds. */
   p50: number;
@@ -28,6 +30,42 @@ export interface LoadOptions {
   durationSeconds?: number;
 }
 
+/**
+ * A server's CPU per request by thread, microseconds: its main thread in user mode (JavaScript, V8's
+ * work on that thread, including its share of garbage collection, and native code such as the HTTP
+ * parser) and in kernel mode (mostly socket reads and writes), and every other thread together (V8's
+ * helper threads: concurrent marking, parallel scavenging, background compilation; libuv's pool).
+ */
+export interface CpuSplit {
+  mainUser: number;
+  mainKernel: number;
+  otherThreads: number;
+}
+
+/** CPU seconds of a process by thread and mode (Linux), or undefined. */
+function cpuByThread(pid: number): CpuSplit | undefined {
+  try {
+    const split: CpuSplit = { mainUser: 0, mainKernel: 0, otherThreads: 0 };
+    for (const thread of readdirSync(`/proc/${pid}/task`)) {
+      let fields: string[];
+      try {
+        fields = readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      } catch {
+        continue; // a thread that ended between the listing and the read
+      }
+      const user = Number(fields[11]) / 100;
+      const kernel = Number(fields[12]) / 100;
+      if (thread === String(pid)) {
+        split.mainUser += user;
+        split.mainKernel += kernel;
+      } else split.otherThreads += user + kernel;
+    }
+    return split;
+  } catch {
+    return undefined;
+  }
+}
+
 /** User + system CPU seconds a process has used (Linux), or undefined. */
 function cpuSeconds(pid: number): number | undefined {
   try {
@@ -41,6 +79,7 @@ function cpuSeconds(pid: number): number | undefined {
 /** Runs the load; with `serverPid`, also the server's CPU time per request (a steadier figure than req/s on a small shared machine). */
 export async function runLoad(label: string, options: LoadOptions & { serverPid?: number }): Promise<LoadResult> {
   const cpuBefore = options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid);
+  const splitBefore = options.serverPid === undefined ? undefined : cpuByThread(options.serverPid);
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
@@ -50,6 +89,7 @@ export async function runLoad(label: string, options: LoadOptions & { serverPid?
     duration: options.durationSeconds ?? 5,
   });
   const cpuAfter = options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid);
+  const splitAfter = options.serverPid === undefined ? undefined : cpuByThread(options.serverPid);
   const perRequest =
     cpuBefore === undefined || cpuAfter === undefined || result.requests.total === 0
       ? undefined
@@ -57,12 +97,20 @@ export async function runLoad(label: string, options: LoadOptions & { serverPid?
   return {
     label,
     ...(perRequest === undefined ? {} : { serverMicrosecondsPerRequest: perRequest }),
+    ...(splitBefore === undefined || splitAfter === undefined || result.requests.total === 0
+      ? {}
+      : { serverCpuSplit: perRequestSplit(splitBefore, splitAfter, result.requests.total) }),
     requestsPerSecond: Math.round(result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
   };
+}
+
+function perRequestSplit(before: CpuSplit, after: CpuSplit, requests: number): CpuSplit {
+  const each = (key: keyof CpuSplit): number => Math.round(((after[key] - before[key]) * 1e6) / requests);
+  return { mainUser: each('mainUser'), mainKernel: each('mainKernel'), otherThreads: each('otherThreads') };
 }
 
 export function printTable(title: string, rows: LoadResult[]): void {
