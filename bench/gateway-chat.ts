@@ -179,7 +179,7 @@ try {
       const gatewayRun = await startSwitchyard({ SWITCHYARD_CONFIG: configFile, ...env }, 18_411, GATEWAY_CORE);
       try {
         const headers = { authorization: `Bearer ${gatewayRun.key}`, 'content-type': 'application/json' };
-        // A fresh server: to its steady state first, as above (its one case for as long as all of them there).
+        // A fresh server: to its steady state first, as above (on its one case, for as long as the six cases took there).
         await runLoad('steady-state warm-up', {
           url: `${gatewayRun.origin}/v1/chat/completions`,
           method: 'POST',

@@ -35,6 +35,7 @@ export interface LoadOptions {
  * work on that thread, including its share of garbage collection, and native code such as the HTTP
  * parser) and in kernel mode (mostly socket reads and writes), and every other thread together (V8's
  * helper threads: concurrent marking, parallel scavenging, background compilation; libuv's pool).
+ * A thread that ended during the run is missing from the split (the process total still counts it).
  */
 export interface CpuSplit {
   mainUser: number;
