@@ -14,7 +14,8 @@
  * shows in CPU (docs/architecture.md, "Speed").
  *
  * `A` and `B` are added after the flags `npm start` uses (so the empty string is `npm start` itself;
- * a later flag wins). Baseline: A. `A_ENV` / `B_ENV` set environment variables for that server
+ * a later flag wins). The servers run pinned to one core, so that includes `--no-parallel-scavenge`
+ * (scripts/service-memory.mjs); `--parallel-scavenge` puts V8's default back. Baseline: A. `A_ENV` / `B_ENV` set environment variables for that server
  * (`B_ENV="MALLOC_MMAP_THRESHOLD_=65536"`). `A_CHECKOUT` / `B_CHECKOUT` run that server from another
  * checkout's build instead of this one, e.g. the base of a change:
  *

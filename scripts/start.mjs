@@ -4,7 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { SERVICE_MALLOC_ENVIRONMENT, SERVICE_NODE_FLAGS } from './service-memory.mjs';
+import { SERVICE_MALLOC_ENVIRONMENT, serviceNodeFlags } from './service-memory.mjs';
 
 const BUILD_OUTPUT = 'dist/src/main.js';
 /** Written by scripts/build.mjs when a build has finished. */
@@ -25,9 +25,16 @@ if (sources > built) {
   const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
-// Memory settings (scripts/service-memory.mjs); a flag named in NODE_OPTIONS is not added, and malloc
-// variables the operator set win.
-const NODE_FLAGS = SERVICE_NODE_FLAGS.filter((flag) => !(process.env.NODE_OPTIONS ?? '').includes(flag.split('=')[0]));
+// Memory settings (scripts/service-memory.mjs): for the CPUs this process may use, and PARALLEL_SCAVENGE;
+// a flag named in NODE_OPTIONS is not added, and malloc variables the operator set win.
+let serviceFlags;
+try {
+  serviceFlags = serviceNodeFlags();
+} catch (error) {
+  console.error(error.message);
+  process.exit(1);
+}
+const NODE_FLAGS = serviceFlags.filter((flag) => !(process.env.NODE_OPTIONS ?? '').includes(flag.split('=')[0]));
 const service = spawn(process.execPath, [...NODE_FLAGS, BUILD_OUTPUT, 'serve', ...process.argv.slice(2)], {
   stdio: 'inherit',
   env: { ...SERVICE_MALLOC_ENVIRONMENT, ...process.env },

@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SERVICE_MALLOC_ENVIRONMENT, SERVICE_NODE_FLAGS } from '../../scripts/service-memory.mjs';
+import { cpuBudget, SERVICE_MALLOC_ENVIRONMENT, serviceNodeFlags } from '../../scripts/service-memory.mjs';
 
 export interface RunningProcess {
   child: ChildProcess;
@@ -45,7 +45,8 @@ export async function startProcess(
   // BENCH_SERVER_FLAGS adds node flags to them, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile the server.
   const serverFlags = (process.env['BENCH_SERVER_FLAGS'] ?? '').split(' ').filter((flag) => flag !== '');
   const compiled = script.endsWith('.js');
-  const loader = compiled ? [...SERVICE_NODE_FLAGS, ...serverFlags] : ['--import', 'tsx'];
+  // The server's own CPU budget decides its flags: one core when it is pinned.
+  const loader = compiled ? [...serviceNodeFlags(cpu !== undefined && canPin ? 1 : cpuBudget()), ...serverFlags] : ['--import', 'tsx'];
   const malloc = compiled ? SERVICE_MALLOC_ENVIRONMENT : {};
   const command = [process.execPath, ...loader, script, ...args];
   const pinned = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...command] : command;

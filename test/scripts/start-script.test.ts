@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { cpuBudget, serviceNodeFlags } from '../../scripts/service-memory.mjs';
+
+const canPin = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
 const START_SCRIPT = new URL('../../scripts/start.mjs', import.meta.url).pathname;
 
@@ -34,12 +37,14 @@ describe('npm start: builds only when a source changed since the last build', ()
 
   const builds = (): number =>
     existsSync(join(project, 'builds.log')) ? readFileSync(join(project, 'builds.log'), 'utf8').split('\n').length - 1 : 0;
-  const start = (env: NodeJS.ProcessEnv = {}): { execArgv: string[]; args: string[]; trim: string | null } => {
-    const result = spawnSync(process.execPath, [START_SCRIPT, '--port', '1'], {
-      cwd: project,
-      encoding: 'utf8',
-      env: { ...process.env, ...env },
-    });
+  /** Runs scripts/start.mjs in the project; `pinned`: under `taskset -c 0`, as a service with one CPU. */
+  const launch = (env: NodeJS.ProcessEnv = {}, pinned = false) => {
+    const command = [process.execPath, START_SCRIPT, '--port', '1'];
+    const [file, ...args] = pinned ? ['taskset', '-c', '0', ...command] : command;
+    return spawnSync(file!, args, { cwd: project, encoding: 'utf8', env: { ...process.env, ...env } });
+  };
+  const start = (env: NodeJS.ProcessEnv = {}, pinned = false): { execArgv: string[]; args: string[]; trim: string | null } => {
+    const result = launch(env, pinned);
     assert.equal(result.status, 0, result.stderr);
     return JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { execArgv: string[]; args: string[]; trim: string | null };
   };
@@ -50,7 +55,7 @@ describe('npm start: builds only when a source changed since the last build', ()
   };
 
   test('no stamp yet: it builds, then starts the service with its memory settings', () => {
-    const started = start();
+    const started = start({ PARALLEL_SCAVENGE: 'on' });
     assert.equal(builds(), 1);
     assert.deepEqual(started.args, ['serve', '--port', '1']);
     assert.deepEqual(started.execArgv, ['--max-semi-space-size=8', '--heap-growing-percent=50']);
@@ -74,8 +79,46 @@ describe('npm start: builds only when a source changed since the last build', ()
   });
 
   test("the operator's NODE_OPTIONS flag and malloc setting win over the defaults", () => {
-    const started = start({ NODE_OPTIONS: '--max-semi-space-size=32', MALLOC_TRIM_THRESHOLD_: '999' });
+    const started = start({ NODE_OPTIONS: '--max-semi-space-size=32', MALLOC_TRIM_THRESHOLD_: '999', PARALLEL_SCAVENGE: 'on' });
     assert.deepEqual(started.execArgv, ['--heap-growing-percent=50']);
     assert.equal(started.trim, '999');
+  });
+
+  test('PARALLEL_SCAVENGE=off: young-generation collections on the main thread alone', () => {
+    assert.deepEqual(start({ PARALLEL_SCAVENGE: 'off' }).execArgv, [
+      '--max-semi-space-size=8',
+      '--heap-growing-percent=50',
+      '--no-parallel-scavenge',
+    ]);
+  });
+
+  test('PARALLEL_SCAVENGE=auto on one CPU (taskset): parallel scavenging off', { skip: !canPin && 'taskset is not available here' }, () => {
+    assert.ok(start({ PARALLEL_SCAVENGE: 'auto' }, true).execArgv.includes('--no-parallel-scavenge'));
+    assert.ok(!start({ PARALLEL_SCAVENGE: 'on' }, true).execArgv.includes('--no-parallel-scavenge'));
+  });
+
+  test('an unknown PARALLEL_SCAVENGE value: a clear message and exit 1, nothing started', () => {
+    const result = launch({ PARALLEL_SCAVENGE: 'yes' });
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /PARALLEL_SCAVENGE must be one of auto, on, off; got 'yes'/);
+    assert.equal(result.stdout, '');
+  });
+});
+
+describe('the service flags for a CPU budget', () => {
+  test('auto: parallel scavenging with more than one CPU, not with one', () => {
+    assert.ok(!serviceNodeFlags(2, 'auto').includes('--no-parallel-scavenge'));
+    assert.ok(!serviceNodeFlags(16, 'auto').includes('--no-parallel-scavenge'));
+    assert.deepEqual(serviceNodeFlags(1, 'auto'), ['--max-semi-space-size=8', '--heap-growing-percent=50', '--no-parallel-scavenge']);
+  });
+
+  test('on and off win over the CPU count', () => {
+    assert.ok(!serviceNodeFlags(1, 'on').includes('--no-parallel-scavenge'));
+    assert.ok(serviceNodeFlags(8, 'off').includes('--no-parallel-scavenge'));
+  });
+
+  test('the CPU budget is at least one and at most the CPUs this process may run on', () => {
+    const budget = cpuBudget();
+    assert.ok(Number.isInteger(budget) && budget >= 1 && budget <= availableParallelism(), String(budget));
   });
 });
