@@ -53,6 +53,15 @@ export interface StartedGeneration {
   onFinal?: (body: Record<string, unknown>) => Promise<void>;
 }
 
+/**
+ * A format's answer object as the JSON body the edge sends (it adds `_metadata` in place). A typed
+ * interface has no index signature, so it is not a Record by type; copying it into one (`{ ...answer }`)
+ * cost every JSON answer a clone.
+ */
+export function jsonBody(answer: object): Record<string, unknown> {
+  return answer as Record<string, unknown>;
+}
+
 export interface GenerationFormat<Context> {
   /** Short name for logs and metrics (`openai-chat`, `anthropic-messages`, `openai-responses`). */
   readonly name: string;

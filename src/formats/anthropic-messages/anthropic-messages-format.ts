@@ -3,7 +3,7 @@
  * encode-response.ts and encode-stream.ts behind the contract every generation route serves, with
  * Anthropic `ping` keep-alives and the Anthropic error body (a top-level `"type":"error"`).
  */
-import type { GenerationFormat } from '../../core/generation-format.ts';
+import { jsonBody, type GenerationFormat } from '../../core/generation-format.ts';
 import { decodeMessagesRequest } from './decode-request.ts';
 import { encodeMessagesResponse } from './encode-response.ts';
 import { encodeMessagesStream, messagesPingEvent } from './encode-stream.ts';
@@ -42,7 +42,7 @@ export const anthropicMessagesFormat: GenerationFormat<MessagesFormatContext> = 
       context: { model: decoded.request.model },
     };
   },
-  encodeResponse: (result, context) => ({ ...encodeMessagesResponse(result, { model: context.model }) }),
+  encodeResponse: (result, context) => jsonBody(encodeMessagesResponse(result, { model: context.model })),
   encodeStream: (parts, context, started) => encodeMessagesStream(parts, { model: context.model, inputTokens: started.promptTokens }),
   keepAlive: messagesPingEvent(),
   wrapErrorEnvelope: withMessagesErrorType,

@@ -2,7 +2,7 @@
  * The chat completions format as one value (core/generation-format.ts): decode-request.ts,
  * encode-response.ts and encode-stream.ts behind the contract every generation route serves.
  */
-import type { GenerationFormat } from '../../core/generation-format.ts';
+import { jsonBody, type GenerationFormat } from '../../core/generation-format.ts';
 import { decodeChatCompletionRequest } from './decode-request.ts';
 import { createChatCompletionContext, encodeChatCompletion, type ChatCompletionContext } from './encode-response.ts';
 import { encodeChatCompletionStream } from './encode-stream.ts';
@@ -41,6 +41,6 @@ export const openAIChatFormat: GenerationFormat<ChatFormatContext> = {
       context: { completion: createChatCompletionContext(options.model), includeUsage: options.includeUsage },
     };
   },
-  encodeResponse: (result, context) => ({ ...encodeChatCompletion(result, context.completion) }),
+  encodeResponse: (result, context) => jsonBody(encodeChatCompletion(result, context.completion)),
   encodeStream: (parts, context) => encodeChatCompletionStream(parts, context.completion, { includeUsage: context.includeUsage }),
 };

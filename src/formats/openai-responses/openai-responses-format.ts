@@ -3,7 +3,7 @@
  * encode-response.ts and encode-stream.ts behind the contract every generation route serves. Stored
  * conversations (`previous_response_id`, `store`) are the endpoint's own steps, outside the format.
  */
-import type { GenerationFormat } from '../../core/generation-format.ts';
+import { jsonBody, type GenerationFormat } from '../../core/generation-format.ts';
 import { decodeResponsesRequest, type DecodedResponsesRequest } from './decode-request.ts';
 import { createResponseContext, encodeResponse, type ResponseContext } from './encode-response.ts';
 import { encodeResponseStream } from './encode-stream.ts';
@@ -56,7 +56,7 @@ export const openAIResponsesFormat: GenerationFormat<ResponsesFormatContext> = {
       context: { decoded, response: createResponseContext(options) },
     };
   },
-  encodeResponse: (result, context) => ({ ...encodeResponse(result, context.response) }),
+  encodeResponse: (result, context) => jsonBody(encodeResponse(result, context.response)),
   encodeStream: (parts, context, started) => {
     const onFinal = started.onFinal;
     return encodeResponseStream(
