@@ -51,13 +51,26 @@ export function usageInHand(request: FastifyRequest): UsageInfo | null | undefin
   return request.admission?.totalUsage ?? request.usageSnapshot?.total;
 }
 
+let isoMillisecond = Number.NaN;
+let isoText = '';
+
+/** The current time as an ISO 8601 string, formatted once per millisecond (every answer carries one). */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMillisecond) {
+    isoMillisecond = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
+}
+
 /** The metadata object with `user_total_usage` already known. */
 export function metadataWith(request: FastifyRequest, source: MetadataSource, success: boolean, usage: UsageInfo | null): Metadata {
   const elapsed = elapsedMilliseconds(request);
   return {
     creator: source.operator,
     status: success,
-    timestamp: new Date().toISOString(),
+    timestamp: isoNow(),
     request_id: request.id,
     processing_time: routeFacts(request).settings?.integerProcessingTime ? Math.round(elapsed) : Math.round(elapsed * 1000) / 1000,
     tier: request.auth?.tier ?? null,

@@ -147,13 +147,14 @@ function convertToolChoice(choice: ToolChoice): OpenAIToolChoice {
   }
 }
 
-export function convertToOpenAICompatibleRequest(request: GenerationRequest, options: OpenAICompatibleRequestOptions): OpenAIChatRequest {
-  const body: OpenAIChatRequest = {
-    model: options.upstreamModel,
-    messages: convertMessages(request),
-    stream: true,
-    stream_options: { include_usage: true },
-  };
+export function convertToOpenAICompatibleRequest(
+  request: GenerationRequest,
+  options: OpenAICompatibleRequestOptions,
+  stream = true,
+): OpenAIChatRequest {
+  const body: OpenAIChatRequest = stream
+    ? { model: options.upstreamModel, messages: convertMessages(request), stream: true, stream_options: { include_usage: true } }
+    : { model: options.upstreamModel, messages: convertMessages(request), stream: false };
   const tools = request.tools ?? [];
   if (tools.length > 0) {
     body.tools = tools.map((tool) => ({

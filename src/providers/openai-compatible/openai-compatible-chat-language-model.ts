@@ -54,14 +54,14 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
    * before any output is thrown (shared/answer-faults.ts).
    */
   private async *streamBatches(request: GenerationRequest, options: CallOptions): AsyncGenerator<readonly StreamPart[], void, undefined> {
-    const streamed = convertToOpenAICompatibleRequest(request, this.settings);
+    const wholeResponse = options.preferWholeResponse === true;
+    // A caller that assembles the whole answer gets it in one upstream JSON body (one parse, not one per chunk).
+    const body = convertToOpenAICompatibleRequest(request, this.settings, !wholeResponse);
     const warnings = unsupportedSettings(request, this.settings);
     const gate = new FaultGate();
     if (warnings.length > 0) gate.pass([{ type: 'response-metadata', warnings }]);
-    // A caller that assembles the whole answer gets it in one upstream JSON body (one parse, not one per chunk).
-    const body = options.preferWholeResponse === true ? { ...streamed, stream: false, stream_options: undefined } : streamed;
     const headers: Record<string, string> = {
-      accept: options.preferWholeResponse === true ? 'application/json' : 'text/event-stream',
+      accept: wholeResponse ? 'application/json' : 'text/event-stream',
       ...this.settings.headers,
     };
     if (options.requestId !== undefined) headers['x-request-id'] = options.requestId;
@@ -71,7 +71,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
       throw openAICompatibleStatusError(response.status, text, response.headers, (message) => this.client.sanitize(message));
     }
     try {
-      if (readsAsWholeBody(headerValue(response.headers, 'content-type'), options.preferWholeResponse === true)) {
+      if (readsAsWholeBody(headerValue(response.headers, 'content-type'), wholeResponse)) {
         const parts = gate.pass(await this.readWholeBody(response, options.signal));
         if (parts.length > 0) yield parts;
       } else {

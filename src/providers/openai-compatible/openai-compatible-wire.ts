@@ -40,8 +40,10 @@ export type OpenAIResponseFormat =
 export interface OpenAIChatRequest {
   model: string;
   messages: OpenAIMessage[];
-  stream: true;
-  stream_options: { include_usage: true };
+  /** False when the whole answer is asked for in one JSON body. */
+  stream: boolean;
+  /** Only on a streamed request. */
+  stream_options?: { include_usage: true };
   tools?: OpenAITool[];
   tool_choice?: OpenAIToolChoice;
   parallel_tool_calls?: boolean;

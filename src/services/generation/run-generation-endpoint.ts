@@ -4,16 +4,16 @@
  * The HTTP route and the batch worker both call it, so a batch line is answered exactly as the same
  * request made synchronously (at the batch price).
  */
-import type { Permission } from '../../config/index.ts';
+import type { Capability, Permission } from '../../config/index.ts';
 import { assembleResult } from '../../core/assemble-result.ts';
-import type { DecodedGeneration, DecodeOptions, GenerationFormat } from '../../core/generation-format.ts';
+import type { DecodedGeneration, DecodeOptions, GenerationFormat, StartedGeneration } from '../../core/generation-format.ts';
 import type { GenerationWarning } from '../../core/generation.ts';
 import { invalidParameter } from '../../core/service-error.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
 import type { ModelConfig } from '../../config/index.ts';
 import type { Admission } from '../metering/metering-service.ts';
 import type { Caller } from '../caller.ts';
-import type { MeteredGenerations } from './metered-generations.ts';
+import type { MeteredGenerationOptions, MeteredGenerations } from './metered-generations.ts';
 
 /** Response header listing valid request parameters this service did not honour (comma-separated wire names). */
 export const IGNORED_PARAMETERS_HEADER = 'x-switchyard-ignored-parameters';
@@ -70,27 +70,30 @@ export async function runGenerationEndpoint<Context>(
   const decoded = format.decode(body, settings);
   if (decoded.stream && options.allowStream === false)
     throw invalidParameter('stream', "Invalid 'stream': batch requests cannot stream; leave 'stream' out or set it to false.");
+  // Objects here are built field by field: spreads of conditional parts take V8's slow path, and this
+  // runs for every generation request.
+  const startOptions: MeteredGenerationOptions = { endpoint: endpoint.path, capabilityParams: decoded.capabilityParams };
+  if (decoded.stream) startOptions.capabilities = STREAMING;
+  else startOptions.preferWholeResponse = true;
   const prepare = endpoint.prepare;
-  const started = await generations.start(caller, decoded.request, {
-    endpoint: endpoint.path,
-    capabilityParams: decoded.capabilityParams,
-    ...(decoded.stream ? { capabilities: ['streaming'] } : { preferWholeResponse: true }),
-    ...(prepare === undefined ? {} : { prepare: (model: ModelConfig) => prepare.call(endpoint, decoded, caller, model) }),
-  });
+  if (prepare !== undefined) startOptions.prepare = (model: ModelConfig) => prepare.call(endpoint, decoded, caller, model);
+  const started = await generations.start(caller, decoded.request, startOptions);
   const ignored = ignoredParameters(decoded as DecodedGeneration<unknown>, started.warnings, format as GenerationFormat<unknown>);
   const headers = { ...decoded.headers, ...started.admission.headers };
   if (ignored.length > 0) headers[IGNORED_PARAMETERS_HEADER] = ignored.join(', ');
   if (started.deployment !== '') headers[DEPLOYMENT_HEADER] = started.deployment;
   const onFinal = endpoint.onFinal?.(decoded, caller);
-  const common = { headers, ignoredParameters: ignored, admission: started.admission };
   if (decoded.stream) {
-    const events = format.encodeStream(started.parts, decoded.context, {
-      promptTokens: started.promptTokens,
-      ...(onFinal === undefined ? {} : { onFinal }),
-    });
-    return { ...common, stream: true, events, ...(format.keepAlive === undefined ? {} : { keepAlive: format.keepAlive }) };
+    const streamStart: StartedGeneration = { promptTokens: started.promptTokens };
+    if (onFinal !== undefined) streamStart.onFinal = onFinal;
+    const events = format.encodeStream(started.parts, decoded.context, streamStart);
+    const streamed: GenerationAnswer = { headers, ignoredParameters: ignored, admission: started.admission, stream: true, events };
+    if (format.keepAlive !== undefined) streamed.keepAlive = format.keepAlive;
+    return streamed;
   }
   const answer = format.encodeResponse(await assembleResult(started.parts), decoded.context);
   await onFinal?.(answer);
-  return { ...common, stream: false, body: answer };
+  return { headers, ignoredParameters: ignored, admission: started.admission, stream: false, body: answer };
 }
+
+const STREAMING: readonly Capability[] = ['streaming'];
