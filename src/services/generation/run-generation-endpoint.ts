@@ -4,13 +4,12 @@
  * The HTTP route and the batch worker both call it, so a batch line is answered exactly as the same
  * request made synchronously (at the batch price).
  */
-import type { Capability, Permission } from '../../config/index.ts';
+import type { Capability, ModelConfig, Permission } from '../../config/index.ts';
 import { assembleResult } from '../../core/assemble-result.ts';
 import type { DecodedGeneration, DecodeOptions, GenerationFormat, StartedGeneration } from '../../core/generation-format.ts';
 import type { GenerationWarning } from '../../core/generation.ts';
 import { invalidParameter } from '../../core/service-error.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
-import type { ModelConfig } from '../../config/index.ts';
 import type { Admission } from '../metering/metering-service.ts';
 import type { Caller } from '../caller.ts';
 import type { MeteredGenerationOptions, MeteredGenerations } from './metered-generations.ts';
