@@ -239,6 +239,7 @@ for (const row of ratios) {
     `| ${row.label} | ${Math.round(median(row.proxy.map((result) => result.requestsPerSecond)))} | ${Math.round(median(row.translator.map((result) => result.requestsPerSecond)))} | ${median(each).toFixed(2)} | ${Math.round(translatorCpu)} | ${(gatewayCpu / translatorCpu).toFixed(2)} |`,
   );
 }
+printRelativeCost();
 console.log(
   "\nWhere each server's CPU goes, µs per request: main thread in user mode (JavaScript, the runtime, the GC's share on that thread) / main thread in the kernel (mostly socket reads and writes) / all other threads (V8's helpers: concurrent marking, parallel scavenges, background compilation)",
 );
@@ -256,3 +257,26 @@ for (const row of ratios) {
 printFirstByteTable('Streaming chat: time to first byte, 200 sequential requests on one connection', firstByte);
 console.log('\nResident memory after the load (target: switchyard < 150 MB)');
 for (const row of rss) console.log(`- ${row.label}: ${row.megabytes ?? '-'} MB`);
+
+/**
+ * Each server's CPU per request relative to the pass-through proxy's in the same pair (the translator
+ * against the proxy run of its pair), median over rounds: a figure this machine's drift (tens of percent
+ * within a minute) moves far less than CPU µs compared across rows. Switchyard reads `TARGET` of the
+ * proxy's requests per second when it costs at most 1 / `TARGET` of the proxy's CPU, the line drawn here;
+ * the lean translator's column shows what translation alone costs against that line.
+ */
+function printRelativeCost(): void {
+  const TARGET = 0.7;
+  const relative = (served: LoadResult[], proxied: LoadResult[]): string => {
+    const each = served.map(
+      (result, index) => (result.serverMicrosecondsPerRequest ?? Number.NaN) / (proxied[index]?.serverMicrosecondsPerRequest ?? Number.NaN),
+    );
+    return each.length === 0 || each.some((value) => Number.isNaN(value)) ? '-' : `${median(each).toFixed(2)}x`;
+  };
+  console.log(
+    `\nCPU per request as a multiple of the proxy's in the same pair (median over rounds); ${TARGET}x the proxy's requests per second needs at most ${(1 / TARGET).toFixed(2)}x its CPU`,
+  );
+  console.log('| format | switchyard | lean translator |');
+  console.log('|---|---:|---:|');
+  for (const row of ratios) console.log(`| ${row.label} | ${relative(row.gateway, row.proxy)} | ${relative(row.translator, row.proxy)} |`);
+}
