@@ -82,6 +82,13 @@ export interface BuildAppOptions {
   extraRoutes?: (app: FastifyInstance) => void;
 }
 
+/** A Fastify schema compiler factory whose compiler throws: Switchyard's routes carry no schemas to compile. */
+function refuseRouteSchemas(): () => never {
+  return () => {
+    throw new Error('Fastify route schemas are not compiled here: validate in the format decoder (src/formats/) instead.');
+  };
+}
+
 export async function buildApp(dependencies: AppDependencies, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = dependencies;
   const app = Fastify({
@@ -107,6 +114,10 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     // On close, idle keep-alive connections are closed at once (not after their keep-alive timeout).
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    // Requests are validated by the formats' decoders, with the SPEC's `param`s, and answers are plain
+    // JSON.stringify: no route compiles a Fastify schema. Fastify's default compilers would load Ajv and
+    // fast-json-stringify at every start (~10% of it); these refuse loudly should a route ever bring one.
+    schemaController: { compilersFactory: { buildValidator: refuseRouteSchemas, buildSerializer: refuseRouteSchemas } },
     // X-Forwarded-For/-Proto/-Host are believed only from the proxies named here (TRUST_PROXY).
     trustProxy: fastifyTrustProxy(config.server.trustProxy),
   });

@@ -55,3 +55,19 @@ describe('extra routes behind the edge', () => {
     assert.equal(body['error'].type, 'permission_error');
   });
 });
+
+describe('route schemas', () => {
+  // Validation lives in the format decoders (with the SPEC's `param`s); Fastify's Ajv and
+  // fast-json-stringify compilers are not loaded at start (src/app.ts), so a route that brings a schema
+  // must fail loudly at start rather than go unvalidated.
+  test('an extra route with a body schema stops the start with a message that says where validation goes', async () => {
+    await assert.rejects(
+      startTestServer({
+        extraRoutes: (app) => {
+          app.post('/custom/schema', { schema: { body: { type: 'object' } } }, async () => ({}));
+        },
+      }),
+      /Fastify route schemas are not compiled here: validate in the format decoder/,
+    );
+  });
+});
