@@ -50,10 +50,17 @@ export async function startTestServer(options: StartTestServerOptions = {}): Pro
       server: { port: 0, host: '127.0.0.1', ...options.config?.server },
     },
   });
-  const runtime = await startRuntime(config, {
-    logger: pino({ level: 'silent' }),
-    ...(options.extraRoutes === undefined ? {} : { extraRoutes: options.extraRoutes }),
-  });
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime(config, {
+      logger: pino({ level: 'silent' }),
+      ...(options.extraRoutes === undefined ? {} : { extraRoutes: options.extraRoutes }),
+    });
+  } catch (error) {
+    // A start that fails (a test of a refused configuration) leaves no data directory behind.
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });
   const address = runtime.app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
