@@ -254,10 +254,16 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
         instances[victim]!.child.kill('SIGKILL');
         await exited;
 
-        done = await until(async () => {
-          const current = await clients[1]!.batches.retrieve(batch.id);
-          return current.status === 'completed' ? current : undefined;
-        }, 'the batch to complete on the surviving instances');
+        // Its bound only stops a broken run from hanging: alone the whole test takes ~30 s, but the suite runs two
+        // files at once on two cores, and one CI run under extra load did not finish it within the default 45 s.
+        done = await until(
+          async () => {
+            const current = await clients[1]!.batches.retrieve(batch.id);
+            return current.status === 'completed' ? current : undefined;
+          },
+          'the batch to complete on the surviving instances',
+          120_000,
+        );
       } finally {
         sending.fill(false);
         await Promise.all(traffic);
