@@ -551,7 +551,12 @@ export class BatchWorker {
     }
     this.deferring = { sinceMs: this.clock.now(), lines: 1 };
     this.log?.error(
-      { batch_id: batchId, line, reason: typeof reason === 'string' ? reason : undefined, err: typeof reason === 'string' ? undefined : reason },
+      {
+        batch_id: batchId,
+        line,
+        reason: typeof reason === 'string' ? reason : undefined,
+        err: typeof reason === 'string' ? undefined : reason,
+      },
       'batch lines are deferred: something they need is unavailable; they run again when it is back',
     );
   }

@@ -46,7 +46,11 @@ export interface PostgresTimeouts {
   idleInTransactionTimeoutMs: number;
 }
 
-export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectTimeoutMs: 2_000, statementTimeoutMs: 15_000, idleInTransactionTimeoutMs: 30_000 };
+export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = {
+  connectTimeoutMs: 2_000,
+  statementTimeoutMs: 15_000,
+  idleInTransactionTimeoutMs: 30_000,
+};
 
 /** pg pool settings that bound every wait and keep dead connections from lingering. */
 export function boundedPoolConfig(url: string, size: number, timeouts: PostgresTimeouts): PoolConfig {
@@ -64,7 +68,12 @@ export function boundedPoolConfig(url: string, size: number, timeouts: PostgresT
 }
 
 /** A pg pool, with pg imported on first use: a SQLite deployment never pays for loading it. */
-async function createPostgresPool(url: string, size: number, timeouts: PostgresTimeouts, breaker: CircuitBreaker | undefined): Promise<Pool> {
+async function createPostgresPool(
+  url: string,
+  size: number,
+  timeouts: PostgresTimeouts,
+  breaker: CircuitBreaker | undefined,
+): Promise<Pool> {
   const { default: pg } = await import('pg');
   // BIGINT (OID 20) columns hold millisecond timestamps and counters, all far below 2^53.
   pg.types.setTypeParser(20, (value: string) => Number(value));

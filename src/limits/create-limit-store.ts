@@ -34,7 +34,12 @@ export async function createLimitStore(options: CreateLimitStoreOptions = {}): P
     const { RedisLimitStore } = await import('./redis/redis-limit-store.ts');
     const primary = new RedisLimitStore({ ...common, redis: redis ?? redisUrl, ...(keyPrefix === undefined ? {} : { keyPrefix }) });
     if (breaker === undefined) return primary;
-    return new FailoverLimitStore({ primary, breaker, policy: onStoreFailure ?? 'local', ...(common.clock === undefined ? {} : { clock: common.clock }) });
+    return new FailoverLimitStore({
+      primary,
+      breaker,
+      policy: onStoreFailure ?? 'local',
+      ...(common.clock === undefined ? {} : { clock: common.clock }),
+    });
   }
   return new MemoryLimitStore(common);
 }

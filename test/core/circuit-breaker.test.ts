@@ -22,14 +22,20 @@ describe('isUnreachableError', () => {
   test('connection failures, timeouts and Postgres shutdown codes count; answers do not', () => {
     assert.equal(isUnreachableError(refused()), true);
     assert.equal(isUnreachableError(new Error('Command timed out')), true);
-    assert.equal(isUnreachableError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })), true);
+    assert.equal(
+      isUnreachableError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })),
+      true,
+    );
     assert.equal(isUnreachableError(new Error('Connection terminated unexpectedly')), true);
     assert.equal(isUnreachableError(serverError('service_unavailable', 'The rate-limit store is unavailable.', refused())), true);
     assert.equal(isUnreachableError(Object.assign(new Error('duplicate key value'), { code: '23505' })), false);
     assert.equal(isUnreachableError(new Error('syntax error at or near')), false);
     assert.equal(isUnreachableError(invalidParameter('model', 'timeout is not a model')), false);
     // An upstream's coded timeout is an answer about the upstream, not a dependency of ours being away.
-    assert.equal(isUnreachableError(new ServiceError({ status: 500, type: 'server_error', code: 'timeout', message: 'timed out', cause: refused() })), false);
+    assert.equal(
+      isUnreachableError(new ServiceError({ status: 500, type: 'server_error', code: 'timeout', message: 'timed out', cause: refused() })),
+      false,
+    );
   });
 });
 

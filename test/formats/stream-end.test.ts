@@ -37,7 +37,11 @@ async function collect(events: AsyncIterable<SseEvent>): Promise<SseEvent[]> {
 describe('no bytes after the end event when the source fails in its clean-up', () => {
   test('chat completions: [DONE] is the last event, sent once', async () => {
     const events = await collect(
-      encodeChatCompletionStream(sequenceBlocks(failingAfterFinish(textParts)), { id: 'chatcmpl-x', created: 1, model: 'm' }, { includeUsage: true }),
+      encodeChatCompletionStream(
+        sequenceBlocks(failingAfterFinish(textParts)),
+        { id: 'chatcmpl-x', created: 1, model: 'm' },
+        { includeUsage: true },
+      ),
     );
     const data = events.map((event) => event.data);
     assert.equal(data.at(-1), '[DONE]');

@@ -14,7 +14,12 @@ const POLICY: LimitPolicy = { requestsPerMinute: 3, tokensPerMinute: 0, tokensPe
 const SUBJECT = { organizationId: 'org-failover', keyId: 'key-failover' };
 
 function unreachableStore(policy: StoreFailurePolicy): { store: FailoverLimitStore; breaker: CircuitBreaker } {
-  const breaker = new CircuitBreaker({ name: 'redis', failureThreshold: 1, probeIntervalMs: 60_000, probe: async () => Promise.reject(new Error('connect ECONNREFUSED')) });
+  const breaker = new CircuitBreaker({
+    name: 'redis',
+    failureThreshold: 1,
+    probeIntervalMs: 60_000,
+    probe: async () => Promise.reject(new Error('connect ECONNREFUSED')),
+  });
   const primary = new RedisLimitStore({ redis: 'redis://127.0.0.1:1', connection: { commandTimeoutMs: 200, connectTimeoutMs: 200 } });
   return { store: new FailoverLimitStore({ primary, breaker, policy }), breaker };
 }

@@ -182,7 +182,9 @@ export class UsageLedgerRepository {
           const row = toRow(entries[index]!);
           for (const column of LEDGER_COLUMNS) parameters.push(row[column]);
         }
-        const result = await executor.executeQuery<{ request_id: string }>(CompiledQuery.raw(this.insertStatement(end - start), parameters));
+        const result = await executor.executeQuery<{ request_id: string }>(
+          CompiledQuery.raw(this.insertStatement(end - start), parameters),
+        );
         for (const row of result.rows) inserted.add(row.request_id);
         start = end;
       }
