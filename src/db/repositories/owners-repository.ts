@@ -5,6 +5,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { DashboardSessionsTable, DatabaseSchema, OwnersTable } from '../schema.ts';
+import { SignInAttemptsRepository } from './sign-in-attempts-repository.ts';
 
 export type OwnerRole = 'owner' | 'member';
 
@@ -15,6 +16,8 @@ export interface OwnerRecord {
   role: OwnerRole;
   passwordHash: string | null;
   totpSecret: string | null;
+  /** The last accepted TOTP time step, or null. */
+  totpLastStep: number | null;
   createdAt: number;
 }
 
@@ -39,6 +42,8 @@ export interface AuditEntry {
   target: string | null;
   address: string | null;
   createdAt: number;
+  /** How many times it happened (failed sign-ins are aggregated per account and window). */
+  occurrences: number;
 }
 
 function toOwner(row: Selectable<OwnersTable>): OwnerRecord {
@@ -49,6 +54,7 @@ function toOwner(row: Selectable<OwnersTable>): OwnerRecord {
     role: row.role === 'member' ? 'member' : 'owner',
     passwordHash: row.password_hash,
     totpSecret: row.totp_secret,
+    totpLastStep: row.totp_last_step === null ? null : Number(row.totp_last_step),
     createdAt: Number(row.created_at),
   };
 }
@@ -69,11 +75,19 @@ function toSession(row: Selectable<DashboardSessionsTable>): SessionRecord {
 }
 
 export class OwnersRepository {
-  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+  /** The sign-in throttle's attempts. */
+  readonly attempts: SignInAttemptsRepository;
+
+  constructor(
+    private readonly db: Kysely<DatabaseSchema>,
+    dialect: 'sqlite' | 'postgres' = 'sqlite',
+  ) {
+    this.attempts = new SignInAttemptsRepository(db, dialect === 'postgres');
+  }
 
   /** Creates the organization if needed (with `allowedTiers` when given), then the owner. */
   async createOwner(
-    owner: Omit<OwnerRecord, 'passwordHash' | 'totpSecret'> & { passwordHash: string | null },
+    owner: Omit<OwnerRecord, 'passwordHash' | 'totpSecret' | 'totpLastStep'> & { passwordHash: string | null },
     allowedTiers?: string[],
   ): Promise<OwnerRecord> {
     await this.db.transaction().execute(async (transaction) => {
@@ -107,7 +121,7 @@ export class OwnersRepository {
         })
         .execute();
     });
-    return { ...owner, totpSecret: null };
+    return { ...owner, totpSecret: null, totpLastStep: null };
   }
 
   async findOwnerByEmail(email: string): Promise<OwnerRecord | undefined> {
@@ -133,8 +147,82 @@ export class OwnersRepository {
     await this.db.updateTable('owners').set({ password_hash: passwordHash }).where('id', '=', ownerId).execute();
   }
 
-  async setTotpSecret(ownerId: string, secret: string | null): Promise<void> {
-    await this.db.updateTable('owners').set({ totp_secret: secret }).where('id', '=', ownerId).execute();
+  /** Keeps the secret the server generated at enrolment until a code confirms it. */
+  async setPendingTotpSecret(ownerId: string, secret: string): Promise<void> {
+    await this.db.updateTable('owners').set({ totp_pending_secret: secret }).where('id', '=', ownerId).execute();
+  }
+
+  async pendingTotpSecret(ownerId: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('owners').select('totp_pending_secret').where('id', '=', ownerId).executeTakeFirst();
+    return row?.totp_pending_secret ?? undefined;
+  }
+
+  /**
+   * Turns the second factor on with the confirmed secret, the step of the code that confirmed it (so
+   * that code cannot be used again) and a new set of recovery codes (their SHA-256), replacing any old set.
+   */
+  async enableTotp(ownerId: string, secret: string, step: number, recoveryCodeHashes: readonly string[], now: number): Promise<void> {
+    await this.db.transaction().execute(async (transaction) => {
+      await transaction
+        .updateTable('owners')
+        .set({ totp_secret: secret, totp_pending_secret: null, totp_last_step: step })
+        .where('id', '=', ownerId)
+        .execute();
+      await transaction.deleteFrom('owner_recovery_codes').where('owner_id', '=', ownerId).execute();
+      if (recoveryCodeHashes.length > 0)
+        await transaction
+          .insertInto('owner_recovery_codes')
+          .values(recoveryCodeHashes.map((codeHash) => ({ owner_id: ownerId, code_hash: codeHash, created_at: now, used_at: null })))
+          .execute();
+    });
+  }
+
+  async disableTotp(ownerId: string): Promise<void> {
+    await this.db.transaction().execute(async (transaction) => {
+      await transaction
+        .updateTable('owners')
+        .set({ totp_secret: null, totp_pending_secret: null, totp_last_step: null })
+        .where('id', '=', ownerId)
+        .execute();
+      await transaction.deleteFrom('owner_recovery_codes').where('owner_id', '=', ownerId).execute();
+    });
+  }
+
+  /**
+   * Records `step` as the owner's last accepted TOTP step when it is later than the stored one; false
+   * when it is not (a replayed or older code). Atomic: of two sign-ins racing with one code, one wins.
+   */
+  async acceptTotpStep(ownerId: string, step: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('owners')
+      .set({ totp_last_step: step })
+      .where('id', '=', ownerId)
+      .where('totp_secret', 'is not', null)
+      .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Uses one of the owner's unused recovery codes (by its SHA-256); false when there is none such. Atomic. */
+  async consumeRecoveryCode(ownerId: string, codeHash: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('owner_recovery_codes')
+      .set({ used_at: now })
+      .where('owner_id', '=', ownerId)
+      .where('code_hash', '=', codeHash)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async unusedRecoveryCodes(ownerId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('owner_recovery_codes')
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .where('owner_id', '=', ownerId)
+      .where('used_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.total);
   }
 
   /** Tier names the organization's owners may give keys; undefined when the operator set none. */
@@ -210,46 +298,47 @@ export class OwnersRepository {
     return rows.map(toSession);
   }
 
-  /** Revokes one of the owner's sessions (all of them when `sessionId` is undefined); returns how many. */
-  async revokeSessions(ownerId: string, now: number, sessionId?: string): Promise<number> {
+  /**
+   * Revokes one of the owner's sessions (`only`), or all of them but `except` (every one when neither
+   * is given); returns how many.
+   */
+  async revokeSessions(ownerId: string, now: number, scope: { only?: string; except?: string } = {}): Promise<number> {
     let query = this.db
       .updateTable('dashboard_sessions')
       .set({ revoked_at: now })
       .where('owner_id', '=', ownerId)
       .where('revoked_at', 'is', null);
-    if (sessionId !== undefined) query = query.where('id', '=', sessionId);
+    if (scope.only !== undefined) query = query.where('id', '=', scope.only);
+    if (scope.except !== undefined) query = query.where('id', '<>', scope.except);
     const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 
-  async recordAttempt(subject: string, succeeded: boolean, now: number): Promise<void> {
-    await this.db
-      .insertInto('sign_in_attempts')
-      .values({ subject, succeeded: succeeded ? 1 : 0, created_at: now })
-      .execute();
-  }
-
-  /** Failed attempts of a subject since `sinceMs` that came after its last success. */
-  async recentFailures(subject: string, sinceMs: number): Promise<number> {
-    const lastSuccess = await this.db
-      .selectFrom('sign_in_attempts')
-      .select((eb) => eb.fn.max<number>('created_at').as('at'))
-      .where('subject', '=', subject)
-      .where('succeeded', '=', 1)
-      .where('created_at', '>=', sinceMs)
-      .executeTakeFirst();
-    const from = Math.max(sinceMs, lastSuccess?.at === null || lastSuccess?.at === undefined ? 0 : Number(lastSuccess.at) + 1);
+  /** Whether the owner signed in from `address` since `sinceMs` (a session was opened from there): a known device. */
+  async signedInFrom(ownerId: string, address: string, sinceMs: number): Promise<boolean> {
     const row = await this.db
-      .selectFrom('sign_in_attempts')
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .where('subject', '=', subject)
-      .where('succeeded', '=', 0)
-      .where('created_at', '>=', from)
-      .executeTakeFirstOrThrow();
-    return Number(row.total);
+      .selectFrom('dashboard_sessions')
+      .select('id')
+      .where('owner_id', '=', ownerId)
+      .where('address', '=', address)
+      .where('created_at', '>=', sinceMs)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
-  async appendAudit(entry: Omit<AuditEntry, 'id'>): Promise<void> {
+  /** Deletes at most `batchSize` sessions whose absolute expiry is before `beforeMs`; returns how many. */
+  async deleteSessionsExpiredBefore(beforeMs: number, batchSize: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('dashboard_sessions')
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('dashboard_sessions').select('id').where('absolute_expires_at', '<', beforeMs).limit(batchSize),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  async appendAudit(entry: Omit<AuditEntry, 'id' | 'occurrences'>): Promise<void> {
     await this.db
       .insertInto('audit_log')
       .values({
@@ -261,6 +350,37 @@ export class OwnersRepository {
         created_at: entry.createdAt,
       })
       .execute();
+  }
+
+  /**
+   * Counts one more occurrence of `entry.action` by `entry.actor` on the row of the window that starts
+   * at `windowStartMs` (the address becomes the latest one), or starts that row. Instances racing on
+   * the first occurrence may start two rows; the count stays right and the rows stay few.
+   */
+  async appendAggregatedAudit(entry: Omit<AuditEntry, 'id' | 'occurrences'>, windowStartMs: number): Promise<void> {
+    const result = await this.db
+      .updateTable('audit_log')
+      .set((eb) => ({ occurrences: eb('occurrences', '+', 1), address: entry.address }))
+      .where('id', '=', (eb) =>
+        eb
+          .selectFrom('audit_log')
+          .select((inner) => inner.fn.max<number>('id').as('id'))
+          .where('organization_id', '=', entry.organizationId)
+          .where('actor', '=', entry.actor)
+          .where('action', '=', entry.action)
+          .where('created_at', '>=', windowStartMs),
+      )
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) await this.appendAudit(entry);
+  }
+
+  /** Deletes at most `batchSize` audit entries older than `beforeMs`; returns how many. */
+  async deleteAuditOlderThan(beforeMs: number, batchSize: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('audit_log')
+      .where('id', 'in', (eb) => eb.selectFrom('audit_log').select('id').where('created_at', '<', beforeMs).limit(batchSize))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   /** The organization's audit entries, newest first. */
@@ -280,6 +400,7 @@ export class OwnersRepository {
       target: row.target,
       address: row.address,
       createdAt: Number(row.created_at),
+      occurrences: Number(row.occurrences),
     }));
   }
 }
