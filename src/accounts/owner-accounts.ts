@@ -318,10 +318,6 @@ export class OwnerAccounts {
     await this.audit(owner, 'totp.disabled', null, client.address);
   }
 
-  unusedRecoveryCodes(ownerId: string): Promise<number> {
-    return this.repository.unusedRecoveryCodes(ownerId);
-  }
-
   /**
    * Checks that a signed-in owner knows the password, or holds the second factor (a current code or a
    * recovery code, when TOTP is on): a 400 naming `password` otherwise. Throttled like sign-in.

@@ -53,19 +53,19 @@ export class SecondFactor {
   /** Starts enrolment: a new server-made secret, kept pending (TOTP stays as it is until `enable`). */
   async enrol(owner: OwnerRecord): Promise<TotpEnrolment> {
     const secret = new Secret({ size: 20 }).base32;
-    await this.repository.setPendingTotpSecret(owner.id, secret);
+    await this.repository.secondFactor.setPendingTotpSecret(owner.id, secret);
     const uri = this.totp(secret, owner.email).toString();
     return { secret, uri, qrCode: await QRCode.toDataURL(uri) };
   }
 
   /** Turns TOTP on with the pending secret once `code` matches it; returns the new recovery codes (shown once). */
   async enable(owner: OwnerRecord, code: string): Promise<string[]> {
-    const secret = await this.repository.pendingTotpSecret(owner.id);
+    const secret = await this.repository.secondFactor.pendingTotpSecret(owner.id);
     if (secret === undefined) throw invalidParameter('code', 'Start the set-up first: no authenticator secret is waiting for a code.');
     const step = this.matchingStep(secret, code);
     if (step === undefined) throw invalidParameter('code', 'The code does not match; check the time on your device and try again.');
     const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-    await this.repository.enableTotp(
+    await this.repository.secondFactor.enableTotp(
       owner.id,
       secret,
       step,
@@ -76,7 +76,7 @@ export class SecondFactor {
   }
 
   disable(owner: OwnerRecord): Promise<void> {
-    return this.repository.disableTotp(owner.id);
+    return this.repository.secondFactor.disableTotp(owner.id);
   }
 
   /**
@@ -89,11 +89,11 @@ export class SecondFactor {
     if (/^\d{6}$/.test(presented)) {
       const step = this.matchingStep(owner.totpSecret, presented);
       if (step === undefined) return 'wrong';
-      return (await this.repository.acceptTotpStep(owner.id, step)) ? 'accepted' : 'replayed';
+      return (await this.repository.secondFactor.acceptTotpStep(owner.id, step)) ? 'accepted' : 'replayed';
     }
     const recoveryCode = normalizeRecoveryCode(presented);
     if (recoveryCode === undefined) return 'wrong';
-    return (await this.repository.consumeRecoveryCode(owner.id, sha256(recoveryCode), this.now())) ? 'accepted' : 'wrong';
+    return (await this.repository.secondFactor.consumeRecoveryCode(owner.id, sha256(recoveryCode), this.now())) ? 'accepted' : 'wrong';
   }
 
   /** The time step a code belongs to (within one step of now), or undefined when it matches none. */

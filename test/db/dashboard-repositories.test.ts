@@ -311,23 +311,26 @@ for (const backend of storageBackends()) {
         passwordHash: null,
         createdAt: 1,
       });
-      assert.equal(await owners.acceptTotpStep('own_totp', 5), false, 'TOTP is off');
-      await owners.setPendingTotpSecret('own_totp', 'PENDINGSECRET234');
-      assert.equal(await owners.pendingTotpSecret('own_totp'), 'PENDINGSECRET234');
-      await owners.enableTotp('own_totp', 'PENDINGSECRET234', 100, ['hash-a', 'hash-b'], 1);
-      assert.equal(await owners.pendingTotpSecret('own_totp'), undefined);
+      assert.equal(await owners.secondFactor.acceptTotpStep('own_totp', 5), false, 'TOTP is off');
+      await owners.secondFactor.setPendingTotpSecret('own_totp', 'PENDINGSECRET234');
+      assert.equal(await owners.secondFactor.pendingTotpSecret('own_totp'), 'PENDINGSECRET234');
+      await owners.secondFactor.enableTotp('own_totp', 'PENDINGSECRET234', 100, ['hash-a', 'hash-b'], 1);
+      assert.equal(await owners.secondFactor.pendingTotpSecret('own_totp'), undefined);
       assert.equal((await owners.findOwnerById('own_totp'))?.totpSecret, 'PENDINGSECRET234');
-      assert.equal(await owners.acceptTotpStep('own_totp', 100), false, 'the step that enabled it');
-      const racing = await Promise.all([owners.acceptTotpStep('own_totp', 101), owners.acceptTotpStep('own_totp', 101)]);
+      assert.equal(await owners.secondFactor.acceptTotpStep('own_totp', 100), false, 'the step that enabled it');
+      const racing = await Promise.all([
+        owners.secondFactor.acceptTotpStep('own_totp', 101),
+        owners.secondFactor.acceptTotpStep('own_totp', 101),
+      ]);
       assert.deepEqual(racing.sort(), [false, true], 'of two uses of one code, one wins');
-      assert.equal(await owners.acceptTotpStep('own_totp', 100), false, 'an older step');
-      assert.equal(await owners.unusedRecoveryCodes('own_totp'), 2);
-      assert.equal(await owners.consumeRecoveryCode('own_totp', 'hash-a', 2), true);
-      assert.equal(await owners.consumeRecoveryCode('own_totp', 'hash-a', 3), false, 'once only');
-      assert.equal(await owners.consumeRecoveryCode('own_totp', 'hash-z', 3), false);
-      assert.equal(await owners.unusedRecoveryCodes('own_totp'), 1);
-      await owners.disableTotp('own_totp');
-      assert.equal(await owners.unusedRecoveryCodes('own_totp'), 0);
+      assert.equal(await owners.secondFactor.acceptTotpStep('own_totp', 100), false, 'an older step');
+      assert.equal(await owners.secondFactor.unusedRecoveryCodes('own_totp'), 2);
+      assert.equal(await owners.secondFactor.consumeRecoveryCode('own_totp', 'hash-a', 2), true);
+      assert.equal(await owners.secondFactor.consumeRecoveryCode('own_totp', 'hash-a', 3), false, 'once only');
+      assert.equal(await owners.secondFactor.consumeRecoveryCode('own_totp', 'hash-z', 3), false);
+      assert.equal(await owners.secondFactor.unusedRecoveryCodes('own_totp'), 1);
+      await owners.secondFactor.disableTotp('own_totp');
+      assert.equal(await owners.secondFactor.unusedRecoveryCodes('own_totp'), 0);
       assert.equal((await owners.findOwnerById('own_totp'))?.totpLastStep, null);
     });
 
