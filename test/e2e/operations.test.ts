@@ -108,7 +108,8 @@ describe('/readyz with an unreachable Redis', () => {
       assert.deepEqual(answer.body.failed, ['redis']);
       assert.equal(answer.body.checks.database.ok, true);
       assert.equal(answer.body.checks.redis.ok, false);
-      assert.equal(typeof answer.body.checks.redis.error, 'string');
+      // The reason (it names internal addresses) goes to the log, never to the caller.
+      assert.equal('error' in answer.body.checks.redis, false);
     } finally {
       await server.close();
     }
