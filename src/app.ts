@@ -27,6 +27,7 @@ import { registerModerationRoutes } from './routes/moderations.ts';
 import { registerMessagesRoutes } from './routes/messages.ts';
 import { registerModelRoutes } from './routes/models.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
+import { registerRootRoute } from './routes/root.ts';
 import { registerOperationsRoutes, type ReadinessReport } from './routes/operations.ts';
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { registerGenerationRoute } from './routes/generation-routes.ts';
@@ -143,6 +144,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs,
   });
   registerOpenApiRoute(app, config.operator);
+  registerRootRoute(app, { dashboard: dependencies.dashboard !== undefined });
   const readiness =
     dependencies.readiness ??
     (async (): Promise<ReadinessReport> => ({
