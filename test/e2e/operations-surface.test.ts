@@ -156,7 +156,7 @@ describe('OPERATIONS_TOKEN and /readyz detail', () => {
     const redisPort = await freePort();
     server = await startTestServer({
       logger: captured.logger,
-      config: { server: { operationsToken: token }, redisUrl: `redis://127.0.0.1:${redisPort}`, limitsBackend: 'memory' },
+      config: { server: { operationsToken: token }, redisUrl: `redis://127.0.0.1:${redisPort}` },
     });
   });
   after(() => server.close());
@@ -186,8 +186,8 @@ describe('OPERATIONS_TOKEN and /readyz detail', () => {
     assert.equal(detailed.status, anonymous.status, 'the token changes the body, not the verdict');
     const text = await detailed.text();
     const body = JSON.parse(text) as { checks: Record<string, Record<string, unknown>> };
-    assert.deepEqual(body.checks['redis'], { ok: false });
-    assert.deepEqual(body.checks['database'], { ok: true });
+    assert.deepEqual(body.checks['redis'], { ok: false, critical: false });
+    assert.deepEqual(body.checks['database'], { ok: true, critical: true });
     assert.doesNotMatch(text, /127\.0\.0\.1|ECONNREFUSED|connect|error/i);
 
     // The text is in the log, once while it stays the same.
