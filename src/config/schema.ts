@@ -346,7 +346,7 @@ export const configSchema = z.strictObject({
   dependencies: z
     .strictObject({
       /** Longest wait for one Redis command, ms (on the hot path: admission, routing state). */
-      redisCommandTimeoutMs: z.number().int().positive().default(300),
+      redisCommandTimeoutMs: z.number().int().positive().default(1_000),
       /** Longest wait for a Redis connection, ms. */
       redisConnectTimeoutMs: z.number().int().positive().default(1_000),
       /** Longest wait for a Postgres connection (new or from the pool), ms. */
