@@ -37,6 +37,7 @@ import type { MeteredGenerations } from './services/generation/metered-generatio
 import type { GenerationEndpoint } from './services/generation/run-generation-endpoint.ts';
 import type { FileService } from './services/files/file-service.ts';
 import type { MeteringService } from './services/metering/metering-service.ts';
+import type { Tracing } from './telemetry/trace-types.ts';
 
 export interface AppDependencies {
   config: Config;
@@ -66,6 +67,8 @@ export interface AppDependencies {
   readiness?: () => Promise<ReadinessReport>;
   /** The Prometheus registry served at /metrics, when the composition root shares it (routing metrics); default: a new one. */
   metrics?: HttpMetrics;
+  /** Traces (telemetry/start-tracing.ts); undefined: tracing off. */
+  tracing?: Tracing | undefined;
 }
 
 export interface BuildAppOptions {
@@ -132,6 +135,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     keepAliveSeconds: config.server.keepAliveSeconds,
     streamStallTimeoutMs: config.server.streamStallTimeoutMs,
     decodeOptions: dependencies.decodeOptions,
+    tracing: dependencies.tracing,
   });
   installSlowClientGuards(app, {
     operator: config.operator,

@@ -46,6 +46,8 @@ import { MeteredGenerations } from './services/generation/metered-generations.ts
 import type { ReadinessReport } from './routes/operations.ts';
 import { UsageLedger } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
+import { startTracing } from './telemetry/start-tracing.ts';
+import type { Tracing } from './telemetry/trace-types.ts';
 
 export interface Runtime {
   config: Config;
@@ -62,6 +64,8 @@ export interface Runtime {
   bootstrapOwnerLink: { email: string; token: string } | undefined;
   /** The dashboard's owners, sessions and audit log. */
   accounts: OwnerAccounts;
+  /** Traces, when an OTLP endpoint is configured (`forceFlush()` exports what has ended). */
+  tracing: Tracing | undefined;
   /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -136,6 +140,8 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       }
     }
     const logger = options.logger ?? createLogger(config.logLevel);
+    const tracing = await startTracing(config.tracing, logger);
+    if (tracing !== undefined) opened.push(() => tracing.shutdown());
     const limitStore = await createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
     opened.push(() => limitStore.close());
     const ledgerRepository = new UsageLedgerRepository(database.db);
@@ -241,6 +247,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         dashboard,
         readiness,
         metrics,
+        tracing,
       },
       { ...options, logger },
     );
@@ -259,6 +266,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           authenticateKeyId: (keyId) => authenticator.authenticateKeyId(keyId),
           batchRefusal: (auth) => batches.refusal(auth),
           renderError: (error, requestId) => renderError(error, errorMetadata(config.operator, requestId)),
+          tracing,
         }),
         maxLineBytes: config.server.bodyLimitBytes,
         workerId: config.instanceId ?? persistedInstanceId(config.dataDir),
@@ -286,6 +294,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       bootstrapKey,
       bootstrapOwnerLink,
       accounts,
+      tracing,
       startDraining() {
         draining = true;
       },
@@ -303,6 +312,8 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           redisProbe?.disconnect();
           await blobStore.close();
           await database.close();
+          // Last: the spans of everything above are exported before the process goes.
+          await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'traces could not be exported at shutdown'));
         })();
         return closing;
       },

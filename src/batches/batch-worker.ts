@@ -38,6 +38,9 @@ export interface LineRequest {
   url: string;
   /** JSON text of the request body. */
   body: string;
+  /** The batch and the 1-based line this request is (for its trace). */
+  batchId?: string;
+  line?: number;
 }
 
 export interface LineResponse {
@@ -469,7 +472,7 @@ export class BatchWorker {
     }
     let response: LineResponse;
     try {
-      response = await this.execute({ keyId: batch.keyId, url: batch.endpoint, body: row.body });
+      response = await this.execute({ keyId: batch.keyId, url: batch.endpoint, body: row.body, batchId: batch.id, line: row.line });
     } catch (error) {
       this.log?.error({ err: error, batch_id: batch.id, line: row.line }, 'batch line could not be executed');
       await this.repository.recordOutcome(batch.id, row.line, {

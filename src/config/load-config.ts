@@ -10,6 +10,7 @@ import type * as Yaml from 'yaml';
 import type { z } from 'zod';
 import { BUILTIN_MODELS, BUILTIN_PROVIDER, BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
 import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, type TierConfig } from './schema.ts';
+import { tracingFromEnvironment, type TracingConfig } from './tracing-config.ts';
 
 /** A configuration problem, with the field it concerns and how to fix it. Start-up prints it and exits. */
 export class ConfigError extends Error {
@@ -65,6 +66,8 @@ export interface Config {
   /** This instance's name in batch leases; undefined: kept in `<dataDir>/instance-id`. */
   readonly instanceId: string | undefined;
   readonly batches: z.infer<typeof configSchema>['batches'];
+  /** Traces: on when `tracing.endpoint` is set (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  readonly tracing: TracingConfig;
 }
 
 export interface LoadConfigOptions {
@@ -154,6 +157,12 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
     if (value !== undefined) batches[field] = value;
   }
   if (Object.keys(batches).length > 0) result['batches'] = batches;
+  try {
+    const tracing = tracingFromEnvironment(env);
+    if (tracing !== undefined) result['tracing'] = tracing;
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
   return result;
 }
 
@@ -214,7 +223,8 @@ function mergeLayers(...layers: unknown[]): Record<string, unknown> {
     if (!isPlainObject(layer)) continue;
     for (const [key, value] of Object.entries(layer)) {
       const existing = merged[key];
-      merged[key] = isPlainObject(existing) && isPlainObject(value) && key === 'server' ? { ...existing, ...value } : value;
+      merged[key] =
+        isPlainObject(existing) && isPlainObject(value) && (key === 'server' || key === 'tracing') ? { ...existing, ...value } : value;
     }
   }
   return merged;
@@ -372,6 +382,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     models,
     instanceId: config.instanceId,
     batches: config.batches,
+    tracing: config.tracing,
   });
 }
 
