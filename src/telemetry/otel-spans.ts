@@ -14,18 +14,16 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+} from '@opentelemetry/semantic-conventions';
 import type { FinishReason, GenerationRequest } from '../core/generation.ts';
 import type { Usage } from '../core/usage.ts';
 import { GEN_AI, SWITCHYARD, genAiFinishReason, genAiProviderName } from './gen-ai-attributes.ts';
-import type {
-  AttemptTrace,
-  GenAiOperation,
-  RequestTrace,
-  TraceAttributeValue,
-  TraceSpan,
-  UpstreamAttemptFacts,
-} from './trace-types.ts';
+import type { AttemptTrace, GenAiOperation, RequestTrace, TraceAttributeValue, TraceSpan, UpstreamAttemptFacts } from './trace-types.ts';
 
 export const propagator = new W3CTraceContextPropagator();
 

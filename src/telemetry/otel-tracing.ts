@@ -7,7 +7,17 @@
  * and _COMPRESSION, OTEL_SPAN_*_LIMIT. Endpoint, headers, service name and sampler come from the config.
  */
 import { createHash } from 'node:crypto';
-import { DiagLogLevel, ROOT_CONTEXT, SpanKind, TraceFlags, defaultTextMapGetter, diag, trace, type Attributes, type Tracer } from '@opentelemetry/api';
+import {
+  DiagLogLevel,
+  ROOT_CONTEXT,
+  SpanKind,
+  TraceFlags,
+  defaultTextMapGetter,
+  diag,
+  trace,
+  type Attributes,
+  type Tracer,
+} from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
