@@ -1,10 +1,12 @@
 /**
  * Tracing hooks of the use cases that need more than a step span (tracing on only): the ledger
- * record's span, and the stage that puts a generation's usage and finish reason on the request span.
+ * record's span, the stage that puts a generation's usage and finish reason on the request span, and
+ * the client span of a single model call (embeddings, moderation, images: no routing, one attempt).
  */
+import type { ModelConfig, ResolvedProviderConfig } from '../config/index.ts';
 import type { BatchStage } from '../core/batched.ts';
 import type { StreamPart } from '../core/stream-parts.ts';
-import { SPAN_NAMES, type RequestTrace } from '../telemetry/trace-types.ts';
+import { SPAN_NAMES, type AttemptTrace, type GenAiOperation, type RequestTrace } from '../telemetry/trace-types.ts';
 import type { LedgerRecord } from './metering/usage-ledger.ts';
 
 /**
@@ -47,4 +49,29 @@ export class GenerationTraceStage implements BatchStage<StreamPart> {
     }
     return batch;
   }
+}
+
+/**
+ * The client span of a one-shot model call (embeddings, moderation, images), under the request; its
+ * `traceparent` goes upstream when the call is handed the span as `CallOptions.trace`.
+ */
+export function startModelCallTrace(
+  trace: RequestTrace,
+  operation: GenAiOperation,
+  model: ModelConfig,
+  provider: ResolvedProviderConfig | undefined,
+): AttemptTrace {
+  trace.operation(operation, model.id);
+  return trace.startAttempt(
+    {
+      providerKind: provider?.kind ?? model.provider,
+      baseUrl: provider !== undefined && 'baseUrl' in provider ? provider.baseUrl : undefined,
+      upstreamModel: model.upstreamModel ?? model.id,
+      model: model.id,
+      deployment: model.provider,
+      attempt: 1,
+      retry: 0,
+    },
+    operation,
+  );
 }

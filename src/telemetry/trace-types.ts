@@ -80,8 +80,11 @@ export interface AttemptTrace extends TraceSpan, UpstreamTrace {
   finished(usage: Usage, finishReason: FinishReason): void;
 }
 
-/** GenAI operation names (OpenTelemetry GenAI semantic conventions) Switchyard serves. */
-export type GenAiOperation = 'chat' | 'embeddings' | 'generate_content';
+/**
+ * GenAI operation names (OpenTelemetry GenAI semantic conventions) Switchyard serves; moderation has
+ * no name there and gets one of Switchyard's own.
+ */
+export type GenAiOperation = 'chat' | 'embeddings' | 'generate_content' | 'switchyard.moderation';
 
 /** A request (or batch line) being traced: its span and the context its children start under. */
 export interface RequestTrace {
@@ -126,13 +129,9 @@ export const SPAN_NAMES = {
   moderation: 'switchyard.moderation',
 } as const;
 
-/**
- * Runs `work` in a step span when the request is traced; with no trace it is `work()` itself.
- * The span fails with the error `work` rejects with.
- */
-export function traceStep<T>(trace: RequestTrace | undefined, name: string, work: Promise<T>): Promise<T> {
-  if (trace === undefined) return work;
-  const span = trace.startStep(name);
+/** Ends `span` when `work` settles (failed when it rejects); with no span it is `work` itself. */
+export function spanUntil<T>(span: TraceSpan | undefined, work: Promise<T>): Promise<T> {
+  if (span === undefined) return work;
   return work.then(
     (value) => {
       span.end();
@@ -144,4 +143,12 @@ export function traceStep<T>(trace: RequestTrace | undefined, name: string, work
       throw error;
     },
   );
+}
+
+/**
+ * Runs `work` in a step span when the request is traced; with no trace it is `work()` itself.
+ * The span fails with the error `work` rejects with.
+ */
+export function traceStep<T>(trace: RequestTrace | undefined, name: string, work: Promise<T>): Promise<T> {
+  return trace === undefined ? work : spanUntil(trace.startStep(name), work);
 }

@@ -16,6 +16,7 @@ import { until } from '../support/until.ts';
 const VIA_ANTHROPIC = 'traced-claude';
 const VIA_OPENAI = 'traced-gpt';
 const RETRIED = 'traced-retried';
+const EMBEDDER = 'traced-embedder';
 
 /** `00-<trace id>-<parent id>-01`, as a caller that samples its trace sends it. */
 function callerTraceparent(): { traceId: string; spanId: string; header: string } {
@@ -83,6 +84,7 @@ describe('traces over OTLP/HTTP', () => {
           { id: VIA_ANTHROPIC, provider: 'mock-anthropic', upstreamModel: 'claude-mock', capabilities: ['chat', 'streaming'] },
           { id: VIA_OPENAI, provider: 'mock-openai', upstreamModel: 'gpt-mock', capabilities: ['chat', 'streaming'] },
           { id: RETRIED, provider: 'mock-openai-retried', upstreamModel: 'gpt-retried', capabilities: ['chat', 'streaming'] },
+          { id: EMBEDDER, provider: 'mock-openai', upstreamModel: 'embed-mock', capabilities: ['embeddings'] },
         ],
       },
     });
@@ -249,6 +251,40 @@ describe('traces over OTLP/HTTP', () => {
     assert.equal(attempts[1]!.status.code, STATUS_CODE.unset);
     assert.equal(attempts[1]!.attributes['switchyard.retry'], 1);
     assert.equal(attempts[1]!.attributes['switchyard.attempt'], 2);
+  });
+
+  test('an embeddings request: its one upstream call is a client span whose traceparent the upstream receives', async () => {
+    openai.enqueue({
+      type: 'json',
+      body: {
+        object: 'list',
+        model: 'embed-mock',
+        data: [{ object: 'embedding', index: 0, embedding: [0.5, 0.25] }],
+        usage: { prompt_tokens: 4, total_tokens: 4 },
+      },
+    });
+    const caller = callerTraceparent();
+    const client = new OpenAI({
+      apiKey: server.key,
+      baseURL: server.baseUrl,
+      maxRetries: 0,
+      defaultHeaders: { traceparent: caller.header },
+    });
+    const embedded = await client.embeddings.create({ model: EMBEDDER, input: 'vector me', encoding_format: 'float' });
+    assert.deepEqual(embedded.data[0]!.embedding, [0.5, 0.25]);
+    const sent = parseTraceparent(openai.requests[0]!.headers['traceparent']);
+    assert.equal(sent.traceId, caller.traceId);
+
+    const spans = await spansOf(caller.traceId, (received) => received.some((span) => span.name === 'switchyard.ledger.record'));
+    const request = only(spans, (span) => span.kind === SPAN_KIND.server, 'server');
+    assert.equal(request.attributes['gen_ai.operation.name'], 'embeddings');
+    assert.equal(request.attributes['gen_ai.request.model'], EMBEDDER);
+    assert.equal(request.attributes['gen_ai.usage.input_tokens'], 4);
+    const call = only(spans, (span) => span.kind === SPAN_KIND.client, 'upstream call');
+    assert.equal(call.name, 'embeddings embed-mock');
+    assert.equal(call.parentSpanId, request.spanId);
+    assert.equal(sent.parentId, call.spanId);
+    only(spans, (span) => span.name === 'switchyard.limits.admit' && span.parentSpanId === request.spanId, 'admission');
   });
 
   test('a refused request: the server span carries the status and error type, auth fails, nothing goes upstream', async () => {
