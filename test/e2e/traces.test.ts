@@ -287,6 +287,22 @@ describe('traces over OTLP/HTTP', () => {
     only(spans, (span) => span.name === 'switchyard.limits.admit' && span.parentSpanId === request.spanId, 'admission');
   });
 
+  test('health, readiness and metrics probes are not traced', async () => {
+    const caller = callerTraceparent();
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      const response = await fetch(`${server.origin}${path}`, { headers: { traceparent: caller.header } });
+      assert.equal(response.status, 200, path);
+      await response.arrayBuffer();
+    }
+    // A traced request after them, flushed with them: only its own span arrives.
+    const marker = callerTraceparent();
+    await (
+      await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${server.key}`, traceparent: marker.header } })
+    ).arrayBuffer();
+    await spansOf(marker.traceId, (received) => received.some((span) => span.kind === SPAN_KIND.server));
+    assert.deepEqual(receiver.trace(caller.traceId), []);
+  });
+
   test('a refused request: the server span carries the status and error type, auth fails, nothing goes upstream', async () => {
     const caller = callerTraceparent();
     const response = await fetch(`${server.baseUrl}/chat/completions`, {
