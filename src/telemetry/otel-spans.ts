@@ -51,20 +51,25 @@ export function traceHeaders(context: Context): Record<string, string> {
   return headers;
 }
 
+/**
+ * A step span. Everything reported after its end is dropped here: the SDK would warn about each one,
+ * and a body released after its attempt ended (an output cap that cut the stream) reports its end late.
+ */
 export class OtelSpan implements TraceSpan {
-  private done = false;
+  protected done = false;
 
   constructor(protected readonly span: Span) {}
 
   setAttribute(name: string, value: TraceAttributeValue | undefined): void {
-    if (value !== undefined) this.span.setAttribute(name, value as string);
+    if (value !== undefined && !this.done) this.span.setAttribute(name, value as string);
   }
 
   addEvent(name: string, attributes?: Record<string, TraceAttributeValue>): void {
-    this.span.addEvent(name, attributes as Attributes | undefined);
+    if (!this.done) this.span.addEvent(name, attributes as Attributes | undefined);
   }
 
   fail(error: unknown): void {
+    if (this.done) return;
     const type = errorType(error);
     this.span.setAttribute(ATTR_ERROR_TYPE, type);
     this.span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(error) });
@@ -96,20 +101,22 @@ export class OtelAttempt extends OtelSpan implements AttemptTrace {
   }
 
   connected(): void {
-    this.span.addEvent('connect');
+    this.addEvent('connect');
   }
 
   responded(status: number): void {
-    this.span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
-    this.span.addEvent('first_byte', { [ATTR_HTTP_RESPONSE_STATUS_CODE]: status });
+    this.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    this.addEvent('first_byte', { [ATTR_HTTP_RESPONSE_STATUS_CODE]: status });
   }
 
   ended(error?: unknown): void {
-    this.span.addEvent('end', error === undefined ? undefined : { [ATTR_ERROR_TYPE]: errorType(error) });
+    this.addEvent('end', error === undefined ? undefined : { [ATTR_ERROR_TYPE]: errorType(error) });
   }
 
   committed(): void {
+    if (this.done) return;
     this.span.addEvent('first_token');
+    if (!this.requestSpan.isRecording()) return;
     // The request is answered by this attempt: its provider and model are the request's.
     const provider = genAiProviderName(this.facts.providerKind);
     this.requestSpan.setAttribute(GEN_AI.providerName, provider);
@@ -122,11 +129,11 @@ export class OtelAttempt extends OtelSpan implements AttemptTrace {
 
   responseModel(model: string): void {
     this.answeringModel = model;
-    this.span.setAttribute(GEN_AI.responseModel, model);
+    this.setAttribute(GEN_AI.responseModel, model);
   }
 
   finished(usage: Usage, finishReason: FinishReason): void {
-    setUsage(this.span, usage, finishReason);
+    if (!this.done) setUsage(this.span, usage, finishReason);
   }
 }
 
@@ -149,6 +156,19 @@ function setGenerationRequest(span: Span, request: GenerationRequest): void {
   if (request.stopSequences !== undefined && request.stopSequences.length > 0)
     span.setAttribute(GEN_AI.requestStopSequences, request.stopSequences);
   if (request.seed !== undefined) span.setAttribute(GEN_AI.requestSeed, request.seed);
+}
+
+/** Host and port of each provider base URL, parsed once (a handful of providers, each parsed on every attempt otherwise). */
+const servers = new Map<string, { address: string; port: number }>();
+
+function serverOf(baseUrl: string): { address: string; port: number } {
+  let server = servers.get(baseUrl);
+  if (server === undefined) {
+    const url = new URL(baseUrl);
+    server = { address: url.hostname, port: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port) };
+    servers.set(baseUrl, server);
+  }
+  return server;
 }
 
 /** A traced request (or batch line): its span and the context its children start under. */
@@ -184,9 +204,9 @@ export class OtelRequestTrace implements RequestTrace {
       [SWITCHYARD.retry]: facts.retry,
     };
     if (facts.baseUrl !== undefined) {
-      const url = new URL(facts.baseUrl);
-      attributes[ATTR_SERVER_ADDRESS] = url.hostname;
-      attributes[ATTR_SERVER_PORT] = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+      const server = serverOf(facts.baseUrl);
+      attributes[ATTR_SERVER_ADDRESS] = server.address;
+      attributes[ATTR_SERVER_PORT] = server.port;
     }
     const span = this.tracer.startSpan(`${operation} ${facts.upstreamModel}`, { kind: SpanKind.CLIENT, attributes }, this.context);
     if (this.request !== undefined) setGenerationRequest(span, this.request);
@@ -199,28 +219,32 @@ export class OtelRequestTrace implements RequestTrace {
 
   generationRequest(operation: GenAiOperation, request: GenerationRequest): void {
     this.request = request;
+    if (this.ended) return;
     this.operation(operation, request.model);
     setGenerationRequest(this.span, request);
   }
 
   operation(operation: GenAiOperation, model: string): void {
+    if (this.ended) return;
     this.span.setAttribute(GEN_AI.operationName, operation);
     this.span.setAttribute(GEN_AI.requestModel, model);
   }
 
+  /** Reported after the request span ended (the client left before the stream did): dropped. */
   usage(usage: Usage, finishReason?: FinishReason): void {
-    setUsage(this.span, usage, finishReason);
+    if (!this.ended) setUsage(this.span, usage, finishReason);
   }
 
   setAttribute(name: string, value: TraceAttributeValue | undefined): void {
-    if (value !== undefined) this.span.setAttribute(name, value as string);
+    if (value !== undefined && !this.ended) this.span.setAttribute(name, value as string);
   }
 
   addEvent(name: string, attributes?: Record<string, TraceAttributeValue>): void {
-    this.span.addEvent(name, attributes as Attributes | undefined);
+    if (!this.ended) this.span.addEvent(name, attributes as Attributes | undefined);
   }
 
   fail(error: unknown, status: number): void {
+    if (this.ended) return;
     this.failed = true;
     this.span.setAttribute(ATTR_ERROR_TYPE, errorType(error));
     // HTTP server conventions: a 4xx is the client's doing, not a failed span; a 5xx is.
