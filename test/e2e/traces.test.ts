@@ -287,6 +287,31 @@ describe('traces over OTLP/HTTP', () => {
     only(spans, (span) => span.name === 'switchyard.limits.admit' && span.parentSpanId === request.spanId, 'admission');
   });
 
+  test('a client that leaves mid-stream: the request span ends 499, the attempt span ends, the ledger records 499', async () => {
+    const caller = callerTraceparent();
+    anthropic.enqueue({ type: 'reply', reply: { text: 'one two three four five six seven eight nine ten' }, delayMs: 50 });
+    const client = new Anthropic({
+      apiKey: server.key,
+      baseURL: server.origin,
+      maxRetries: 0,
+      defaultHeaders: { traceparent: caller.header },
+    });
+    const stream = client.messages.stream({ model: VIA_ANTHROPIC, max_tokens: 64, messages: [{ role: 'user', content: 'Count slowly' }] });
+    for await (const event of stream) if (event.type === 'content_block_delta') break;
+    assert.equal(await anthropic.requests[0]?.outcome, 'closed-by-client');
+
+    const spans = await spansOf(caller.traceId, (received) =>
+      ['switchyard.ledger.record', 'POST /v1/messages', 'chat claude-mock'].every((name) => received.some((span) => span.name === name)),
+    );
+    const request = only(spans, (span) => span.kind === SPAN_KIND.server, 'server');
+    assert.equal(request.attributes['http.response.status_code'], 499);
+    assert.equal(request.status.code, STATUS_CODE.unset, 'a client that left is not a server failure');
+    const ledger = only(spans, (span) => span.name === 'switchyard.ledger.record', 'ledger');
+    assert.equal(ledger.attributes['switchyard.ledger.status_code'], 499);
+    const attempt = only(spans, (span) => span.kind === SPAN_KIND.client, 'attempt');
+    assert.ok(attempt.events.some((event) => event.name === 'first_token'));
+  });
+
   test('health, readiness and metrics probes are not traced', async () => {
     const caller = callerTraceparent();
     for (const path of ['/healthz', '/readyz', '/metrics']) {
