@@ -141,7 +141,13 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     }
     const logger = options.logger ?? createLogger(config.logLevel);
     const tracing = await startTracing(config.tracing, logger);
-    if (tracing !== undefined) opened.push(() => tracing.shutdown());
+    if (tracing !== undefined) {
+      opened.push(() => tracing.shutdown());
+      logger.info(
+        { endpoint: config.tracing.endpoint, serviceName: config.tracing.serviceName, sampler: config.tracing.sampler },
+        'traces are exported over OTLP/HTTP',
+      );
+    }
     const limitStore = await createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
     opened.push(() => limitStore.close());
     const ledgerRepository = new UsageLedgerRepository(database.db);
