@@ -54,6 +54,8 @@ import type { ReadinessReport } from './routes/operations.ts';
 import { ObservedUsageLedger } from './services/metering/observed-usage-ledger.ts';
 import type { LedgerRecord } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
+import { startTracing } from './telemetry/start-tracing.ts';
+import type { Tracing } from './telemetry/trace-types.ts';
 
 export interface Runtime {
   config: Config;
@@ -70,6 +72,8 @@ export interface Runtime {
   bootstrapOwnerLink: { email: string; token: string } | undefined;
   /** The dashboard's owners, sessions and audit log. */
   accounts: OwnerAccounts;
+  /** Traces, when an OTLP endpoint is configured (`forceFlush()` exports what has ended). */
+  tracing: Tracing | undefined;
   /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -195,6 +199,14 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       if ((await filesRepository.ensureSetting(BOOTSTRAP_MARKER_SETTING, claimant)) === claimant) {
         bootstrapKey = await keys.create({ name: 'bootstrap' });
       }
+    }
+    const tracing = await startTracing(config.tracing, logger);
+    if (tracing !== undefined) {
+      opened.push(() => tracing.shutdown());
+      logger.info(
+        { endpoint: config.tracing.endpoint, serviceName: config.tracing.serviceName, sampler: config.tracing.sampler },
+        'traces are exported over OTLP/HTTP',
+      );
     }
     // Redis: one bounded connection shared by the limit store and the routing state, one breaker.
     let redis: Redis | undefined;
@@ -365,6 +377,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         readiness,
         metrics,
         ...(accessLog === undefined ? {} : { accessLog }),
+        tracing,
       },
       { ...options, logger },
     );
@@ -384,6 +397,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           batchRefusal: (auth) => batches.refusal(auth),
           renderError: (error, requestId) => renderError(error, errorMetadata(config.operator, requestId)),
           observeLedger: (record) => usageMetrics.observe(record),
+          tracing,
         }),
         maxLineBytes: config.server.bodyLimitBytes,
         workerId: config.instanceId ?? persistedInstanceId(config.dataDir),
@@ -411,6 +425,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       bootstrapKey,
       bootstrapOwnerLink,
       accounts,
+      tracing,
       startDraining() {
         draining = true;
       },
@@ -431,6 +446,8 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           breakers.stop();
           await blobStore.close();
           await database.close();
+          // Last: the spans of everything above are exported before the process goes.
+          await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'traces could not be exported at shutdown'));
         })();
         return closing;
       },

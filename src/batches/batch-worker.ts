@@ -39,6 +39,9 @@ export interface LineRequest {
   url: string;
   /** JSON text of the request body. */
   body: string;
+  /** The batch and the 1-based line this request is (for its trace). */
+  batchId?: string;
+  line?: number;
 }
 
 export interface LineResponse {
@@ -482,7 +485,7 @@ export class BatchWorker {
     }
     let response: LineResponse;
     try {
-      response = await this.execute({ keyId: batch.keyId, url: batch.endpoint, body: row.body });
+      response = await this.execute({ keyId: batch.keyId, url: batch.endpoint, body: row.body, batchId: batch.id, line: row.line });
     } catch (error) {
       if (isUnreachableError(error)) {
         const now = this.clock.now();

@@ -14,7 +14,8 @@ import { isUnreachableError } from '../core/circuit-breaker.ts';
 import { isServiceError, serverError, type ServiceError } from '../core/service-error.ts';
 import type { Caller } from '../services/caller.ts';
 import type { LedgerRecord } from '../services/metering/usage-ledger.ts';
-import type { LineExecutor, LineResponse } from './batch-worker.ts';
+import type { RequestTrace, Tracing } from '../telemetry/trace-types.ts';
+import type { LineExecutor, LineRequest, LineResponse } from './batch-worker.ts';
 
 /** Answers one line's request body as `caller`: the endpoint's normal response body. */
 export type BatchLineHandler = (caller: Caller, body: unknown) => Promise<Record<string, unknown>>;
@@ -33,11 +34,34 @@ export interface ServiceLineExecutorOptions {
   renderError(error: ServiceError, requestId: string): object;
   /** Told of each line's ledger record as it is made (the per-model token and cost metrics). */
   observeLedger?(record: LedgerRecord): void;
+  /** Traces (undefined: off): each line is a span of its own, in its batch's trace. */
+  tracing?: Tracing | undefined;
 }
 
 export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineExecutor {
-  return async ({ keyId, url, body }): Promise<LineResponse> => {
+  const execute = lineExecutor(options);
+  const tracing = options.tracing;
+  if (tracing === undefined) return (request) => execute(request, newId.request(), undefined);
+  return async (request) => {
     const requestId = newId.request();
+    const trace = tracing.startBatchLine({ batchId: request.batchId ?? '', line: request.line ?? 0, url: request.url, requestId });
+    try {
+      const response = await execute(request, requestId, trace);
+      if (response.statusCode >= 400) trace.setAttribute('error.type', String(response.statusCode));
+      trace.end(response.statusCode);
+      return response;
+    } catch (error) {
+      trace.fail(error, 500);
+      trace.end(500);
+      throw error;
+    }
+  };
+}
+
+function lineExecutor(
+  options: ServiceLineExecutorOptions,
+): (request: LineRequest, requestId: string, trace: RequestTrace | undefined) => Promise<LineResponse> {
+  return async ({ keyId, url, body }, requestId, trace): Promise<LineResponse> => {
     const ledger: LedgerRecord[] = [];
     let auth: AuthContext;
     try {
@@ -70,6 +94,7 @@ export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineEx
           ledger.push(record);
           options.observeLedger?.(record);
         },
+        trace,
       };
       const answer = await handler(caller, JSON.parse(body));
       return { statusCode: 200, headers: { 'x-request-id': requestId }, body: JSON.stringify(answer), ledger };

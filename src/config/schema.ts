@@ -3,6 +3,7 @@
  * empty config (fresh install) gives a working service with the built-in engines.
  */
 import { z } from 'zod';
+import { tracingSchema } from './tracing-config.ts';
 
 /** Every permission a key can carry; each endpoint family requires one. */
 export const PERMISSIONS = [
@@ -378,6 +379,8 @@ export const configSchema = z.strictObject({
       interactiveThreshold: z.number().int().nonnegative().default(32),
     })
     .prefault({}),
+  /** Traces over OTLP/HTTP (config/tracing-config.ts; the OTEL_* variables). Off without an endpoint. */
+  tracing: tracingSchema.prefault({}),
 });
 export type ConfigInput = z.input<typeof configSchema>;
 

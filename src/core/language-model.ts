@@ -21,6 +21,23 @@ export interface CallOptions {
    * one JSON parse instead of one per chunk.
    */
   preferWholeResponse?: boolean;
+  /** The upstream attempt's trace, when tracing is on: its headers go upstream, the call reports to it. */
+  trace?: UpstreamTrace;
+}
+
+/**
+ * What a provider tells the trace of one upstream call (telemetry/ implements it): the W3C
+ * trace-context headers to send, and when the call connected, answered and ended.
+ */
+export interface UpstreamTrace {
+  /** `traceparent` (and `tracestate`) of the attempt, sent with the upstream request. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The request was handed to a connection (after any wait in the pool and the TCP/TLS connect). */
+  connected(): void;
+  /** The response's status and headers arrived (first byte). */
+  responded(status: number): void;
+  /** The response body ended, or the call failed. */
+  ended(error?: unknown): void;
 }
 
 /** A chat/text model. Streaming is the only primitive: non-streaming answers are assembled from parts. */

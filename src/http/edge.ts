@@ -21,6 +21,9 @@ import { RouteTable } from './route-table.ts';
 import { writeSse } from './sse-writer.ts';
 import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../core/generation-format.ts';
 import { drainRequestBody } from './drain-request-body.ts';
+import { startRequestTrace } from './request-trace.ts';
+import { SPAN_NAMES, traceStep, type Tracing } from '../telemetry/trace-types.ts';
+import { SWITCHYARD } from '../telemetry/gen-ai-attributes.ts';
 
 export interface EdgeOptions extends MetadataSource {
   authenticator: Authenticator;
@@ -33,6 +36,8 @@ export interface EdgeOptions extends MetadataSource {
   decodeOptions?: DecodeOptions;
   /** Longest wait for a client that stopped reading a stream, milliseconds (then it is cut). */
   streamStallTimeoutMs?: number;
+  /** Traces (undefined: tracing off, and no request carries a trace). */
+  tracing?: Tracing | undefined;
 }
 
 /** True when the client is gone: its request or response was closed before the answer was complete. */
@@ -79,11 +84,16 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   app.decorateRequest('extraHeaders', undefined);
   app.decorateRequest('admission', undefined);
   app.decorateRequest('routeFactsCache', undefined);
+  app.decorateRequest('trace', undefined);
+  const tracing = options.tracing;
   // One frozen object shared by every request (decorating with an object value is safe when it is never mutated).
   app.decorateRequest('decodeOptions', { getter: () => decodeOptions });
   app.decorateRequest('admit', async function admit(this: FastifyRequest, estimatedTokens: number) {
     if (this.auth === undefined) throw new Error('admit() called on a route without authentication');
-    const admission = await options.metering.admit(this.auth, estimatedTokens);
+    const admission =
+      this.trace === undefined
+        ? await options.metering.admit(this.auth, estimatedTokens)
+        : await traceAdmission(this, options.metering.admit(this.auth, estimatedTokens));
     this.admission = admission;
     this.extraHeaders = { ...this.extraHeaders, ...admission.headers };
     return admission;
@@ -147,11 +157,19 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       // Metrics: the onResponse hook still runs for a hijacked reply, when the stream has ended.
       try {
         const outcome = await writeSse(this.raw, events, writeOptions);
-        if (outcome === 'client-left') request.log.info('client disconnected during the stream');
+        if (outcome === 'client-left') {
+          request.log.info('client disconnected during the stream');
+          request.trace?.end(499);
+        }
       } catch (error) {
         // A client that left mid-stream is not a server failure: one line at info, no stack.
-        if (clientGone(request)) request.log.info({ reason: describeReason(error) }, 'client disconnected during the stream');
-        else request.log.error({ err: error }, 'stream failed');
+        if (clientGone(request)) {
+          request.log.info({ reason: describeReason(error) }, 'client disconnected during the stream');
+          request.trace?.end(499);
+        } else {
+          request.log.error({ err: error }, 'stream failed');
+          request.trace?.fail(error, 500);
+        }
         if (!this.raw.writableEnded) this.raw.end();
       }
     },
@@ -177,6 +195,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     void reply.header('x-request-id', request.id).header('request-id', request.id);
     // Only browsers send Origin and read CORS headers; SDK and server clients get none of those bytes.
     if (request.headers.origin !== undefined) void reply.headers(CORS_HEADERS);
+    if (tracing !== undefined) request.trace = startRequestTrace(tracing, request);
     const routeConfig = routeFacts(request).settings;
     if (routeConfig === undefined || routeConfig.permission === null) return done();
     const permission = routeConfig.permission;
@@ -184,6 +203,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       request.auth = auth;
       if (permission !== 'authenticated' && !auth.permissions.has(permission)) throw permissionDenied(permission);
     };
+    const next = request.trace === undefined ? done : tracedAuthentication(request, done);
     try {
       const secret = presentedKey(request);
       if (secret === undefined) {
@@ -193,16 +213,23 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       const cached = options.authenticator.authenticateCached(secret);
       if (cached !== undefined) {
         accept(cached);
-        return done();
+        return next();
       }
       options.authenticator
         .authenticate(secret)
         .then((auth) => accept(auth))
-        .then(() => done(), done);
+        .then(() => next(), next);
     } catch (error) {
-      done(error as Error);
+      next(error as Error);
     }
   });
+  if (tracing !== undefined) {
+    // A client that leaves before the answer is complete: no `finish`, so onResponse may never run.
+    app.addHook('onRequestAbort', (request, done) => {
+      request.trace?.end(499);
+      done();
+    });
+  }
 
   // Request-only routes are admitted before their handler; token routes admit in the handler.
   app.addHook('preHandler', (request, _reply, done) => {
@@ -214,6 +241,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   });
 
   app.addHook('onResponse', (request, reply, done) => {
+    request.trace?.end(reply.statusCode);
     options.metrics.observe(request.method, routeFacts(request).url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     // A handler that admitted tokens and then failed before settling must not leave them reserved.
     if (request.admission !== undefined && !request.admission.isSettled) {
@@ -235,6 +263,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     if (serviceError instanceof DependencyUnavailableError || isUnreachableError(error)) {
       request.log.debug({ err: serviceError.cause ?? error }, 'request refused: a dependency is unavailable');
     } else if (serviceError.status >= 500) request.log.error({ err: serviceError.cause ?? error }, 'request failed');
+    request.trace?.fail(serviceError, serviceError.status);
     const metadata = await buildMetadata(request, options, false);
     void reply.headers({ ...request.extraHeaders, ...serviceError.headers });
     // The client may still be uploading (a 413, or a refusal before the body was read): let it finish,
@@ -278,4 +307,27 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       .type('application/json; charset=utf-8')
       .send(renderError(error, metadata, format));
   });
+}
+
+/** Wraps the auth hook's `done` in the authentication span: it ends with the verdict (a refusal fails it). */
+function tracedAuthentication(request: FastifyRequest, done: (error?: Error) => void): (error?: Error) => void {
+  const span = request.trace!.startStep(SPAN_NAMES.auth);
+  return (error?: Error) => {
+    const auth = request.auth;
+    if (auth !== undefined) {
+      for (const traced of [span, request.trace!]) {
+        traced.setAttribute(SWITCHYARD.keyId, auth.keyId);
+        traced.setAttribute(SWITCHYARD.organizationId, auth.organizationId);
+        traced.setAttribute(SWITCHYARD.tier, auth.tier);
+      }
+    }
+    if (error !== undefined) span.fail(error);
+    span.end();
+    done(error);
+  };
+}
+
+/** The admission of a request-limited route, in the limits span. */
+function traceAdmission(request: FastifyRequest, admission: Promise<Admission>): Promise<Admission> {
+  return traceStep(request.trace, SPAN_NAMES.admit, admission);
 }

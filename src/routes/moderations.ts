@@ -4,6 +4,8 @@
  * classify, encode the SPEC moderation result. Moderation uses no tokens: the request counts against
  * the request limit only (admitted by the edge) and is recorded in the ledger with zero usage.
  */
+import { startModelCallTrace } from '../services/trace-hooks.ts';
+import { spanUntil } from '../telemetry/trace-types.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Capability, Config, ModelConfig } from '../config/index.ts';
 import type { ModerationModel, ModerationVerdict } from '../core/language-model.ts';
@@ -16,7 +18,7 @@ import { callerOf, defaultModelWith } from './metering-context.ts';
 
 export interface ModerationRouteDependencies {
   /** The catalogue: the default model is its first model with the `moderation` capability. */
-  config: Pick<Config, 'models'>;
+  config: Pick<Config, 'models' | 'providers'>;
   /** Model lookup by id or alias with a capability check (GenerationService.resolve). */
   models: { resolve(modelName: string, needs?: readonly Capability[], param?: string): { model: ModelConfig } };
   /** Backends (ProviderRegistry). */
@@ -35,10 +37,13 @@ export function registerModerationRoutes(app: FastifyInstance, dependencies: Mod
       );
       const ledger = ledgerContextOf(callerOf(request), model, '/v1/moderations');
       let verdicts: ModerationVerdict[];
+      const call =
+        request.trace === undefined
+          ? undefined
+          : startModelCallTrace(request.trace, 'switchyard.moderation', model, dependencies.config.providers[model.provider]);
       try {
-        verdicts = await dependencies.registry
-          .moderationModel(model)
-          .classify(decoded.inputs, { signal: request.clientSignal(), requestId: request.id });
+        const options = { signal: request.clientSignal(), requestId: request.id, ...(call === undefined ? {} : { trace: call }) };
+        verdicts = await spanUntil(call, dependencies.registry.moderationModel(model).classify(decoded.inputs, options));
       } catch (error) {
         await request.admission?.settle(undefined, ledger, isServiceError(error) ? error.status : 500);
         throw error;
