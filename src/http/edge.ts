@@ -7,7 +7,8 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext, Authenticator } from '../accounts/authenticator.ts';
 import { CancellationSource } from '../core/cancellation.ts';
-import { permissionDenied, ServiceError } from '../core/service-error.ts';
+import { findTooDeepValue } from '../core/json-depth.ts';
+import { invalidParameter, permissionDenied, ServiceError } from '../core/service-error.ts';
 import type { SseEvent } from '../core/sse-event.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
@@ -155,16 +156,21 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     },
   );
 
-  // JSON bodies: strict parse, empty body allowed (GET/DELETE/cancel calls send none).
+  // JSON bodies: strict parse, nesting at most MAX_JSON_DEPTH levels, empty body allowed (GET/DELETE/cancel calls send none).
   app.removeContentTypeParser(['application/json']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch (error) {
-      done(toServiceError(error), undefined);
+      return done(toServiceError(error), undefined);
     }
+    // Too deep for the steps that recurse over a body (core/json-depth.ts): a 400 naming the parameter.
+    const tooDeep = findTooDeepValue(parsed);
+    if (tooDeep !== undefined) return done(invalidParameter(tooDeep.param, tooDeep.message), undefined);
+    done(null, parsed);
   });
 
   // The per-request hooks use callbacks, not async functions: on the common path (a cached key, a
