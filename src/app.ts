@@ -137,6 +137,8 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     operator: config.operator,
     usage: dependencies.metering,
     bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs,
+    bodyTimeoutMs: config.server.bodyTimeoutMs,
+    bodyMinBytesPerSecond: config.server.bodyMinBytesPerSecond,
   });
   registerOpenApiRoute(app, config.operator);
   const readiness =
