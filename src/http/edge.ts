@@ -61,6 +61,29 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   return typeof apiKey === 'string' ? apiKey.trim() : undefined;
 }
 
+/**
+ * Bodies longer than this many characters are parsed one per turn of the event loop: one `JSON.parse`
+ * cannot be cut (~3.5 ms per MB here), but several large bodies arriving together are not parsed back
+ * to back, so other requests wait for at most one of them.
+ */
+const LARGE_BODY_CHARACTERS = 1024 * 1024;
+const largeBodies: Array<() => void> = [];
+
+/** Runs `parse` on a later turn of the event loop, after the large bodies queued before it, one per turn. */
+function parseInTurn(parse: () => void): void {
+  largeBodies.push(parse);
+  if (largeBodies.length === 1) setImmediate(parseNextLargeBody);
+}
+
+function parseNextLargeBody(): void {
+  try {
+    largeBodies[0]?.();
+  } finally {
+    largeBodies.shift();
+    if (largeBodies.length > 0) setImmediate(parseNextLargeBody);
+  }
+}
+
 /** A short description of why a request ended, without a stack. */
 function describeReason(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
@@ -160,6 +183,10 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   app.removeContentTypeParser(['application/json']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
+    if (text.length > LARGE_BODY_CHARACTERS) return parseInTurn(() => parseJsonBody(text, done));
+    parseJsonBody(text, done);
+  });
+  function parseJsonBody(text: string, done: (error: Error | null, body?: unknown) => void): void {
     if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;
     try {
@@ -171,7 +198,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     const tooDeep = findTooDeepValue(parsed);
     if (tooDeep !== undefined) return done(invalidParameter(tooDeep.param, tooDeep.message), undefined);
     done(null, parsed);
-  });
+  }
 
   // The per-request hooks use callbacks, not async functions: on the common path (a cached key, a
   // token route) they finish synchronously, and skipping a promise per hook shows in the gateway's CPU.

@@ -91,6 +91,7 @@ export function createEmbeddingsHandler(
       const options = {
         signal: caller.signal,
         requestId: caller.requestId,
+        tenant: caller.auth.organizationId,
         ...(decoded.dimensions === undefined ? {} : { dimensions: decoded.dimensions }),
       };
       result = await embedInSlices(dependencies.registry.embeddingModel(model), decoded.inputs, options);
