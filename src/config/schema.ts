@@ -128,6 +128,12 @@ export const providerSchema = z.discriminatedUnion('kind', [
      * base URL's host is api.openai.com, else `generic`.
      */
     dialect: z.enum(['openai', 'generic']).optional(),
+    /**
+     * Download image `url` results from any address. Default false: only public addresses (no
+     * loopback, private, link-local, CGNAT or metadata ranges), for a backend whose images are served
+     * from a private network.
+     */
+    allowPrivateImageUrls: z.boolean().optional(),
     ...providerBase,
   }),
   z.strictObject({
