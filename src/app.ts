@@ -146,6 +146,8 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     operator: config.operator,
     usage: dependencies.metering,
     bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs,
+    bodyTimeoutMs: config.server.bodyTimeoutMs,
+    bodyMinBytesPerSecond: config.server.bodyMinBytesPerSecond,
   });
   registerOpenApiRoute(app, config.operator);
   registerRootRoute(app, { dashboard: dependencies.dashboard !== undefined });

@@ -395,6 +395,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           handlers: batchLineHandlers({ endpoints, generations, decodeOptions, config, models: generation, registry, metering }),
           authenticateKeyId: (keyId) => authenticator.authenticateKeyId(keyId),
           batchRefusal: (auth) => batches.refusal(auth),
+          endpointRefusal: (auth, url) => batches.endpointRefusal(auth, url),
           renderError: (error, requestId) => renderError(error, errorMetadata(config.operator, requestId)),
           observeLedger: (record) => usageMetrics.observe(record),
           tracing,

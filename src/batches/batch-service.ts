@@ -3,6 +3,7 @@
  * itself is done by the BatchWorker; this only records what was asked and nudges it.
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
+import type { Permission } from '../config/index.ts';
 import { newId } from '../core/ids.ts';
 import { invalidFormat, invalidParameter, isServiceError, permissionDenied, type ServiceError } from '../core/service-error.ts';
 import { BATCH_STATUSES, type BatchesRepository, type BatchRecord, type BatchStatus } from '../db/repositories/batches-repository.ts';
@@ -22,6 +23,12 @@ import {
 
 /** SPEC: batch processing is supported for these endpoints. */
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/responses'] as const;
+/** The permission each batch endpoint needs, the same one its synchronous route asks for. */
+const ENDPOINT_PERMISSIONS: Readonly<Record<(typeof BATCH_ENDPOINTS)[number], Permission>> = {
+  '/v1/chat/completions': 'chat.completions',
+  '/v1/embeddings': 'embeddings',
+  '/v1/responses': 'responses',
+};
 /** SPEC "Limits": every batch finishes within 24 hours. */
 export const COMPLETION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -102,6 +109,17 @@ export class BatchService {
     return undefined;
   }
 
+  /**
+   * Why `auth` may not run a line of `endpoint` (the key lacks that endpoint's permission), or
+   * undefined: asked at creation and before every line, with the key's current permissions, so a
+   * batch is never a way around a permission its key does not have (or no longer has).
+   */
+  endpointRefusal(auth: AuthContext, endpoint: string): ServiceError | undefined {
+    const permission = ENDPOINT_PERMISSIONS[endpoint as (typeof BATCH_ENDPOINTS)[number]] as Permission | undefined;
+    if (permission === undefined) return invalidEndpoint(endpoint, BATCH_ENDPOINTS);
+    return auth.permissions.has(permission) ? undefined : permissionDenied(permission);
+  }
+
   /** POST /v1/batches: checks the request, records the batch as `validating` with zero counts. */
   async create(auth: AuthContext, body: unknown): Promise<BatchRecord> {
     const limit = this.authorize(auth);
@@ -111,6 +129,8 @@ export class BatchService {
     const endpoint = requiredString(body, 'endpoint');
     const completionWindow = requiredString(body, 'completion_window');
     if (!(BATCH_ENDPOINTS as readonly string[]).includes(endpoint)) throw invalidEndpoint(endpoint, BATCH_ENDPOINTS);
+    const endpointRefusal = this.endpointRefusal(auth, endpoint);
+    if (endpointRefusal !== undefined) throw endpointRefusal;
     if (completionWindow !== '24h') throw invalidParameter('completion_window', "completion_window must be '24h'.");
     const metadata = checkMetadata(body['metadata']);
     await this.checkInputFile(auth.organizationId, inputFileId);

@@ -30,6 +30,11 @@ export interface ServiceLineExecutorOptions {
    * permission), or undefined when it may.
    */
   batchRefusal?(auth: AuthContext): ServiceError | undefined;
+  /**
+   * Why this key may not run a line of `url` now (it lacks, or lost, that endpoint's permission), or
+   * undefined. Unlike `batchRefusal`, the line fails alone (403 `permission_denied`), not the batch.
+   */
+  endpointRefusal?(auth: AuthContext, url: string): ServiceError | undefined;
   /** The error body the endpoint's clients would read (the edge's renderer). */
   renderError(error: ServiceError, requestId: string): object;
   /** Told of each line's ledger record as it is made (the per-model token and cost metrics). */
@@ -79,6 +84,8 @@ function lineExecutor(
       return failed(options, error, requestId);
     }
     try {
+      const endpointRefusal = options.endpointRefusal?.(auth, url);
+      if (endpointRefusal !== undefined) throw endpointRefusal;
       const handler = options.handlers.get(url);
       if (handler === undefined) throw serverError('internal_error', `No batch handler for ${url}.`);
       // Lines run to the end once started (a stopping worker stops claiming instead): a source nobody

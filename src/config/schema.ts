@@ -129,6 +129,12 @@ export const providerSchema = z.discriminatedUnion('kind', [
      * base URL's host is api.openai.com, else `generic`.
      */
     dialect: z.enum(['openai', 'generic']).optional(),
+    /**
+     * Download image `url` results from any address. Default false: only public addresses (no
+     * loopback, private, link-local, CGNAT or metadata ranges), for a backend whose images are served
+     * from a private network.
+     */
+    allowPrivateImageUrls: z.boolean().optional(),
     ...providerBase,
   }),
   z.strictObject({
@@ -254,6 +260,14 @@ export const configSchema = z.strictObject({
       headersTimeoutMs: z.number().int().positive().default(30_000),
       /** Longest silence while a request body is being received, milliseconds; then 408 and the connection is closed. */
       bodyIdleTimeoutMs: z.number().int().positive().default(30_000),
+      /**
+       * Minimum body rate, as Apache's mod_reqtimeout (`body=20,MinRate=500`): a request body gets
+       * `bodyTimeoutMs` to arrive, extended by one second per `bodyMinBytesPerSecond` bytes received;
+       * past that, 408 and the connection is closed. Milliseconds.
+       */
+      bodyTimeoutMs: z.number().int().positive().default(20_000),
+      /** Bytes per second a request body must average beyond `bodyTimeoutMs` (each such many bytes buys one more second). */
+      bodyMinBytesPerSecond: z.number().int().positive().default(500),
       /** Longest time to receive a whole request (headers and body), milliseconds; bounds a body that trickles in. */
       requestTimeoutMs: z.number().int().positive().default(300_000),
       /**

@@ -16,6 +16,11 @@ export interface CallOptions {
   /** Request id, forwarded upstream where the backend accepts one (for tracing). */
   requestId?: string;
   /**
+   * Whom the work is for (the caller's organization id). An engine shared by every caller (the
+   * built-in sentence encoder) serves tenants in turn, so one tenant's long job cannot hold it.
+   */
+  tenant?: string;
+  /**
    * The caller assembles the whole answer before replying (a non-streaming client request). A backend
    * may then fetch it in one piece instead of as an upstream stream, and emit it as the same parts:
    * one JSON parse instead of one per chunk.

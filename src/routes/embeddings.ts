@@ -101,6 +101,7 @@ export function createEmbeddingsHandler(
       const options = {
         signal: caller.signal,
         requestId: caller.requestId,
+        tenant: caller.auth.organizationId,
         ...(decoded.dimensions === undefined ? {} : { dimensions: decoded.dimensions }),
         ...(call === undefined ? {} : { trace: call }),
       };
