@@ -8,6 +8,10 @@ import { Authenticator } from './accounts/authenticator.ts';
 import { KeyService, type CreatedKey } from './accounts/key-service.ts';
 import { OwnerAccounts, type OwnerAccountsOptions } from './accounts/owner-accounts.ts';
 import { OwnersRepository } from './db/repositories/owners-repository.ts';
+import { createAccountServices, planLimitsOf } from './accounts/account-services.ts';
+import type { OrganizationService } from './accounts/organizations.ts';
+import type { PeopleService } from './accounts/people.ts';
+import { startHeartbeat } from './batches/instance-heartbeat.ts';
 import { UsageRollupsRepository } from './db/repositories/usage-rollups-repository.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
 import { BatchService } from './batches/batch-service.ts';
@@ -62,6 +66,10 @@ export interface Runtime {
   bootstrapOwnerLink: { email: string; token: string } | undefined;
   /** The dashboard's owners, sessions and audit log. */
   accounts: OwnerAccounts;
+  /** Organizations, plans and suspension (the operator console and CLI). */
+  organizations: OrganizationService;
+  /** People of organizations and operators: invitations, roles, removal, links. */
+  people: PeopleService;
   /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -120,8 +128,12 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
   const opened: Array<() => Promise<void> | void> = [() => database.close()];
   try {
     const repository = new ApiKeysRepository(database.db);
-    const keys = new KeyService(config, repository);
-    const authenticator = new Authenticator(repository);
+    const logger = options.logger ?? createLogger(config.logLevel);
+    // Plans per organization (accounts/plans.ts): keys are bounded by them and limited under them.
+    const accountServices = createAccountServices(config, database.db, logger);
+    await accountServices.organizations.backfillPlans();
+    const keys = new KeyService(config, repository, Date.now, accountServices.organizations);
+    const authenticator = new Authenticator(repository, { planLimits: planLimitsOf(config) });
     await authenticator.start();
     opened.push(() => authenticator.stop());
     const filesRepository = new FilesRepository(database.db);
@@ -135,7 +147,6 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         bootstrapKey = await keys.create({ name: 'bootstrap' });
       }
     }
-    const logger = options.logger ?? createLogger(config.logLevel);
     const limitStore = await createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
     opened.push(() => limitStore.close());
     const ledgerRepository = new UsageLedgerRepository(database.db);
@@ -211,9 +222,18 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const endpoints = generationEndpoints(storedResponses);
     const decodeOptions: DecodeOptions = Object.freeze({ validation: config.requestValidation });
     const accounts = new OwnerAccounts(new OwnersRepository(database.db), options.dashboardAccounts);
+    const instanceId = config.instanceId ?? persistedInstanceId(config.dataDir);
+    const heartbeat = startHeartbeat(accountServices.operatorAudit, instanceId);
+    opened.push(() => heartbeat.stop());
     const dashboard = {
       accounts,
       keys,
+      operator: {
+        organizations: accountServices.organizations,
+        operatorAudit: accountServices.operatorAudit,
+        people: accountServices.people(accounts),
+        deploymentState,
+      },
       rollups: new UsageRollupsRepository(database.db),
       sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000),
     };
@@ -261,7 +281,10 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           renderError: (error, requestId) => renderError(error, errorMetadata(config.operator, requestId)),
         }),
         maxLineBytes: config.server.bodyLimitBytes,
-        workerId: config.instanceId ?? persistedInstanceId(config.dataDir),
+        workerId: instanceId,
+        requestsPerBatchOf: async (organizationId) =>
+          (await accountServices.organizations.planOf(organizationId))?.maxRequestsPerBatch ??
+          config.tiers[config.defaultTier]!.maxRequestsPerBatch,
         leaseMs: config.batches.leaseMs,
         concurrency: config.batches.concurrency,
         chunkSize: config.batches.chunkSize,
@@ -286,6 +309,8 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       bootstrapKey,
       bootstrapOwnerLink,
       accounts,
+      organizations: accountServices.organizations,
+      people: dashboard.operator.people,
       startDraining() {
         draining = true;
       },
@@ -293,6 +318,8 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         closing ??= (async () => {
           // Batch lines use the same services as the app: stop them before anything closes.
           await batchWorker?.stop();
+          heartbeat.stop();
+          accountServices.mailer.close();
           await app.close();
           authenticator.stop();
           // In-flight requests are done: every ledger record is written before storage closes.

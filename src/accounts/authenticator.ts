@@ -8,6 +8,7 @@ import type { Permission } from '../config/index.ts';
 import { ServiceError } from '../core/service-error.ts';
 import type { ApiKeyRecord, ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { hashKeySecret } from './api-key-secret.ts';
+import type { KeyPlanLimits } from './plans.ts';
 
 /** Who is calling: attached to every authenticated request. */
 export interface AuthContext {
@@ -17,7 +18,14 @@ export interface AuthContext {
   permissions: ReadonlySet<Permission>;
   /** Milliseconds since epoch, or null. */
   expiresAt: number | null;
+  /**
+   * The limits this key runs under, from its tier and its organization's plan (accounts/plans.ts);
+   * absent for contexts built without plans (then the key's tier alone decides).
+   */
+  limits?: KeyPlanLimits;
 }
+
+type CachedContext = AuthContext & { revoked: boolean; suspended: boolean };
 
 export interface AuthenticatorOptions {
   /** How often the key version is read, milliseconds. Default 500 (revocation visible within 1 s). */
@@ -25,6 +33,8 @@ export interface AuthenticatorOptions {
   /** Most known and unknown secrets remembered each (unknown ones protect the database from repeated bad keys). */
   negativeCacheSize?: number;
   now?: () => number;
+  /** A key's limits from its tier and its organization's plan (read with the key); absent: tiers only. */
+  planLimits?: (record: ApiKeyRecord) => KeyPlanLimits;
 }
 
 /** A SPEC 401 `auth_error` with the given code (API keys here; dashboard sessions in owner-accounts.ts). */
@@ -32,10 +42,28 @@ export function authError(code: string, message: string): ServiceError {
   return new ServiceError({ status: 401, type: 'auth_error', code, message });
 }
 
+/**
+ * 403 for a key of a suspended organization: the SPEC's refused-key type and code, with a message that
+ * says why (the status tells SDKs not to retry and tells the caller the key itself is fine).
+ */
+export function organizationSuspended(organizationId: string): ServiceError {
+  return new ServiceError({
+    status: 403,
+    type: 'auth_error',
+    code: 'invalid_api_key',
+    message: `The organization ${organizationId} is suspended: its API keys are refused until the operator reactivates it.`,
+  });
+}
+
+export function isSuspension(error: unknown): boolean {
+  return error instanceof ServiceError && error.status === 403 && error.type === 'auth_error';
+}
+
 export class Authenticator {
-  private readonly known = new Map<string, AuthContext & { revoked: boolean }>();
+  private readonly known = new Map<string, CachedContext>();
   private readonly unknown = new Set<string>();
-  private readonly byId = new Map<string, AuthContext & { revoked: boolean }>();
+  private readonly byId = new Map<string, CachedContext>();
+  private readonly planLimits: ((record: ApiKeyRecord) => KeyPlanLimits) | undefined;
   private version = -1;
   private timer: NodeJS.Timeout | undefined;
   private readonly pollIntervalMs: number;
@@ -49,6 +77,7 @@ export class Authenticator {
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.negativeCacheSize = options.negativeCacheSize ?? 10_000;
     this.now = options.now ?? Date.now;
+    this.planLimits = options.planLimits;
   }
 
   /** Reads the current version and starts polling. */
@@ -108,19 +137,34 @@ export class Authenticator {
         this.unknown.add(secret);
         throw this.invalid();
       }
-      entry = toContext(record);
+      entry = this.toContext(record);
       if (this.known.size >= this.negativeCacheSize) this.known.clear();
       this.known.set(secret, entry);
     }
     return this.check(entry);
   }
 
-  private check(entry: AuthContext & { revoked: boolean }): AuthContext {
+  private check(entry: CachedContext): AuthContext {
     if (entry.revoked) throw this.invalid();
     if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {
       throw authError('token_expired', 'This API key has expired. Ask the operator for a new key.');
     }
+    if (entry.suspended) throw organizationSuspended(entry.organizationId);
     return entry;
+  }
+
+  private toContext(record: ApiKeyRecord): CachedContext {
+    const context: CachedContext = {
+      keyId: record.id,
+      organizationId: record.organizationId,
+      tier: record.tier,
+      permissions: new Set(record.permissions as Permission[]),
+      expiresAt: record.expiresAt,
+      revoked: record.revokedAt !== null,
+      suspended: record.organization?.status === 'suspended',
+    };
+    if (this.planLimits !== undefined) context.limits = this.planLimits(record);
+    return context;
   }
 
   /**
@@ -132,28 +176,13 @@ export class Authenticator {
     if (entry === undefined) {
       const record = await this.repository.findById(keyId);
       if (record === undefined) throw this.invalid();
-      entry = toContext(record);
+      entry = this.toContext(record);
       this.byId.set(keyId, entry);
     }
-    if (entry.revoked) throw this.invalid();
-    if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {
-      throw authError('token_expired', 'This API key has expired. Ask the operator for a new key.');
-    }
-    return entry;
+    return this.check(entry);
   }
 
   private invalid(): ServiceError {
     return authError('invalid_api_key', 'Invalid API key. Check the key you sent; revoked keys are invalid too.');
   }
-}
-
-function toContext(record: ApiKeyRecord): AuthContext & { revoked: boolean } {
-  return {
-    keyId: record.id,
-    organizationId: record.organizationId,
-    tier: record.tier,
-    permissions: new Set(record.permissions as Permission[]),
-    expiresAt: record.expiresAt,
-    revoked: record.revokedAt !== null,
-  };
 }

@@ -7,7 +7,7 @@
  * response, and the worker writes it in the transaction that records the line's outcome (billed
  * exactly once, crash or not).
  */
-import type { AuthContext } from '../accounts/authenticator.ts';
+import { isSuspension, type AuthContext } from '../accounts/authenticator.ts';
 import { newId } from '../core/ids.ts';
 import { CancellationSource } from '../core/cancellation.ts';
 import { isServiceError, serverError, type ServiceError } from '../core/service-error.ts';
@@ -32,6 +32,9 @@ export interface ServiceLineExecutorOptions {
   renderError(error: ServiceError, requestId: string): object;
 }
 
+/** How long a line of a suspended organization waits before it may be claimed again, seconds. */
+const SUSPENDED_RETRY_SECONDS = 5;
+
 export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineExecutor {
   return async ({ keyId, url, body }): Promise<LineResponse> => {
     const requestId = newId.request();
@@ -42,6 +45,11 @@ export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineEx
       const refusal = options.batchRefusal?.(auth);
       if (refusal !== undefined) throw refusal;
     } catch (error) {
+      // The organization was suspended meanwhile: the line waits (a deferral, as after a 429); the
+      // batch's other lines are not claimed until it is reactivated (batches-repository.ts claimLines).
+      if (isSuspension(error)) {
+        return { ...failed(options, error, requestId), statusCode: 429, headers: { 'retry-after': String(SUSPENDED_RETRY_SECONDS) } };
+      }
       // The key itself can no longer run this batch: no line of it can succeed, so the batch fails.
       if (isServiceError(error) && (error.status === 401 || error.status === 403)) {
         return {

@@ -65,6 +65,8 @@ export interface Config {
   /** This instance's name in batch leases; undefined: kept in `<dataDir>/instance-id`. */
   readonly instanceId: string | undefined;
   readonly batches: z.infer<typeof configSchema>['batches'];
+  /** SMTP for invitations and set-password links (SMTP_URL, SMTP_FROM); no `url`: links go to the log. */
+  readonly smtp: z.infer<typeof configSchema>['smtp'];
 }
 
 export interface LoadConfigOptions {
@@ -154,6 +156,8 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
     if (value !== undefined) batches[field] = value;
   }
   if (Object.keys(batches).length > 0) result['batches'] = batches;
+  if (env['SMTP_URL'] || env['SMTP_FROM'])
+    result['smtp'] = { ...(env['SMTP_URL'] ? { url: env['SMTP_URL'] } : {}), ...(env['SMTP_FROM'] ? { from: env['SMTP_FROM'] } : {}) };
   return result;
 }
 
@@ -372,6 +376,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     models,
     instanceId: config.instanceId,
     batches: config.batches,
+    smtp: config.smtp,
   });
 }
 

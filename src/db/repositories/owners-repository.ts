@@ -6,7 +6,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DashboardSessionsTable, DatabaseSchema, OwnersTable } from '../schema.ts';
 
-export type OwnerRole = 'owner' | 'member';
+/** `operator`: runs the service for every organization (the operator console; reserved organization `_operators`). */
+export type OwnerRole = 'owner' | 'member' | 'operator';
 
 export interface OwnerRecord {
   id: string;
@@ -46,7 +47,7 @@ function toOwner(row: Selectable<OwnersTable>): OwnerRecord {
     id: row.id,
     organizationId: row.organization_id,
     email: row.email,
-    role: row.role === 'member' ? 'member' : 'owner',
+    role: row.role === 'member' || row.role === 'operator' ? row.role : 'owner',
     passwordHash: row.password_hash,
     totpSecret: row.totp_secret,
     createdAt: Number(row.created_at),
