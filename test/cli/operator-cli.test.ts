@@ -68,19 +68,27 @@ describe('operator CLI', () => {
     await runCli(['orgs', 'set-plan', 'org-cli', '--plan', 'Developer'], env);
     const updated = await runCli(['keys', 'update', key.id, '--tier', 'Developer', '--permissions', 'chat.completions,models'], env);
     assert.equal(updated.code, 0, updated.stderr);
-    const status = await eventually(async () => {
-      const current = await keyStatus(server, key.key);
-      return current.body.tier === 'Developer' ? current : undefined;
-    }, 40, 50);
+    const status = await eventually(
+      async () => {
+        const current = await keyStatus(server, key.key);
+        return current.body.tier === 'Developer' ? current : undefined;
+      },
+      40,
+      50,
+    );
     assert.deepEqual(status.body.permissions, ['chat.completions', 'models']);
   });
 
   test('orgs suspend refuses the keys with 403; resume restores them', async () => {
     assert.equal((await runCli(['orgs', 'suspend', 'org-cli'], env)).code, 0);
-    const refused = await eventually(async () => {
-      const current = await keyStatus(server, key.key);
-      return current.status === 403 ? current : undefined;
-    }, 40, 50);
+    const refused = await eventually(
+      async () => {
+        const current = await keyStatus(server, key.key);
+        return current.status === 403 ? current : undefined;
+      },
+      40,
+      50,
+    );
     assert.match(refused.body.error.message, /org-cli is suspended/);
     assert.equal((await keyStatus(server, server.key)).status, 200, 'another organization goes on');
     assert.equal((await runCli(['orgs', 'resume', 'org-cli'], env)).code, 0);
@@ -93,11 +101,15 @@ describe('operator CLI', () => {
       headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'switchyard-echo', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
     });
-    const all = await eventually(async () => {
-      const result = await runCli(['usage', '--all', '--json'], env);
-      const parsed = JSON.parse(result.stdout) as { rows: Array<{ organizationId: string }> };
-      return parsed.rows.some((row) => row.organizationId === 'org-cli') ? parsed : undefined;
-    }, 10, 500);
+    const all = await eventually(
+      async () => {
+        const result = await runCli(['usage', '--all', '--json'], env);
+        const parsed = JSON.parse(result.stdout) as { rows: Array<{ organizationId: string }> };
+        return parsed.rows.some((row) => row.organizationId === 'org-cli') ? parsed : undefined;
+      },
+      10,
+      500,
+    );
     assert.ok(all.rows.length >= 1);
     const unknown = await runCli(['usage', '--org', 'org-nope'], env);
     assert.notEqual(unknown.code, 0);
