@@ -10,6 +10,7 @@ import { OwnersRepository } from '../db/repositories/owners-repository.ts';
 import { openMigratedDatabase } from '../runtime.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
 import { CLI_ACTOR } from '../accounts/organizations.ts';
+import { createAccountServices } from '../accounts/account-services.ts';
 import { setPasswordLink } from '../accounts/people.ts';
 import { linkBaseUrl, withOperatorServices } from './operator-services.ts';
 
@@ -68,6 +69,10 @@ export async function ownersCommand(
       ...(allowedTiers === undefined ? {} : { allowedTiers }),
     });
     await accounts.audit({ organizationId: owner.organizationId, email: 'operator' }, 'owner.created', owner.email, null);
+    // A new organization's plan: the highest of `--tiers` (else the default tier); keys are bounded by it.
+    const services = createAccountServices(config, database.db, { info: () => undefined, error: () => undefined });
+    await services.organizations.backfillPlans();
+    services.mailer.close();
     print(`Created ${owner.role} ${owner.email} of organization ${owner.organizationId}.`);
     if (linkToken !== undefined) {
       const baseUrl = linkBaseUrl(config, parsed);
