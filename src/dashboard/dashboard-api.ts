@@ -21,20 +21,9 @@ import type { AccountUsageReader } from '../services/account-usage.ts';
 import { toFileObject } from '../services/files/file-object.ts';
 import type { FileService } from '../services/files/file-service.ts';
 import { usageReport, usageCsv, parseUsageRange } from './usage-report.ts';
-import { allowedKeyTiers } from '../accounts/plans.ts';
+import { allowedKeyTiers, keyLimits } from '../accounts/plans.ts';
 import type { OperatorApiDependencies } from './operator-api.ts';
-
-/** A person's own account (session, sign-out, sessions, TOTP, password): every signed-in person, operators included. */
-const ACCOUNT_ROUTES = /^\/dashboard\/api\/(session|sign-out|sessions|totp|password)(\/|$)/;
-
-/** Why a person of `role` may not call a route of `access` at `url`, or undefined. */
-function accessRefusal(access: Access, role: OwnerRecord['role'], url: string): string | undefined {
-  if (access === 'operator') return role === 'operator' ? undefined : 'Only operators may do this.';
-  if (role === 'operator' && !(access === 'member' && ACCOUNT_ROUTES.test(url)))
-    return "Operators work in the operator area (/dashboard/operator), not in an organization's pages.";
-  if (access === 'owner' && role !== 'owner') return 'Members can look but not change: ask an owner.';
-  return undefined;
-}
+import { accessRefusal, type Access } from './dashboard-access.ts';
 
 export const SESSION_COOKIE = 'switchyard_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -52,12 +41,6 @@ export interface DashboardApiDependencies {
   /** The operator console and people management (operator-api.ts, people-api.ts); absent: not mounted. */
   operator?: OperatorApiDependencies;
 }
-
-/**
- * Who may call a route: anyone (sign-in), any signed-in person of an organization, its owners only
- * (not read-only members), or operators only (who in turn never reach an organization's own routes).
- */
-export type Access = 'public' | 'member' | 'owner' | 'operator';
 
 export interface DashboardContext {
   token: string;
@@ -328,11 +311,14 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
   app.get<{ Querystring: Record<string, string | undefined> }>('/dashboard/api/usage', route('member'), async (request) => {
     const { organizationId } = context(request).owner;
     const range = parseUsageRange(request.query, Date.now());
+    // One rule (accounts/plans.ts): the day and month limits are the organization's plan.
+    const plan = await dependencies.operator?.organizations.planOf(organizationId);
     return usageReport({
       rollups: dependencies.rollups,
       usage: dependencies.usage,
       organizationId,
-      tier: (await allowedTiers(organizationId))[0] ?? config.defaultTier,
+      tier: plan?.tier ?? (await allowedTiers(organizationId))[0] ?? config.defaultTier,
+      ...(plan === undefined ? {} : { limits: keyLimits(config, plan.tier, plan) }),
       range,
     });
   });
