@@ -99,12 +99,22 @@ export class BatchService {
   private authorize(auth: AuthContext): number {
     const refusal = this.refusal(auth);
     if (refusal !== undefined) throw refusal;
-    return this.tiers[auth.tier]?.concurrentBatches ?? 0;
+    return this.concurrentBatches(auth);
   }
 
-  /** Why `auth` may not use batches (also asked before each line of a running batch), or undefined. */
+  /** The organization's plan decides (accounts/plans.ts); without one, the key's tier. */
+  private concurrentBatches(auth: AuthContext): number {
+    return auth.limits?.concurrentBatches ?? this.tiers[auth.tier]?.concurrentBatches ?? 0;
+  }
+
+  /**
+   * Why `auth` may not use batches (also asked before each line of a running batch), or undefined.
+   * SPEC: a key on a tier without batches (Free) is refused whatever its organization's plan; so is
+   * every key of a plan without batches.
+   */
   refusal(auth: AuthContext): ServiceError | undefined {
     if ((this.tiers[auth.tier]?.concurrentBatches ?? 0) === 0) return batchApiNotAllowed(auth.tier);
+    if (this.concurrentBatches(auth) === 0) return batchApiNotAllowed(auth.limits?.plan ?? auth.tier);
     if (!auth.permissions.has('batches')) return permissionDenied('batches');
     return undefined;
   }

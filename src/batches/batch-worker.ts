@@ -89,6 +89,8 @@ export interface BatchWorkerOptions {
   pollIntervalMs?: number;
   /** Most requests per batch (SPEC: above 50,000 needs a custom plan). Default 50,000. */
   maxRequestsPerBatch?: number;
+  /** The batch's organization's requests-per-batch figure (its plan); when given, it replaces `maxRequestsPerBatch`. */
+  requestsPerBatchOf?: (organizationId: string) => Promise<number>;
   /** Longest wait before retrying a rate-limited line (no retry-after) or a failing claim, milliseconds. Default 60,000. */
   maxBackoffMs?: number;
   /** First backoff of a failed batch-level step, doubled after each further failure, milliseconds. Default 1,000. */
@@ -214,6 +216,7 @@ export class BatchWorker {
   private readonly leaseMs: number;
   private readonly pollIntervalMs: number;
   private readonly maxRequestsPerBatch: number;
+  private readonly requestsPerBatchOf: ((organizationId: string) => Promise<number>) | undefined;
   private readonly maxBackoffMs: number;
   private readonly stepRetryBaseMs: number;
   private readonly maxStepAttempts: number;
@@ -252,6 +255,7 @@ export class BatchWorker {
     this.leaseMs = options.leaseMs ?? 9_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.maxRequestsPerBatch = options.maxRequestsPerBatch ?? 50_000;
+    this.requestsPerBatchOf = options.requestsPerBatchOf;
     this.maxBackoffMs = options.maxBackoffMs ?? 60_000;
     this.stepRetryBaseMs = options.stepRetryBaseMs ?? 1_000;
     this.maxStepAttempts = Math.max(1, options.maxStepAttempts ?? 5);
@@ -690,9 +694,11 @@ export class BatchWorker {
     }
     // A worker that died half-way through validation may have stored some rows already.
     await this.repository.deleteRequests(batch.id);
+    const maxRequests =
+      this.requestsPerBatchOf === undefined ? this.maxRequestsPerBatch : await this.requestsPerBatchOf(batch.organizationId);
     const summary = await validateBatchInput(
       content,
-      { endpoint: batch.endpoint, maxLineBytes: this.maxLineBytes, maxRequests: this.maxRequestsPerBatch },
+      { endpoint: batch.endpoint, maxLineBytes: this.maxLineBytes, maxRequests },
       (requests) => this.repository.insertRequests(batch.id, requests),
     );
     if (summary.errors.length > 0) {

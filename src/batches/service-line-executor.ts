@@ -7,7 +7,7 @@
  * response, and the worker writes it in the transaction that records the line's outcome (billed
  * exactly once, crash or not).
  */
-import type { AuthContext } from '../accounts/authenticator.ts';
+import { isSuspension, type AuthContext } from '../accounts/authenticator.ts';
 import { newId } from '../core/ids.ts';
 import { CancellationSource } from '../core/cancellation.ts';
 import { isUnreachableError } from '../core/circuit-breaker.ts';
@@ -43,6 +43,9 @@ export interface ServiceLineExecutorOptions {
   tracing?: Tracing | undefined;
 }
 
+/** How long a line of a suspended organization waits before it may be claimed again, seconds. */
+const SUSPENDED_RETRY_SECONDS = 5;
+
 export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineExecutor {
   const execute = lineExecutor(options);
   const tracing = options.tracing;
@@ -74,6 +77,11 @@ function lineExecutor(
       const refusal = options.batchRefusal?.(auth);
       if (refusal !== undefined) throw refusal;
     } catch (error) {
+      // The organization was suspended meanwhile: the line waits (a deferral, as after a 429); the
+      // batch's other lines are not claimed until it is reactivated (batches-repository.ts claimLines).
+      if (isSuspension(error)) {
+        return { ...failed(options, error, requestId), statusCode: 429, headers: { 'retry-after': String(SUSPENDED_RETRY_SECONDS) } };
+      }
       // The key itself can no longer run this batch: no line of it can succeed, so the batch fails.
       if (isServiceError(error) && (error.status === 401 || error.status === 403)) {
         return {

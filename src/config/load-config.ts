@@ -71,6 +71,8 @@ export interface Config {
   readonly dependencies: z.infer<typeof configSchema>['dependencies'];
   /** Traces: on when `tracing.endpoint` is set (OTEL_EXPORTER_OTLP_ENDPOINT). */
   readonly tracing: TracingConfig;
+  /** SMTP for invitations and set-password links (SMTP_URL, SMTP_FROM); no `url`: links go to the log. */
+  readonly smtp: z.infer<typeof configSchema>['smtp'];
 }
 
 export interface LoadConfigOptions {
@@ -194,6 +196,8 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+  if (env['SMTP_URL'] || env['SMTP_FROM'])
+    result['smtp'] = { ...(env['SMTP_URL'] ? { url: env['SMTP_URL'] } : {}), ...(env['SMTP_FROM'] ? { from: env['SMTP_FROM'] } : {}) };
   return result;
 }
 
@@ -419,6 +423,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     routingState: config.routingState,
     dependencies: config.dependencies,
     tracing: config.tracing,
+    smtp: config.smtp,
   });
 }
 

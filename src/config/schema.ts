@@ -46,6 +46,8 @@ export const tierSchema = z.strictObject({
   tokensPerMonth: nonNegativeInteger,
   /** Batches validating or in progress at once; 0 means the batch API is not available. */
   concurrentBatches: nonNegativeInteger,
+  /** Most requests (lines) in one batch (SPEC: above 50,000 needs a custom plan: a per-organization override). */
+  maxRequestsPerBatch: z.number().int().positive().default(50_000),
   /** Permissions given to new keys of this tier when none are named. */
   permissions: z.array(z.enum(PERMISSIONS)),
   /** Run the moderation pre-check on generation inputs for keys of this tier. */
@@ -329,6 +331,19 @@ export const configSchema = z.strictObject({
   /** Create and print one key on the first start of an empty database. */
   bootstrapKey: z.boolean().default(true),
   tiers: z.record(z.string().min(1), tierSchema).prefault(DEFAULT_TIERS),
+  /**
+   * Mail that leaves (invitations, set-password links): an `smtp://` or `smtps://` URL for nodemailer
+   * (SMTP_URL) and the sender (SMTP_FROM). Without a URL, links are written to the log instead.
+   */
+  smtp: z
+    .strictObject({
+      url: z
+        .string()
+        .regex(/^smtps?:\/\//, 'use smtp://user:password@host:port or smtps://...')
+        .optional(),
+      from: z.string().min(3).default('Switchyard <switchyard@localhost>'),
+    })
+    .prefault({}),
   /** Tier of the bootstrap key and of `keys create` without `--tier`. */
   defaultTier: z.string().default('Developer'),
   providers: z.record(z.string().min(1), providerSchema).default({}),

@@ -229,6 +229,8 @@ export class MeteringService implements AccountUsageReader {
   };
 
   private policyFor(auth: UsageSubject): LimitPolicy {
+    // The key's tier capped by its organization's plan (accounts/plans.ts), read with the key.
+    if (auth.limits !== undefined) return auth.limits;
     // A key whose tier was removed from the config keeps working with no limits rather than failing.
     return this.policies.get(auth.tier) ?? { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0 };
   }
