@@ -120,7 +120,7 @@ describe('fair shares of the built-in engines: timings against a server process'
     writeFileSync(configFile, JSON.stringify({ bootstrapKey: false, tiers: { Developer: { ...UNLIMITED, permissions: PERMISSIONS } } }));
     const env = { SWITCHYARD_CONFIG: configFile, DATA_DIR: directory };
     const createKey = async (organization: string): Promise<string> => {
-      const created = await runCli(['keys', 'create', '--org', organization, '--json'], env);
+      const created = await runCli(['keys', 'create', '--org', organization, '--create-org', '--json'], env);
       assert.equal(created.code, 0, created.stderr);
       return (JSON.parse(created.stdout) as { key: string }).key;
     };

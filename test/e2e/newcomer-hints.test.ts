@@ -128,7 +128,7 @@ describe('newcomer hints', () => {
 
     const unknownUsage = await runCli(['usage', '--org', 'org-nonexistent'], env);
     assert.equal(unknownUsage.code, 1);
-    assert.match(unknownUsage.stderr, /Organization 'org-nonexistent' does not exist\./);
+    assert.match(unknownUsage.stderr, /No organization org-nonexistent\./);
     const usage = await runCli(['usage', '--org', 'org-brand-new', '--json'], env);
     assert.equal(usage.code, 0, usage.stderr);
     assert.deepEqual((JSON.parse(usage.stdout) as { models: unknown[] }).models, []);
