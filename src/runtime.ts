@@ -56,16 +56,26 @@ export interface Runtime {
   batches: BatchService;
   /** Runs batches in this process; undefined when started with `batchWorker: false`. */
   batchWorker: BatchWorker | undefined;
-  /** The key created on the first start of an empty database, if any (printed once by `serve`). */
-  bootstrapKey: CreatedKey | undefined;
-  /** On that first start, the default organization's owner and the token of their set-password link. */
-  bootstrapOwnerLink: { email: string; token: string } | undefined;
+  /**
+   * On the first start of an empty database (and when bootstrap keys are on): creates the first key and
+   * the default organization's owner with a set-password link, for `serve` to print. Called only once the
+   * listener is up, so a start that fails earlier (port in use, storage down) leaves nothing unseen
+   * behind; exactly one of several instances starting together gets them. Otherwise undefined.
+   */
+  createFirstStartSecrets(): Promise<FirstStartSecrets | undefined>;
   /** The dashboard's owners, sessions and audit log. */
   accounts: OwnerAccounts;
   /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
   close(): Promise<void>;
+}
+
+/** What the first start of an empty database created (printed once by `serve`). */
+export interface FirstStartSecrets {
+  key: CreatedKey;
+  /** The default organization's owner and the token of their set-password link (absent if that owner already existed). */
+  ownerLink: { email: string; token: string } | undefined;
 }
 
 export interface StartRuntimeOptions extends BuildAppOptions {
@@ -125,16 +135,6 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     await authenticator.start();
     opened.push(() => authenticator.stop());
     const filesRepository = new FilesRepository(database.db);
-    let bootstrapKey: CreatedKey | undefined;
-    let bootstrapOwnerLink: { email: string; token: string } | undefined;
-    if ((options.bootstrapKey ?? config.bootstrapKey) && (await repository.count()) === 0) {
-      // Several instances may start together on an empty database: the one whose marker row lands
-      // first (insert-if-absent, atomic in both dialects) creates the key; the others see its claim.
-      const claimant = randomHex(16);
-      if ((await filesRepository.ensureSetting(BOOTSTRAP_MARKER_SETTING, claimant)) === claimant) {
-        bootstrapKey = await keys.create({ name: 'bootstrap' });
-      }
-    }
     const logger = options.logger ?? createLogger(config.logLevel);
     const limitStore = await createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
     opened.push(() => limitStore.close());
@@ -217,13 +217,20 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       rollups: new UsageRollupsRepository(database.db),
       sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000),
     };
-    if (bootstrapKey !== undefined) {
-      // First start of an empty database: the default organization's owner gets a set-password link too.
+    const createFirstStartSecrets = async (): Promise<FirstStartSecrets | undefined> => {
+      if (!(options.bootstrapKey ?? config.bootstrapKey) || (await repository.count()) > 0) return undefined;
+      // Several instances may start together on an empty database: the one whose marker row lands
+      // first (insert-if-absent, atomic in both dialects) creates the key; the others see its claim.
+      const claimant = randomHex(16);
+      if ((await filesRepository.ensureSetting(BOOTSTRAP_MARKER_SETTING, claimant)) !== claimant) return undefined;
+      const key = await keys.create({ name: 'bootstrap' });
       const email = `owner@${config.defaultOrganization}.local`;
-      if ((await accounts.findOwnerByEmail(email)) === undefined) {
-        bootstrapOwnerLink = { email, token: (await accounts.createOwner({ organization: config.defaultOrganization, email })).linkToken! };
-      }
-    }
+      if ((await accounts.findOwnerByEmail(email)) !== undefined) return { key, ownerLink: undefined };
+      return {
+        key,
+        ownerLink: { email, token: (await accounts.createOwner({ organization: config.defaultOrganization, email })).linkToken! },
+      };
+    };
     const app = await buildApp(
       {
         files,
@@ -283,8 +290,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       files,
       batches,
       batchWorker,
-      bootstrapKey,
-      bootstrapOwnerLink,
+      createFirstStartSecrets,
       accounts,
       startDraining() {
         draining = true;

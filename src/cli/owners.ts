@@ -50,6 +50,11 @@ export async function ownersCommand(
   if (unknownTier !== undefined)
     throw new CliUsageError(`Unknown tier "${unknownTier}". Configured tiers: ${Object.keys(config.tiers).join(', ')}.`);
   const password = parsed.flags['password-stdin'] === true ? await readStdin(stdin) : undefined;
+  // Where owners reach the service: --base-url, else PUBLIC_BASE_URL, else this instance's own address.
+  const baseUrl =
+    typeof parsed.flags['base-url'] === 'string'
+      ? parsed.flags['base-url']
+      : (config.server.publicBaseUrl ?? `http://${config.server.host}:${config.server.port}`);
   const database = await openMigratedDatabase(config);
   try {
     const accounts = new OwnerAccounts(new OwnersRepository(database.db));
@@ -63,12 +68,10 @@ export async function ownersCommand(
     await accounts.audit({ organizationId: owner.organizationId, email: 'operator' }, 'owner.created', owner.email, null);
     print(`Created ${owner.role} ${owner.email} of organization ${owner.organizationId}.`);
     if (linkToken !== undefined) {
-      const baseUrl =
-        typeof parsed.flags['base-url'] === 'string' ? parsed.flags['base-url'] : `http://${config.server.host}:${config.server.port}`;
       print('One-time sign-in link to set the password (valid 24 hours):');
       print(setPasswordLink(baseUrl, linkToken));
     } else {
-      print(`Password set; sign in at http://${config.server.host}:${config.server.port}/dashboard`);
+      print(`Password set; sign in at ${baseUrl.replace(/\/+$/, '')}/dashboard`);
     }
   } catch (error) {
     if (isServiceError(error)) throw new CliUsageError(error.message);
