@@ -5,7 +5,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-if (!existsSync('src') || !existsSync('node_modules/typescript/bin/tsc')) {
+// esbuild (the dashboard bundler) tells: node-llama-cpp's peer dependency installs TypeScript even with --omit=dev.
+if (!existsSync('src') || !existsSync('node_modules/typescript/bin/tsc') || !existsSync('node_modules/esbuild')) {
   console.log('switchyard: no build here (no src/ or no dev dependencies); `npm start` runs the prebuilt dist/.');
   process.exit(0);
 }

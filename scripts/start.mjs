@@ -24,12 +24,15 @@ function newestModification(path) {
   return newest;
 }
 
-/** The build needs the source and the compiler (a dev dependency); a production install has neither. */
-const BUILD_TOOL = 'node_modules/typescript/bin/tsc';
+/**
+ * The build needs the source, the compiler and the dashboard bundler (dev dependencies). esbuild is the
+ * telling one: node-llama-cpp's peer dependency brings TypeScript into a production install too.
+ */
+const BUILD_TOOLS = ['node_modules/typescript/bin/tsc', 'node_modules/esbuild'];
 const built = existsSync(BUILD_OUTPUT) && existsSync(BUILD_STAMP) ? statSync(BUILD_STAMP).mtimeMs : 0;
 const sources = existsSync('src') ? Math.max(...SOURCES.filter((path) => existsSync(path)).map(newestModification)) : 0;
 if (sources > built) {
-  if (!existsSync(BUILD_TOOL)) {
+  if (!BUILD_TOOLS.every((tool) => existsSync(tool))) {
     if (!existsSync(BUILD_OUTPUT)) {
       console.error('dist/ is missing and the build tools are not installed: run `npm ci && npm run build`, or install a prebuilt dist/.');
       process.exit(1);

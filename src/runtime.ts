@@ -14,7 +14,7 @@ import { BatchService } from './batches/batch-service.ts';
 import { BatchWorker, type BatchWorkerTuning } from './batches/batch-worker.ts';
 import { persistedInstanceId } from './batches/instance-id.ts';
 import { serviceLineExecutor } from './batches/service-line-executor.ts';
-import type { Config } from './config/index.ts';
+import { droppedTiersError, effectiveTiers, unconfiguredTiers, type Config } from './config/index.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import type { DecodeOptions } from './core/generation-format.ts';
 import { renderError } from './http/error-envelope.ts';
@@ -130,6 +130,9 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
   const opened: Array<() => Promise<void> | void> = [() => database.close()];
   try {
     const repository = new ApiKeysRepository(database.db);
+    // Keys of a tier the config dropped would run without its limits: refuse, naming them.
+    const droppedTiers = unconfiguredTiers(config, await repository.tiersInUse(Date.now()));
+    if (droppedTiers.length > 0) throw droppedTiersError(config, droppedTiers);
     const keys = new KeyService(config, repository);
     const authenticator = new Authenticator(repository);
     await authenticator.start();
@@ -176,7 +179,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const batches = new BatchService({
       repository: new BatchesRepository(database.db),
       files,
-      tiers: config.tiers,
+      tiers: effectiveTiers(config),
       ...(clock === undefined ? {} : { clock }),
       onWork: () => batchWorker?.wake(),
     });

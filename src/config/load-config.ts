@@ -10,14 +10,10 @@ import type * as Yaml from 'yaml';
 import type { z } from 'zod';
 import { BUILTIN_MODELS, BUILTIN_PROVIDER, BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
 import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, type TierConfig } from './schema.ts';
+import { ConfigError } from './config-error.ts';
+import { mergeTiers } from './tiers.ts';
 
-/** A configuration problem, with the field it concerns and how to fix it. Start-up prints it and exits. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /**
  * A provider with its secrets read: `apiKeyValue` is its first key (`apiKey`, else the first of
@@ -58,7 +54,10 @@ export interface Config {
   readonly requestValidation: 'spec' | 'compatible';
   readonly bootstrapKey: boolean;
   readonly filesStore: FilesStoreConfig;
+  /** The default tiers merged with the config's (tier-policy.ts reads them with the retired ones). */
   readonly tiers: Readonly<Record<string, TierConfig>>;
+  /** Retired tier name -> the configured tier whose limits its existing keys get. */
+  readonly retiredTiers: Readonly<Record<string, string>>;
   readonly defaultTier: string;
   readonly providers: Readonly<Record<string, ResolvedProviderConfig>>;
   readonly models: readonly ModelConfig[];
@@ -239,11 +238,28 @@ function resolveSecret(secret: string | { env: string } | undefined, env: NodeJS
   return value;
 }
 
-function crossCheck(config: z.infer<typeof configSchema>, providers: Record<string, ResolvedProviderConfig>, models: ModelConfig[]): void {
-  if (!(config.defaultTier in config.tiers)) {
+function crossCheck(
+  config: z.infer<typeof configSchema>,
+  tiers: Record<string, TierConfig>,
+  providers: Record<string, ResolvedProviderConfig>,
+  models: ModelConfig[],
+): void {
+  if (!(config.defaultTier in tiers)) {
     throw new ConfigError(
-      `defaultTier "${config.defaultTier}" is not one of the configured tiers (${Object.keys(config.tiers).join(', ')}). Add it under tiers or pick one of those.`,
+      `defaultTier "${config.defaultTier}" is not one of the configured tiers (${Object.keys(tiers).join(', ')}). Add it under tiers or pick one of those.`,
     );
+  }
+  for (const [retired, replacement] of Object.entries(config.retiredTiers)) {
+    if (retired in tiers) {
+      throw new ConfigError(
+        `retiredTiers.${retired}: "${retired}" is still a configured tier. Remove it from tiers (tiers.${retired}: null) or from retiredTiers.`,
+      );
+    }
+    if (!(replacement in tiers)) {
+      throw new ConfigError(
+        `retiredTiers.${retired} names "${replacement}", which is not a configured tier. Use one of: ${Object.keys(tiers).join(', ')}.`,
+      );
+    }
   }
   const names = new Map<string, string>();
   models.forEach((model, index) => {
@@ -304,6 +320,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     );
   }
   const config = parsed.data;
+  const tiers = mergeTiers(config.tiers);
 
   const providers: Record<string, ResolvedProviderConfig> = {};
   for (const [id, provider] of Object.entries(config.providers)) {
@@ -338,7 +355,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const taken = new Set(models.flatMap((model) => [model.id, ...model.aliases]));
     models.push(...BUILTIN_MODELS.filter((model) => !taken.has(model.id)));
   }
-  crossCheck(config, providers, models);
+  crossCheck(config, tiers, providers, models);
 
   const dataDir = resolve(config.dataDir);
   const databaseUrl = config.databaseUrl ?? `sqlite:${resolve(dataDir, 'switchyard.db')}`;
@@ -366,7 +383,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     requestValidation: config.requestValidation,
     bootstrapKey: config.bootstrapKey,
     filesStore: resolveFilesStore(config.filesStore, dataDir, databaseUrl, env),
-    tiers: config.tiers,
+    tiers,
+    retiredTiers: config.retiredTiers,
     defaultTier: config.defaultTier,
     providers,
     models,

@@ -303,7 +303,16 @@ export const configSchema = z.strictObject({
   requestValidation: z.enum(['spec', 'compatible']).default('spec'),
   /** Create and print one key on the first start of an empty database. */
   bootstrapKey: z.boolean().default(true),
-  tiers: z.record(z.string().min(1), tierSchema).prefault(DEFAULT_TIERS),
+  /**
+   * Tiers by name, merged with the default tiers field by field: `Developer: { requestsPerMinute: 5 }`
+   * changes one field and keeps the other tiers; a new tier names every field; `null` removes a tier.
+   */
+  tiers: z.record(z.string().min(1), tierSchema.partial().nullable()).default({}),
+  /**
+   * Tiers no longer under `tiers` whose existing keys take another tier's limits and permissions, e.g.
+   * `{ Production: Developer }`. Without it, a start finding keys of a tier the config lacks refuses to run.
+   */
+  retiredTiers: z.record(z.string().min(1), z.string().min(1)).default({}),
   /** Tier of the bootstrap key and of `keys create` without `--tier`. */
   defaultTier: z.string().default('Developer'),
   providers: z.record(z.string().min(1), providerSchema).default({}),

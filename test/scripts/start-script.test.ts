@@ -20,10 +20,12 @@ describe('npm start: builds only when a source changed since the last build', ()
   mkdirSync(join(project, 'src'));
   mkdirSync(join(project, 'dist/src'), { recursive: true });
   writeFileSync(join(project, 'src/main.ts'), 'export {};\n');
-  // The build tool's presence is what tells a development checkout from a production install.
-  const buildTool = join(project, 'node_modules/typescript/bin/tsc');
+  // The build tools' presence is what tells a development checkout from a production install (which
+  // has TypeScript, a peer of node-llama-cpp, but not the dashboard bundler).
+  const buildTool = join(project, 'node_modules/esbuild');
   mkdirSync(join(project, 'node_modules/typescript/bin'), { recursive: true });
-  writeFileSync(buildTool, '');
+  writeFileSync(join(project, 'node_modules/typescript/bin/tsc'), '');
+  mkdirSync(buildTool);
   writeFileSync(
     join(project, 'package.json'),
     JSON.stringify({
@@ -83,7 +85,7 @@ describe('npm start: builds only when a source changed since the last build', ()
   });
 
   test('a production install (no build tools): never builds, runs the existing dist/ and says why', () => {
-    rmSync(buildTool);
+    rmSync(buildTool, { recursive: true });
     try {
       age('dist/.build-complete', 60);
       age('src/main.ts', 30);
@@ -102,7 +104,7 @@ describe('npm start: builds only when a source changed since the last build', ()
       assert.equal(packed.stderr, '');
       renameSync(join(project, 'src-away'), join(project, 'src'));
     } finally {
-      writeFileSync(buildTool, '');
+      mkdirSync(buildTool, { recursive: true });
     }
     // As after a build, for the tests that follow.
     age('dist/.build-complete', 0);

@@ -5,7 +5,7 @@
  * and records the request in the ledger.
  */
 import type { AuthContext } from '../../accounts/authenticator.ts';
-import type { Config } from '../../config/index.ts';
+import { effectiveTiers, type Config } from '../../config/index.ts';
 import { countTextTokens } from '../../core/count-tokens.ts';
 import { isServiceError } from '../../core/service-error.ts';
 import type { Batched, BatchStage } from '../../core/batched.ts';
@@ -194,12 +194,16 @@ export class MeteringService implements AccountUsageReader {
     private readonly store: LimitStore,
     private readonly ledger: UsageLedger,
   ) {
-    for (const [name, tier] of Object.entries(config.tiers)) this.policies.set(name, limitPolicyFromTier(tier));
+    // Retired tiers count with their replacement's limits (config/tiers.ts).
+    for (const [name, tier] of Object.entries(effectiveTiers(config))) this.policies.set(name, limitPolicyFromTier(tier));
+    this.fallbackPolicy = this.policies.get(config.defaultTier)!;
   }
 
+  /** For a key whose tier this config does not know (another instance's config): the default tier's limits, never none. */
+  private readonly fallbackPolicy: LimitPolicy;
+
   private policyFor(auth: UsageSubject): LimitPolicy {
-    // A key whose tier was removed from the config keeps working with no limits rather than failing.
-    return this.policies.get(auth.tier) ?? { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0 };
+    return this.policies.get(auth.tier) ?? this.fallbackPolicy;
   }
 
   /**
