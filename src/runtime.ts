@@ -14,7 +14,7 @@ import { BatchService } from './batches/batch-service.ts';
 import { BatchWorker, type BatchWorkerTuning } from './batches/batch-worker.ts';
 import { persistedInstanceId } from './batches/instance-id.ts';
 import { serviceLineExecutor } from './batches/service-line-executor.ts';
-import { droppedTiersError, effectiveTiers, unconfiguredTiers, type Config } from './config/index.ts';
+import { checkModelFiles, droppedTiersError, effectiveTiers, unconfiguredTiers, type Config } from './config/index.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import type { DecodeOptions } from './core/generation-format.ts';
 import { renderError } from './http/error-envelope.ts';
@@ -123,6 +123,8 @@ async function runCheck(check: () => Promise<unknown>): Promise<ReadinessReport[
 }
 
 export async function startRuntime(config: Config, options: StartRuntimeOptions = {}): Promise<Runtime> {
+  // A llama-cpp model whose GGUF file is missing is a config error now, not a 500 on its first request.
+  checkModelFiles(config);
   // Token counting is on every generation's path: load the encoding before the first request, not in it.
   loadTokenizer();
   const database = await openMigratedDatabase(config);
@@ -139,7 +141,11 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     opened.push(() => authenticator.stop());
     const filesRepository = new FilesRepository(database.db);
     const logger = options.logger ?? createLogger(config.logLevel);
-    const limitStore = await createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
+    const limitStore = await createLimitStore({
+      backend: config.limitsBackend,
+      redisUrl: config.redisUrl,
+      redisPrefix: config.redisPrefix,
+    });
     opened.push(() => limitStore.close());
     const ledgerRepository = new UsageLedgerRepository(database.db);
     if (limitStore instanceof MemoryLimitStore) {
@@ -155,6 +161,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const deploymentState = await createDeploymentState({
       backend: config.limitsBackend,
       redisUrl: config.redisUrl,
+      redisPrefix: config.redisPrefix,
       logger,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
     });

@@ -23,3 +23,4 @@ export {
 } from './schema.ts';
 export { BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
 export { effectiveTiers, tierSettingsFor, unconfiguredTiers, droppedTiersError } from './tiers.ts';
+export { checkModelFiles } from './model-files.ts';

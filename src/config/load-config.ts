@@ -47,6 +47,8 @@ export interface Config {
   /** `sqlite:<absolute path>` or `postgres://...`. */
   readonly databaseUrl: string;
   readonly redisUrl: string | undefined;
+  /** Start of every Redis key written (default `switchyard:`). */
+  readonly redisPrefix: string;
   readonly logLevel: z.infer<typeof configSchema>['logLevel'];
   /** Resolved: never `auto`. */
   readonly limitsBackend: 'memory' | 'redis' | 'off';
@@ -136,6 +138,7 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env['DATA_DIR']) result['dataDir'] = env['DATA_DIR'];
   if (env['DATABASE_URL']) result['databaseUrl'] = env['DATABASE_URL'];
   if (env['REDIS_URL']) result['redisUrl'] = env['REDIS_URL'];
+  if (env['REDIS_PREFIX']) result['redisPrefix'] = env['REDIS_PREFIX'];
   if (env['LOG_LEVEL']) result['logLevel'] = env['LOG_LEVEL'];
   if (env['LIMITS_BACKEND']) result['limitsBackend'] = env['LIMITS_BACKEND'];
   if (env['REQUEST_VALIDATION']) result['requestValidation'] = env['REQUEST_VALIDATION'];
@@ -378,6 +381,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     dataDir,
     databaseUrl,
     redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
     logLevel: config.logLevel,
     limitsBackend: config.limitsBackend === 'auto' ? (config.redisUrl === undefined ? 'memory' : 'redis') : config.limitsBackend,
     requestValidation: config.requestValidation,

@@ -284,6 +284,14 @@ export const configSchema = z.strictObject({
   databaseUrl: z.string().optional(),
   /** `redis://...`; when set, rate limits and caches are shared by every instance. */
   redisUrl: z.string().optional(),
+  /**
+   * Start of every Redis key this deployment writes (limits, routing state): give each deployment
+   * sharing one Redis (staging, production) its own. Env REDIS_PREFIX.
+   */
+  redisPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9:._-]{1,64}$/, 'use letters, digits, ":", ".", "_" and "-" (at most 64), e.g. "staging:"')
+    .default('switchyard:'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * Where rate limits and quotas are counted: `auto` (Redis when `redisUrl` is set, else in-process),

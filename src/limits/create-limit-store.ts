@@ -13,16 +13,18 @@ export interface CreateLimitStoreOptions extends LimitStoreOptions {
   backend?: 'memory' | 'redis' | 'off';
   /** `redis://...` from the config's `redisUrl`. */
   redisUrl?: string | undefined;
-  /** Key prefix for the Redis backend (default `switchyard:limits:`). */
+  /** Key prefix for the Redis backend (default `<redisPrefix>limits:`). */
   keyPrefix?: string;
+  /** The deployment's Redis prefix (config `redisPrefix`, REDIS_PREFIX; default `switchyard:`). */
+  redisPrefix?: string;
 }
 
 export async function createLimitStore(options: CreateLimitStoreOptions = {}): Promise<LimitStore> {
-  const { backend, redisUrl, keyPrefix, ...common } = options;
+  const { backend, redisUrl, redisPrefix = 'switchyard:', keyPrefix = `${redisPrefix}limits:`, ...common } = options;
   if (backend === 'off') return new DisabledLimitStore(common);
   if (backend !== 'memory' && redisUrl !== undefined && redisUrl !== '') {
     const { RedisLimitStore } = await import('./redis/redis-limit-store.ts');
-    return new RedisLimitStore({ ...common, redis: redisUrl, ...(keyPrefix === undefined ? {} : { keyPrefix }) });
+    return new RedisLimitStore({ ...common, redis: redisUrl, keyPrefix });
   }
   return new MemoryLimitStore(common);
 }
