@@ -46,6 +46,9 @@ import { MeteredGenerations } from './services/generation/metered-generations.ts
 import type { ReadinessReport } from './routes/operations.ts';
 import { UsageLedger } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
+import { InstancesRepository } from './db/repositories/instances-repository.ts';
+import { ConfigAgreement } from './services/instances/config-agreement.ts';
+import { effectiveConfigHash } from './config/config-hash.ts';
 
 export interface Runtime {
   config: Config;
@@ -147,6 +150,16 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       redisPrefix: config.redisPrefix,
     });
     opened.push(() => limitStore.close());
+    // Each instance publishes its effective config's hash; /readyz and the logs name instances that differ.
+    const instanceId = config.instanceId ?? persistedInstanceId(config.dataDir);
+    const agreement = new ConfigAgreement({
+      store: new InstancesRepository(database.db),
+      instanceId,
+      configHash: effectiveConfigHash(config),
+      logger,
+    });
+    await agreement.start();
+    opened.push(() => agreement.stop());
     const ledgerRepository = new UsageLedgerRepository(database.db);
     if (limitStore instanceof MemoryLimitStore) {
       // One instance keeps its counters in memory: restore this day's and month's totals from the ledger.
@@ -215,7 +228,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         checks.push(['redis', runCheck(() => redisProbe.ping())]);
       }
       const results = await Promise.all(checks.map(async ([name, result]) => [name, await result] as const));
-      return { draining, checks: Object.fromEntries(results) };
+      return { draining, checks: Object.fromEntries(results), config: agreement.current() };
     };
     const generations = new MeteredGenerations({ generation, metering, inputModeration });
     const endpoints = generationEndpoints(storedResponses);
@@ -278,7 +291,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           renderError: (error, requestId) => renderError(error, errorMetadata(config.operator, requestId)),
         }),
         maxLineBytes: config.server.bodyLimitBytes,
-        workerId: config.instanceId ?? persistedInstanceId(config.dataDir),
+        workerId: instanceId,
         leaseMs: config.batches.leaseMs,
         concurrency: config.batches.concurrency,
         chunkSize: config.batches.chunkSize,
@@ -318,6 +331,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           await limitStore.close();
           redisProbe?.disconnect();
           await blobStore.close();
+          await agreement.stop();
           await database.close();
         })();
         return closing;

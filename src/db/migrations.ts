@@ -324,5 +324,18 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
         await db.schema.createIndex('batch_requests_lease_owner').on('batch_requests').column('lease_owner').execute();
       },
     },
+    '0120_instances': {
+      // Each running instance and the hash of its effective config, renewed by a heartbeat: instances
+      // whose configs differ are named in /readyz's body and the logs (services/instances).
+      async up(db: Kysely<unknown>): Promise<void> {
+        await db.schema
+          .createTable('instances')
+          .addColumn('id', 'text', (column) => column.primaryKey())
+          .addColumn('config_hash', 'text', (column) => column.notNull())
+          .addColumn('started_at', 'bigint', (column) => column.notNull())
+          .addColumn('heartbeat_at', 'bigint', (column) => column.notNull())
+          .execute();
+      },
+    },
   };
 }

@@ -281,6 +281,17 @@ export interface StoredResponseItemsTable {
   response_id: string;
 }
 
+/** One running instance (migration 0120): its effective config's hash, renewed by a heartbeat. */
+export interface InstancesTable {
+  id: string;
+  /** sha256 hex of the effective config that callers see (config/config-hash.ts). */
+  config_hash: string;
+  /** Milliseconds since the epoch. */
+  started_at: number;
+  /** Milliseconds since the epoch; an instance silent for 3 heartbeats counts as gone. */
+  heartbeat_at: number;
+}
+
 export interface DatabaseSchema {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -298,4 +309,5 @@ export interface DatabaseSchema {
   sign_in_attempts: SignInAttemptsTable;
   audit_log: AuditLogTable;
   usage_daily: UsageDailyTable;
+  instances: InstancesTable;
 }

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { HttpMetrics } from '../http/metrics.ts';
+import type { ConfigAgreementReport } from '../services/instances/config-agreement.ts';
 
 /** What `/readyz` reports: 200 only when every check passed and the instance is not draining. */
 export interface ReadinessReport {
@@ -12,6 +13,8 @@ export interface ReadinessReport {
   draining: boolean;
   /** One entry per dependency (`database`, `redis`, `files`): `ok`, or why it failed. */
   checks: Record<string, { ok: true } | { ok: false; error: string }>;
+  /** This instance's config hash and the instances whose config differs (services/instances). */
+  config?: ConfigAgreementReport | undefined;
 }
 
 export function registerOperationsRoutes(app: FastifyInstance, readiness: () => Promise<ReadinessReport>, metrics: HttpMetrics): void {
@@ -27,6 +30,7 @@ export function registerOperationsRoutes(app: FastifyInstance, readiness: () => 
       status: ready ? 'ready' : report.draining ? 'draining' : 'unavailable',
       ...(failed.length === 0 ? {} : { failed }),
       checks: report.checks,
+      ...(report.config === undefined ? {} : { config: report.config }),
     });
   });
   app.get('/metrics', publicRoute, async (_request, reply) =>

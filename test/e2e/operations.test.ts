@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { effectiveConfigHash } from '../../src/config/config-hash.ts';
 import { freePort } from '../support/free-port.ts';
 import { startServerProcess } from '../support/server-process.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -58,7 +59,12 @@ describe('operations behind a load balancer', () => {
   test('/readyz names each dependency it checked; draining turns it 503 while the API still answers', async () => {
     const ready = await send(server, 'GET', '/readyz', {});
     assert.equal(ready.status, 200);
-    assert.deepEqual(ready.body, { status: 'ready', checks: { database: { ok: true }, files: { ok: true } } });
+    assert.deepEqual(ready.body, {
+      status: 'ready',
+      checks: { database: { ok: true }, files: { ok: true } },
+      // This instance's config hash; alone on its database, nobody disagrees (test/config/config-hash.test.ts).
+      config: { hash: effectiveConfigHash(server.runtime.config), instances: 1 },
+    });
     server.runtime.startDraining();
     const draining = await send(server, 'GET', '/readyz', {});
     assert.equal(draining.status, 503);
