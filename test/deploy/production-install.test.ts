@@ -106,7 +106,9 @@ describe('production install: npm ci --omit=dev plus the built dist/, run as a n
     let output = '';
     service.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     service.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => service.once('exit', (code) => resolve(code)));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      service.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     try {
       const origin = `http://127.0.0.1:${port}`;
       await until(
@@ -134,9 +136,21 @@ describe('production install: npm ci --omit=dev plus the built dist/, run as a n
       assert.doesNotMatch(output, /tsc|build/i, 'npm start did not build');
       if (user !== undefined) assert.equal(statSync(join(dataDir, 'switchyard.db')).uid, user.uid, 'the database belongs to nobody');
     } finally {
+      // As systemd stops a unit: SIGTERM to every process of the group (npm, the wrapper, the service).
       process.kill(-service.pid!, 'SIGTERM');
     }
-    assert.equal(await exited, 0, output);
+    // The service drained and left 0, so the wrapper did; npm itself re-raises the SIGTERM it got once its
+    // script has ended (its own behaviour: the Dockerfile and the unit run node directly).
+    const { code, signal } = await exited;
+    assert.ok(code === 0 || signal === 'SIGTERM', `npm start ended with ${code ?? signal}:\n${output}`);
+    assert.doesNotMatch(output, /shutdown failed|grace period over/);
+    // npm may leave before its script has finished draining; the wrapper and the service then follow.
+    await until(
+      async () => (spawnSync('pgrep', ['-g', String(service.pid)]).status === 1 ? true : undefined),
+      'no process of the group left',
+      30_000,
+      100,
+    );
   });
 });
 
