@@ -3,6 +3,8 @@
 import { main } from '../dist/src/main.js';
 
 main(process.argv.slice(2)).catch((error) => {
-  process.stderr.write(`${error?.name === 'ConfigError' || error?.name === 'CliUsageError' ? error.message : (error?.stack ?? error)}\n`);
+  process.stderr.write(
+    `${['ConfigError', 'CliUsageError', 'StartupError'].includes(error?.name) ? error.message : (error?.stack ?? error)}\n`,
+  );
   process.exit(1);
 });

@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 // `npm start`: builds only when a source is newer than the last build, then runs the compiled service
-// as `switchyard serve` (so a restart with nothing changed starts in well under 2 s).
+// as `switchyard serve` (so a restart with nothing changed starts in well under 2 s). A production
+// install (no src/, or no dev dependencies) never builds: it runs the prebuilt dist/.
+// Signals: this wrapper is a second process, and a supervisor may signal it alone (a container's PID 1),
+// the whole group (systemd's default, Ctrl-C), or only the service. It relays a signal over an IPC
+// channel as "stop" (the service treats it and its own signal as one stop, so the drain is kept), and the
+// service stops too if this wrapper dies (the channel closes): nothing is left orphaned.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,11 +24,26 @@ function newestModification(path) {
   return newest;
 }
 
+/**
+ * The build needs the source, the compiler and the dashboard bundler (dev dependencies). esbuild is the
+ * telling one: node-llama-cpp's peer dependency brings TypeScript into a production install too.
+ */
+const BUILD_TOOLS = ['node_modules/typescript/bin/tsc', 'node_modules/esbuild'];
 const built = existsSync(BUILD_OUTPUT) && existsSync(BUILD_STAMP) ? statSync(BUILD_STAMP).mtimeMs : 0;
-const sources = Math.max(...SOURCES.filter((path) => existsSync(path)).map(newestModification));
+const sources = existsSync('src') ? Math.max(...SOURCES.filter((path) => existsSync(path)).map(newestModification)) : 0;
 if (sources > built) {
-  const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
-  if (build.status !== 0) process.exit(build.status ?? 1);
+  if (!BUILD_TOOLS.every((tool) => existsSync(tool))) {
+    if (!existsSync(BUILD_OUTPUT)) {
+      console.error('dist/ is missing and the build tools are not installed: run `npm ci && npm run build`, or install a prebuilt dist/.');
+      process.exit(1);
+    }
+    console.error(
+      'switchyard: src/ is newer than dist/, but the build tools are not installed (production install): running the existing dist/.',
+    );
+  } else {
+    const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+    if (build.status !== 0) process.exit(build.status ?? 1);
+  }
 }
 // Memory settings (scripts/service-memory.mjs): for the CPUs this process may use, and PARALLEL_SCAVENGE;
 // a flag named in NODE_OPTIONS is not added, and malloc variables the operator set win.
@@ -36,9 +56,19 @@ try {
 }
 const NODE_FLAGS = serviceFlags.filter((flag) => !(process.env.NODE_OPTIONS ?? '').includes(flag.split('=')[0]));
 const service = spawn(process.execPath, [...NODE_FLAGS, BUILD_OUTPUT, 'serve', ...process.argv.slice(2)], {
-  stdio: 'inherit',
-  env: { ...SERVICE_MALLOC_ENVIRONMENT, ...process.env },
+  stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+  env: { ...SERVICE_MALLOC_ENVIRONMENT, ...process.env, SWITCHYARD_WRAPPER: 'start.mjs' },
 });
-// The service drains on SIGTERM/SIGINT: pass them on and leave with its exit code.
-for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => service.kill(signal));
+// Until the service says its own handlers are in place, a signal is passed on as the signal itself
+// (a service still starting just ends); afterwards as a "stop" message, which never skips the drain.
+let serviceListening = false;
+service.on('message', (message) => {
+  if (message?.type === 'switchyard:stop-handlers-ready') serviceListening = true;
+});
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.on(signal, () => {
+    if (serviceListening && service.connected) service.send({ type: 'switchyard:stop', signal });
+    else service.kill(signal);
+  });
+}
 service.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 0)));

@@ -1,6 +1,6 @@
 /**
  * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys, usage, owners, routes. Configuration
- * errors and usage errors print a clear message and exit 1 without a stack trace.
+ * errors, usage errors and known start-up failures print a clear message and exit 1 without a stack trace.
  */
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig } from './config/index.ts';
@@ -10,6 +10,7 @@ import { ownersCommand } from './cli/owners.ts';
 import { operatorsCommand, orgsCommand } from './cli/orgs.ts';
 import { routesCommand } from './cli/routes.ts';
 import { serve } from './cli/serve.ts';
+import { StartupError } from './cli/startup-failure.ts';
 import { usageCommand } from './cli/usage.ts';
 import { openMigratedDatabase } from './runtime.ts';
 
@@ -75,7 +76,7 @@ export async function main(
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   main(process.argv.slice(2)).catch((error: unknown) => {
-    if (error instanceof ConfigError || error instanceof CliUsageError) {
+    if (error instanceof ConfigError || error instanceof CliUsageError || error instanceof StartupError) {
       process.stderr.write(`${error.message}\n`);
     } else {
       process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -23,7 +23,7 @@ import { BatchService } from './batches/batch-service.ts';
 import { BatchWorker, type BatchWorkerTuning } from './batches/batch-worker.ts';
 import { persistedInstanceId } from './batches/instance-id.ts';
 import { serviceLineExecutor } from './batches/service-line-executor.ts';
-import type { Config } from './config/index.ts';
+import { checkModelFiles, droppedTiersError, effectiveTiers, unconfiguredTiers, type Config } from './config/index.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import type { DecodeOptions } from './core/generation-format.ts';
 import { renderError } from './http/error-envelope.ts';
@@ -60,6 +60,9 @@ import type { LedgerRecord } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
 import { startTracing } from './telemetry/start-tracing.ts';
 import type { Tracing } from './telemetry/trace-types.ts';
+import { InstancesRepository } from './db/repositories/instances-repository.ts';
+import { ConfigAgreement } from './services/instances/config-agreement.ts';
+import { effectiveConfigHash } from './config/config-hash.ts';
 
 export interface Runtime {
   config: Config;
@@ -70,10 +73,13 @@ export interface Runtime {
   batches: BatchService;
   /** Runs batches in this process; undefined when started with `batchWorker: false`. */
   batchWorker: BatchWorker | undefined;
-  /** The key created on the first start of an empty database, if any (printed once by `serve`). */
-  bootstrapKey: CreatedKey | undefined;
-  /** On that first start, the default organization's owner and the token of their set-password link. */
-  bootstrapOwnerLink: { email: string; token: string } | undefined;
+  /**
+   * On the first start of an empty database (and when bootstrap keys are on): creates the first key and
+   * the default organization's owner with a set-password link, for `serve` to print. Called only once the
+   * listener is up, so a start that fails earlier (port in use, storage down) leaves nothing unseen
+   * behind; exactly one of several instances starting together gets them. Otherwise undefined.
+   */
+  createFirstStartSecrets(): Promise<FirstStartSecrets | undefined>;
   /** The dashboard's owners, sessions and audit log. */
   accounts: OwnerAccounts;
   /** Traces, when an OTLP endpoint is configured (`forceFlush()` exports what has ended). */
@@ -86,6 +92,13 @@ export interface Runtime {
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
   close(): Promise<void>;
+}
+
+/** What the first start of an empty database created (printed once by `serve`). */
+export interface FirstStartSecrets {
+  key: CreatedKey;
+  /** The default organization's owner and the token of their set-password link (absent if that owner already existed). */
+  ownerLink: { email: string; token: string } | undefined;
 }
 
 export interface StartRuntimeOptions extends BuildAppOptions {
@@ -173,6 +186,8 @@ async function runCheck(check: () => Promise<unknown>, critical: boolean): Promi
 }
 
 export async function startRuntime(config: Config, options: StartRuntimeOptions = {}): Promise<Runtime> {
+  // A llama-cpp model whose GGUF file is missing is a config error now, not a 500 on its first request.
+  checkModelFiles(config);
   // Token counting is on every generation's path: load the encoding before the first request, not in it.
   loadTokenizer();
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -193,6 +208,9 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
   const opened: Array<() => Promise<void> | void> = [() => breakers.stop(), () => database.close()];
   try {
     const repository = new ApiKeysRepository(database.db);
+    // Keys of a tier the config dropped would run without its limits: refuse, naming them.
+    const droppedTiers = unconfiguredTiers(config, await repository.tiersInUse(Date.now()));
+    if (droppedTiers.length > 0) throw droppedTiersError(config, droppedTiers);
     // Plans per organization (accounts/plans.ts): keys are bounded by them and limited under them.
     const accountServices = createAccountServices(config, database.db, logger);
     await accountServices.organizations.backfillPlans();
@@ -204,16 +222,6 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     await authenticator.start();
     opened.push(() => authenticator.stop());
     const filesRepository = new FilesRepository(database.db);
-    let bootstrapKey: CreatedKey | undefined;
-    let bootstrapOwnerLink: { email: string; token: string } | undefined;
-    if ((options.bootstrapKey ?? config.bootstrapKey) && (await repository.count()) === 0) {
-      // Several instances may start together on an empty database: the one whose marker row lands
-      // first (insert-if-absent, atomic in both dialects) creates the key; the others see its claim.
-      const claimant = randomHex(16);
-      if ((await filesRepository.ensureSetting(BOOTSTRAP_MARKER_SETTING, claimant)) === claimant) {
-        bootstrapKey = await keys.create({ name: 'bootstrap' });
-      }
-    }
     const tracing = await startTracing(config.tracing, logger);
     if (tracing !== undefined) {
       opened.push(() => tracing.shutdown());
@@ -246,8 +254,19 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       ...(redis === undefined ? {} : { redis }),
       ...(redisBreaker === undefined ? {} : { breaker: redisBreaker }),
       onStoreFailure: config.limits.onStoreFailure,
+      redisPrefix: config.redisPrefix,
     });
     opened.push(() => limitStore.close());
+    // Each instance publishes its effective config's hash; /readyz and the logs name instances that differ.
+    const instanceId = config.instanceId ?? persistedInstanceId(config.dataDir);
+    const agreement = new ConfigAgreement({
+      store: new InstancesRepository(database.db),
+      instanceId,
+      configHash: effectiveConfigHash(config),
+      logger,
+    });
+    await agreement.start();
+    opened.push(() => agreement.stop());
     const ledgerRepository = new UsageLedgerRepository(database.db);
     if (limitStore instanceof MemoryLimitStore) {
       // One instance keeps its counters in memory: restore this day's and month's totals from the ledger.
@@ -275,6 +294,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       ...(redis === undefined ? {} : { redis }),
       ...(redisBreaker === undefined ? {} : { breaker: redisBreaker }),
       onStoreFailure: config.routingState.onStoreFailure,
+      redisPrefix: config.redisPrefix,
       logger,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
     });
@@ -320,7 +340,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const batches = new BatchService({
       repository: new BatchesRepository(database.db),
       files,
-      tiers: config.tiers,
+      tiers: effectiveTiers(config),
       ...(clock === undefined ? {} : { clock }),
       onWork: () => batchWorker?.wake(),
     });
@@ -350,7 +370,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         checks.push(['redis', runCheck(() => probe.ping(), false)]);
       }
       const results = await Promise.all(checks.map(async ([name, result]) => [name, await result] as const));
-      return { draining, checks: Object.fromEntries(results) };
+      return { draining, checks: Object.fromEntries(results), config: agreement.current() };
     };
     const generations = new MeteredGenerations({ generation, metering, inputModeration });
     const endpoints = generationEndpoints(storedResponses);
@@ -360,7 +380,6 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const retention = new AccountsRetention(ownersRepository, logger, options.dashboardRetention);
     retention.start();
     opened.push(() => retention.stop());
-    const instanceId = config.instanceId ?? persistedInstanceId(config.dataDir);
     const heartbeat = startHeartbeat(accountServices.operatorAudit, instanceId);
     opened.push(() => heartbeat.stop());
     const dashboard = {
@@ -375,13 +394,20 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       rollups: new UsageRollupsRepository(database.db),
       sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000),
     };
-    if (bootstrapKey !== undefined) {
-      // First start of an empty database: the default organization's owner gets a set-password link too.
+    const createFirstStartSecrets = async (): Promise<FirstStartSecrets | undefined> => {
+      if (!(options.bootstrapKey ?? config.bootstrapKey) || (await repository.count()) > 0) return undefined;
+      // Several instances may start together on an empty database: the one whose marker row lands
+      // first (insert-if-absent, atomic in both dialects) creates the key; the others see its claim.
+      const claimant = randomHex(16);
+      if ((await filesRepository.ensureSetting(BOOTSTRAP_MARKER_SETTING, claimant)) !== claimant) return undefined;
+      const key = await keys.create({ name: 'bootstrap' });
       const email = `owner@${config.defaultOrganization}.local`;
-      if ((await accounts.findOwnerByEmail(email)) === undefined) {
-        bootstrapOwnerLink = { email, token: (await accounts.createOwner({ organization: config.defaultOrganization, email })).linkToken! };
-      }
-    }
+      if ((await accounts.findOwnerByEmail(email)) !== undefined) return { key, ownerLink: undefined };
+      return {
+        key,
+        ownerLink: { email, token: (await accounts.createOwner({ organization: config.defaultOrganization, email })).linkToken! },
+      };
+    };
     const app = await buildApp(
       {
         files,
@@ -449,8 +475,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       files,
       batches,
       batchWorker,
-      bootstrapKey,
-      bootstrapOwnerLink,
+      createFirstStartSecrets,
       accounts,
       tracing,
       organizations: accountServices.organizations,
@@ -476,6 +501,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           redisProbe?.disconnect();
           breakers.stop();
           await blobStore.close();
+          await agreement.stop();
           await database.close();
           // Last: the spans of everything above are exported before the process goes.
           await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'traces could not be exported at shutdown'));

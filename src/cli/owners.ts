@@ -74,12 +74,12 @@ export async function ownersCommand(
     await services.organizations.backfillPlans();
     services.mailer.close();
     print(`Created ${owner.role} ${owner.email} of organization ${owner.organizationId}.`);
+    const baseUrl = linkBaseUrl(config, parsed);
     if (linkToken !== undefined) {
-      const baseUrl = linkBaseUrl(config, parsed);
       print('One-time sign-in link to set the password (valid 24 hours):');
       print(setPasswordLink(baseUrl, linkToken));
     } else {
-      print(`Password set; sign in at http://${config.server.host}:${config.server.port}/dashboard`);
+      print(`Password set; sign in at ${baseUrl.replace(/\/+$/, '')}/dashboard`);
     }
   } catch (error) {
     if (isServiceError(error)) throw new CliUsageError(error.message);

@@ -31,7 +31,10 @@ export async function routesCommand(
     throw new CliUsageError(`No model with id "${only}". Run switchyard routes to list them.`);
   const shared = config.limitsBackend !== 'memory' && config.redisUrl !== undefined;
   const state =
-    options.state ?? (shared ? await createDeploymentState({ backend: config.limitsBackend, redisUrl: config.redisUrl }) : undefined);
+    options.state ??
+    (shared
+      ? await createDeploymentState({ backend: config.limitsBackend, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix })
+      : undefined);
   const clock = options.clock ?? systemClock;
   const rows: DeploymentRow[] = [];
   try {

@@ -23,3 +23,5 @@ export {
 } from './schema.ts';
 export { BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
 export { TRACE_SAMPLERS, type TracingConfig, type TraceSamplerName } from './tracing-config.ts';
+export { effectiveTiers, tierSettingsFor, unconfiguredTiers, droppedTiersError } from './tiers.ts';
+export { checkModelFiles } from './model-files.ts';

@@ -11,14 +11,10 @@ import type { z } from 'zod';
 import { BUILTIN_MODELS, BUILTIN_PROVIDER, BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
 import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, type TierConfig } from './schema.ts';
 import { tracingFromEnvironment, type TracingConfig } from './tracing-config.ts';
+import { ConfigError } from './config-error.ts';
+import { mergeTiers } from './tiers.ts';
 
-/** A configuration problem, with the field it concerns and how to fix it. Start-up prints it and exits. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /**
  * A provider with its secrets read: `apiKeyValue` is its first key (`apiKey`, else the first of
@@ -52,6 +48,8 @@ export interface Config {
   /** `sqlite:<absolute path>` or `postgres://...`. */
   readonly databaseUrl: string;
   readonly redisUrl: string | undefined;
+  /** Start of every Redis key written (default `switchyard:`). */
+  readonly redisPrefix: string;
   readonly logLevel: z.infer<typeof configSchema>['logLevel'];
   /** Resolved: never `auto`. */
   readonly limitsBackend: 'memory' | 'redis' | 'off';
@@ -59,7 +57,10 @@ export interface Config {
   readonly requestValidation: 'spec' | 'compatible';
   readonly bootstrapKey: boolean;
   readonly filesStore: FilesStoreConfig;
+  /** The default tiers merged with the config's (tier-policy.ts reads them with the retired ones). */
   readonly tiers: Readonly<Record<string, TierConfig>>;
+  /** Retired tier name -> the configured tier whose limits its existing keys get. */
+  readonly retiredTiers: Readonly<Record<string, string>>;
   readonly defaultTier: string;
   readonly providers: Readonly<Record<string, ResolvedProviderConfig>>;
   readonly models: readonly ModelConfig[];
@@ -155,6 +156,7 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env['DATA_DIR']) result['dataDir'] = env['DATA_DIR'];
   if (env['DATABASE_URL']) result['databaseUrl'] = env['DATABASE_URL'];
   if (env['REDIS_URL']) result['redisUrl'] = env['REDIS_URL'];
+  if (env['REDIS_PREFIX']) result['redisPrefix'] = env['REDIS_PREFIX'];
   if (env['LOG_LEVEL']) result['logLevel'] = env['LOG_LEVEL'];
   if (env['LIMITS_BACKEND']) result['limitsBackend'] = env['LIMITS_BACKEND'];
   if (env['REQUEST_VALIDATION']) result['requestValidation'] = env['REQUEST_VALIDATION'];
@@ -286,11 +288,28 @@ function resolveSecret(secret: string | { env: string } | undefined, env: NodeJS
   return value;
 }
 
-function crossCheck(config: z.infer<typeof configSchema>, providers: Record<string, ResolvedProviderConfig>, models: ModelConfig[]): void {
-  if (!(config.defaultTier in config.tiers)) {
+function crossCheck(
+  config: z.infer<typeof configSchema>,
+  tiers: Record<string, TierConfig>,
+  providers: Record<string, ResolvedProviderConfig>,
+  models: ModelConfig[],
+): void {
+  if (!(config.defaultTier in tiers)) {
     throw new ConfigError(
-      `defaultTier "${config.defaultTier}" is not one of the configured tiers (${Object.keys(config.tiers).join(', ')}). Add it under tiers or pick one of those.`,
+      `defaultTier "${config.defaultTier}" is not one of the configured tiers (${Object.keys(tiers).join(', ')}). Add it under tiers or pick one of those.`,
     );
+  }
+  for (const [retired, replacement] of Object.entries(config.retiredTiers)) {
+    if (retired in tiers) {
+      throw new ConfigError(
+        `retiredTiers.${retired}: "${retired}" is still a configured tier. Remove it from tiers (tiers.${retired}: null) or from retiredTiers.`,
+      );
+    }
+    if (!(replacement in tiers)) {
+      throw new ConfigError(
+        `retiredTiers.${retired} names "${replacement}", which is not a configured tier. Use one of: ${Object.keys(tiers).join(', ')}.`,
+      );
+    }
   }
   const names = new Map<string, string>();
   models.forEach((model, index) => {
@@ -351,6 +370,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     );
   }
   const config = parsed.data;
+  const tiers = mergeTiers(config.tiers);
 
   const providers: Record<string, ResolvedProviderConfig> = {};
   for (const [id, provider] of Object.entries(config.providers)) {
@@ -385,7 +405,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const taken = new Set(models.flatMap((model) => [model.id, ...model.aliases]));
     models.push(...BUILTIN_MODELS.filter((model) => !taken.has(model.id)));
   }
-  crossCheck(config, providers, models);
+  crossCheck(config, tiers, providers, models);
 
   const dataDir = resolve(config.dataDir);
   const databaseUrl = config.databaseUrl ?? `sqlite:${resolve(dataDir, 'switchyard.db')}`;
@@ -408,12 +428,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     dataDir,
     databaseUrl,
     redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
     logLevel: config.logLevel,
     limitsBackend: config.limitsBackend === 'auto' ? (config.redisUrl === undefined ? 'memory' : 'redis') : config.limitsBackend,
     requestValidation: config.requestValidation,
     bootstrapKey: config.bootstrapKey,
     filesStore: resolveFilesStore(config.filesStore, dataDir, databaseUrl, env),
-    tiers: config.tiers,
+    tiers,
+    retiredTiers: config.retiredTiers,
     defaultTier: config.defaultTier,
     providers,
     models,

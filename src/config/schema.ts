@@ -311,6 +311,14 @@ export const configSchema = z.strictObject({
   databaseUrl: z.string().optional(),
   /** `redis://...`; when set, rate limits and caches are shared by every instance. */
   redisUrl: z.string().optional(),
+  /**
+   * Start of every Redis key this deployment writes (limits, routing state): give each deployment
+   * sharing one Redis (staging, production) its own. Env REDIS_PREFIX.
+   */
+  redisPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9:._-]{1,64}$/, 'use letters, digits, ":", ".", "_" and "-" (at most 64), e.g. "staging:"')
+    .default('switchyard:'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * Where rate limits and quotas are counted: `auto` (Redis when `redisUrl` is set, else in-process),
@@ -330,7 +338,16 @@ export const configSchema = z.strictObject({
   requestValidation: z.enum(['spec', 'compatible']).default('spec'),
   /** Create and print one key on the first start of an empty database. */
   bootstrapKey: z.boolean().default(true),
-  tiers: z.record(z.string().min(1), tierSchema).prefault(DEFAULT_TIERS),
+  /**
+   * Tiers by name, merged with the default tiers field by field: `Developer: { requestsPerMinute: 5 }`
+   * changes one field and keeps the other tiers; a new tier names every field; `null` removes a tier.
+   */
+  tiers: z.record(z.string().min(1), tierSchema.partial().nullable()).default({}),
+  /**
+   * Tiers no longer under `tiers` whose existing keys take another tier's limits and permissions, e.g.
+   * `{ Production: Developer }`. Without it, a start finding keys of a tier the config lacks refuses to run.
+   */
+  retiredTiers: z.record(z.string().min(1), z.string().min(1)).default({}),
   /**
    * Mail that leaves (invitations, set-password links): an `smtp://` or `smtps://` URL for nodemailer
    * (SMTP_URL) and the sender (SMTP_FROM). Without a URL, links are written to the log instead.

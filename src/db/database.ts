@@ -82,6 +82,10 @@ async function createPostgresPool(
   // uncaught error". An idle connection the server terminated (restart, failover) is dropped by the
   // pool and replaced on the next use; the breaker counts it (and logs the state change once).
   pool.on('error', (error: Error) => breaker?.recordFailure(error));
+  // The pool's listener covers idle clients only: a client checked out when the server ends its
+  // connection emits 'error' on itself, which without a listener ends the process too. Its query
+  // fails (and is counted) on its own; the pool discards the client when it is released.
+  pool.on('connect', (client) => client.on('error', (error: Error) => breaker?.recordFailure(error)));
   return pool;
 }
 

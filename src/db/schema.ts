@@ -337,6 +337,17 @@ export interface InstancesTable {
   last_seen_at: number;
 }
 
+/** One running instance (migration 0120, table `instance_configs`): its effective config's hash, renewed by a heartbeat. */
+export interface InstanceConfigsTable {
+  id: string;
+  /** sha256 hex of the effective config that callers see (config/config-hash.ts). */
+  config_hash: string;
+  /** Milliseconds since the epoch. */
+  started_at: number;
+  /** Milliseconds since the epoch; an instance silent for 3 heartbeats counts as gone. */
+  heartbeat_at: number;
+}
+
 export interface DatabaseSchema {
   operator_audit: OperatorAuditTable;
   instances: InstancesTable;
@@ -357,4 +368,5 @@ export interface DatabaseSchema {
   sign_in_attempts: SignInAttemptsTable;
   audit_log: AuditLogTable;
   usage_daily: UsageDailyTable;
+  instance_configs: InstanceConfigsTable;
 }

@@ -17,7 +17,10 @@ export interface CreateDeploymentStateOptions {
   redisUrl?: string | undefined;
   /** A connection to use instead of opening one from `redisUrl` (the caller closes it). */
   redis?: Redis;
+  /** Default `<redisPrefix>routing:`. */
   keyPrefix?: string;
+  /** The deployment's Redis prefix (config `redisPrefix`, REDIS_PREFIX; default `switchyard:`). */
+  redisPrefix?: string;
   clock?: Clock;
   logger?: { warn(details: object, message: string): void };
   /** The Redis breaker: when given, Redis faults are handled by `onStoreFailure`. */
@@ -27,13 +30,13 @@ export interface CreateDeploymentStateOptions {
 }
 
 export async function createDeploymentState(options: CreateDeploymentStateOptions = {}): Promise<DeploymentStateStore> {
-  const { backend, redisUrl, redis, keyPrefix, clock, logger, breaker } = options;
+  const { backend, redisUrl, redis, redisPrefix = 'switchyard:', keyPrefix = `${redisPrefix}routing:`, clock, logger, breaker } = options;
   if (backend !== 'memory' && redisUrl !== undefined && redisUrl !== '') {
     // Imported only when configured, as the Redis limit store is (create-limit-store.ts).
     const { RedisDeploymentState } = await import('./redis/redis-deployment-state.ts');
     const primary = new RedisDeploymentState({
       redis: redis ?? redisUrl,
-      ...(keyPrefix === undefined ? {} : { keyPrefix }),
+      keyPrefix,
       ...(clock === undefined ? {} : { clock }),
       ...(logger === undefined ? {} : { logger }),
       ...(breaker === undefined

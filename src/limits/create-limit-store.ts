@@ -19,8 +19,10 @@ export interface CreateLimitStoreOptions extends LimitStoreOptions {
   redisUrl?: string | undefined;
   /** A connection to use instead of opening one from `redisUrl` (the caller closes it). */
   redis?: Redis;
-  /** Key prefix for the Redis backend (default `switchyard:limits:`). */
+  /** Key prefix for the Redis backend (default `<redisPrefix>limits:`). */
   keyPrefix?: string;
+  /** The deployment's Redis prefix (config `redisPrefix`, REDIS_PREFIX; default `switchyard:`). */
+  redisPrefix?: string;
   /** The Redis breaker: when given, Redis faults are handled by `onStoreFailure`. */
   breaker?: CircuitBreaker;
   /** What admission does while Redis cannot be reached (default `local`). */
@@ -28,11 +30,11 @@ export interface CreateLimitStoreOptions extends LimitStoreOptions {
 }
 
 export async function createLimitStore(options: CreateLimitStoreOptions = {}): Promise<LimitStore> {
-  const { backend, redisUrl, redis, keyPrefix, breaker, onStoreFailure, ...common } = options;
+  const { backend, redisUrl, redis, redisPrefix = 'switchyard:', keyPrefix = `${redisPrefix}limits:`, breaker, onStoreFailure, ...common } = options;
   if (backend === 'off') return new DisabledLimitStore(common);
   if (backend !== 'memory' && redisUrl !== undefined && redisUrl !== '') {
     const { RedisLimitStore } = await import('./redis/redis-limit-store.ts');
-    const primary = new RedisLimitStore({ ...common, redis: redis ?? redisUrl, ...(keyPrefix === undefined ? {} : { keyPrefix }) });
+    const primary = new RedisLimitStore({ ...common, redis: redis ?? redisUrl, keyPrefix });
     if (breaker === undefined) return primary;
     return new FailoverLimitStore({
       primary,

@@ -12,6 +12,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { ServiceError } from '../core/service-error.ts';
 import type { HttpMetrics } from '../http/metrics.ts';
+import type { ConfigAgreementReport } from '../services/instances/config-agreement.ts';
 
 /**
  * What `/readyz` reports. It answers 503 only when this instance cannot serve its core traffic
@@ -26,6 +27,8 @@ export interface ReadinessReport {
   draining: boolean;
   /** One entry per dependency (`database`, `redis`, `files`, `keys`): `ok`, or why it failed (logged, never answered). */
   checks: Record<string, { ok: true; critical?: boolean } | { ok: false; error: string; critical?: boolean }>;
+  /** This instance's config hash and the instances whose config differs (services/instances). */
+  config?: ConfigAgreementReport | undefined;
 }
 
 export interface OperationsRouteOptions {
@@ -89,7 +92,12 @@ export function registerOperationsRoutes(
     const ready = failed.length === 0 && !readinessReport.draining;
     const checks = report(readinessReport.checks);
     const status = readinessReport.draining ? 'draining' : !ready ? 'unavailable' : degraded.length > 0 ? 'degraded' : 'ready';
-    const detail = { ...(failed.length === 0 ? {} : { failed }), ...(degraded.length === 0 ? {} : { degraded }), checks };
+    const detail = {
+      ...(failed.length === 0 ? {} : { failed }),
+      ...(degraded.length === 0 ? {} : { degraded }),
+      checks,
+      ...(readinessReport.config === undefined ? {} : { config: readinessReport.config }),
+    };
     return reply.code(ready ? 200 : 503).send(mayRead(request) ? { status, ...detail } : { status });
   });
   app.get('/metrics', publicRoute, async (request, reply) => {

@@ -12,7 +12,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { parseArguments } from '../../src/cli/arguments.ts';
 import { ownersCommand } from '../../src/cli/owners.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import { startRuntime, type Runtime } from '../../src/runtime.ts';
+import { startRuntime, type FirstStartSecrets, type Runtime } from '../../src/runtime.ts';
 import { DashboardClient } from '../support/dashboard-client.ts';
 import { runCli } from '../support/run-cli.ts';
 
@@ -22,6 +22,8 @@ describe('dashboard security', () => {
   let dataDir: string;
   let runtime: Runtime;
   let second: Runtime;
+  let firstStart: FirstStartSecrets | undefined;
+  let secondStart: FirstStartSecrets | undefined;
   let origin: string;
   const logLines: string[] = [];
 
@@ -50,6 +52,7 @@ describe('dashboard security', () => {
       dashboardAccounts: { maxFailuresPerAccount: 3, maxFailuresPerAddress: 6 },
     });
     await second.app.listen({ host: '127.0.0.1', port: 0 });
+    [firstStart, secondStart] = await Promise.all([runtime.createFirstStartSecrets(), second.createFirstStartSecrets()]);
     await runtime.accounts.createOwner({ organization: 'org-safe', email: 'safe@example.com', password: PASSWORD });
   });
   after(async () => {
@@ -59,11 +62,13 @@ describe('dashboard security', () => {
   });
 
   test('the first start of an empty database prints a set-password link for the default organization owner', async () => {
-    assert.ok(runtime.bootstrapKey !== undefined);
-    assert.equal(runtime.bootstrapOwnerLink?.email, `owner@${runtime.config.defaultOrganization}.local`);
-    assert.equal(second.bootstrapOwnerLink, undefined, 'only the very first start');
+    assert.ok(firstStart !== undefined || secondStart !== undefined);
+    const created = (firstStart ?? secondStart)!;
+    assert.equal(created.ownerLink?.email, `owner@${runtime.config.defaultOrganization}.local`);
+    assert.ok(firstStart === undefined || secondStart === undefined, 'only one of two instances starting together');
+    assert.equal(await runtime.createFirstStartSecrets(), undefined, 'only the very first start');
     const client = new DashboardClient(origin);
-    const set = await client.request('POST', 'set-password', { token: runtime.bootstrapOwnerLink!.token, password: PASSWORD });
+    const set = await client.request('POST', 'set-password', { token: created.ownerLink!.token, password: PASSWORD });
     assert.equal(set.status, 200);
     assert.equal(set.body.organization, runtime.config.defaultOrganization);
   });

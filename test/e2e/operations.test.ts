@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
+import { effectiveConfigHash } from '../../src/config/config-hash.ts';
 import { freePort } from '../support/free-port.ts';
 import { startServerProcess } from '../support/server-process.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -61,6 +62,8 @@ describe('operations behind a load balancer', () => {
     assert.deepEqual(ready.body, {
       status: 'ready',
       checks: { database: { ok: true, critical: true }, files: { ok: true, critical: true }, keys: { ok: true, critical: true } },
+      // This instance's config hash; alone on its database, nobody disagrees (test/config/config-hash.test.ts).
+      config: { hash: effectiveConfigHash(server.runtime.config), instances: 1 },
     });
     server.runtime.startDraining();
     const draining = await send(server, 'GET', '/readyz', {});

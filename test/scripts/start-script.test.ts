@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -20,6 +20,12 @@ describe('npm start: builds only when a source changed since the last build', ()
   mkdirSync(join(project, 'src'));
   mkdirSync(join(project, 'dist/src'), { recursive: true });
   writeFileSync(join(project, 'src/main.ts'), 'export {};\n');
+  // The build tools' presence is what tells a development checkout from a production install (which
+  // has TypeScript, a peer of node-llama-cpp, but not the dashboard bundler).
+  const buildTool = join(project, 'node_modules/esbuild');
+  mkdirSync(join(project, 'node_modules/typescript/bin'), { recursive: true });
+  writeFileSync(join(project, 'node_modules/typescript/bin/tsc'), '');
+  mkdirSync(buildTool);
   writeFileSync(
     join(project, 'package.json'),
     JSON.stringify({
@@ -76,6 +82,32 @@ describe('npm start: builds only when a source changed since the last build', ()
     assert.equal(builds(), 2);
     start();
     assert.equal(builds(), 2);
+  });
+
+  test('a production install (no build tools): never builds, runs the existing dist/ and says why', () => {
+    rmSync(buildTool, { recursive: true });
+    try {
+      age('dist/.build-complete', 60);
+      age('src/main.ts', 30);
+      const result = launch();
+      assert.equal(result.status, 0, result.stderr);
+      assert.equal(builds(), 2);
+      assert.match(
+        result.stderr,
+        /src\/ is newer than dist\/, but the build tools are not installed \(production install\): running the existing dist\//,
+      );
+      assert.deepEqual((JSON.parse(result.stdout.trim()) as { args: string[] }).args, ['serve', '--port', '1']);
+      // Without src/ at all (a packed install) there is nothing to compare: no build, no message.
+      renameSync(join(project, 'src'), join(project, 'src-away'));
+      const packed = launch();
+      assert.equal(packed.status, 0, packed.stderr);
+      assert.equal(packed.stderr, '');
+      renameSync(join(project, 'src-away'), join(project, 'src'));
+    } finally {
+      mkdirSync(buildTool, { recursive: true });
+    }
+    // As after a build, for the tests that follow.
+    age('dist/.build-complete', 0);
   });
 
   test("the operator's NODE_OPTIONS flag and malloc setting win over the defaults", () => {

@@ -152,6 +152,18 @@ export class ApiKeysRepository {
     return Number(row.total);
   }
 
+  /** The tiers of keys not revoked and not expired at `nowMs` (start-up checks the config still has them). */
+  async tiersInUse(nowMs: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .select('tier')
+      .distinct()
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowMs)]))
+      .execute();
+    return rows.map((row) => row.tier);
+  }
+
   /** Marks the key revoked; returns false if there is no such key or it was already revoked. */
   async revoke(id: string, now: number): Promise<boolean> {
     return this.db.transaction().execute(async (transaction) => {

@@ -73,6 +73,8 @@ export class PostgresBlobStore implements BlobStore {
     });
     // An idle connection dropped by the server must not crash the process: the next query reconnects.
     this.pool.on('error', () => undefined);
+    // The same for a client checked out when the server ends its connection (its own query fails).
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   async put(key: string, source: BlobSource, options: BlobPutOptions = {}): Promise<number> {

@@ -55,10 +55,11 @@ export class S3BlobStore implements BlobStore {
     const timeouts = options.timeouts ?? { connectTimeoutMs: 2_000, requestTimeoutMs: 15_000 };
     this.client = new S3Client({
       region: options.region,
-      // Every wait bounded: the connect, and any silence on a request (the SDK's default is none).
-      // Two attempts: a dead store is reported in a few seconds, and the breaker refuses the rest.
+      // Every wait bounded: the connect, and any silence on a request (the SDK's default is none). One
+      // attempt, so a request waits at most that bound (the chaos suite saw two attempts double it); the
+      // breaker refuses the rest while the store is down and its probe notices the heal.
       requestHandler: { connectionTimeout: timeouts.connectTimeoutMs, requestTimeout: timeouts.requestTimeoutMs },
-      maxAttempts: 2,
+      maxAttempts: 1,
       ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint, forcePathStyle: true }),
       // A copy: the SDK marks the credentials object it is given, and the config's is frozen.
       ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } }),

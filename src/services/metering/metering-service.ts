@@ -5,7 +5,7 @@
  * and records the request in the ledger.
  */
 import type { AuthContext } from '../../accounts/authenticator.ts';
-import type { Config } from '../../config/index.ts';
+import { effectiveTiers, type Config } from '../../config/index.ts';
 import { countTextTokens } from '../../core/count-tokens.ts';
 import { isServiceError } from '../../core/service-error.ts';
 import type { Batched, BatchStage } from '../../core/batched.ts';
@@ -211,8 +211,13 @@ export class MeteringService implements AccountUsageReader {
     /** Told about settles that failed for a reason other than the store being away (those its breaker reports). */
     private readonly logger?: { warn(details: object, message: string): void },
   ) {
-    for (const [name, tier] of Object.entries(config.tiers)) this.policies.set(name, limitPolicyFromTier(tier));
+    // Retired tiers count with their replacement's limits (config/tiers.ts).
+    for (const [name, tier] of Object.entries(effectiveTiers(config))) this.policies.set(name, limitPolicyFromTier(tier));
+    this.fallbackPolicy = this.policies.get(config.defaultTier)!;
   }
+
+  /** For a key whose tier this config does not know (another instance's config): the default tier's limits, never none. */
+  private readonly fallbackPolicy: LimitPolicy;
 
   /** Counts failed settles; logs the first of each burst (a failing store would otherwise log per request). */
   private settleFailures = 0;
@@ -231,8 +236,8 @@ export class MeteringService implements AccountUsageReader {
   private policyFor(auth: UsageSubject): LimitPolicy {
     // The key's tier capped by its organization's plan (accounts/plans.ts), read with the key.
     if (auth.limits !== undefined) return auth.limits;
-    // A key whose tier was removed from the config keeps working with no limits rather than failing.
-    return this.policies.get(auth.tier) ?? { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0 };
+    // A key whose tier this config does not know (another instance's config): the default tier's limits, never none.
+    return this.policies.get(auth.tier) ?? this.fallbackPolicy;
   }
 
   /**

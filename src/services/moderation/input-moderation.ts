@@ -6,7 +6,7 @@
  * (the built-in classifier or an upstream's).
  */
 import type { AuthContext } from '../../accounts/authenticator.ts';
-import type { Config, ModelConfig } from '../../config/index.ts';
+import { effectiveTiers, type Config, type ModelConfig } from '../../config/index.ts';
 import type { GenerationRequest } from '../../core/generation.ts';
 import type { CallOptions, ModerationCategory, ModerationModel, ModerationVerdict } from '../../core/language-model.ts';
 import { ServiceError } from '../../core/service-error.ts';
@@ -94,10 +94,10 @@ export class InputModeration {
   private readonly moderationModelConfig: ModelConfig | undefined;
 
   constructor(
-    config: Pick<Config, 'tiers' | 'models'>,
+    config: Pick<Config, 'tiers' | 'retiredTiers' | 'defaultTier' | 'models'>,
     private readonly registry: ModerationModelSource,
   ) {
-    this.tierSwitches = new Map(Object.entries(config.tiers).map(([name, tier]) => [name, tier.moderateInputs]));
+    this.tierSwitches = new Map(Object.entries(effectiveTiers(config)).map(([name, tier]) => [name, tier.moderateInputs]));
     this.moderationModelConfig = config.models.find((model) => model.capabilities.includes('moderation'));
   }
 

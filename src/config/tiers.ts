@@ -1,0 +1,61 @@
+/**
+ * Tiers as configured: the default tiers with the config's fields merged over them, field by field, and
+ * the retired tiers whose existing keys take another tier's settings. A tier the config drops cannot
+ * leave its keys unlimited: start-up refuses keys of a tier that is neither configured nor retired
+ * (`unconfiguredTiers`), and a key that still meets an unknown tier gets the default tier's settings.
+ */
+import { ConfigError } from './config-error.ts';
+import { DEFAULT_TIERS, tierSchema, type TierConfig } from './schema.ts';
+
+/** The default tiers, with the config's fields over them; a new tier must name every field; `null` drops one. */
+export function mergeTiers(
+  overrides: Readonly<Record<string, { [Field in keyof TierConfig]?: TierConfig[Field] | undefined } | null>>,
+): Record<string, TierConfig> {
+  const merged: Record<string, TierConfig> = {};
+  for (const name of new Set([...Object.keys(DEFAULT_TIERS), ...Object.keys(overrides)])) {
+    const override = overrides[name];
+    if (override === null) continue;
+    const fields = Object.fromEntries(Object.entries(override ?? {}).filter(([, value]) => value !== undefined));
+    const parsed = tierSchema.safeParse({ ...DEFAULT_TIERS[name], ...fields });
+    if (!parsed.success) {
+      const missing = parsed.error.issues.filter((issue) => issue.code === 'invalid_type').map((issue) => issue.path.join('.'));
+      throw new ConfigError(
+        `tiers.${name} is a new tier, so it needs every field${missing.length > 0 ? ` (missing: ${missing.join(', ')})` : ''}. Only the default tiers (${Object.keys(DEFAULT_TIERS).join(', ')}) can be partly overridden.`,
+      );
+    }
+    merged[name] = parsed.data;
+  }
+  return merged;
+}
+
+interface TierSettings {
+  readonly tiers: Readonly<Record<string, TierConfig>>;
+  readonly retiredTiers: Readonly<Record<string, string>>;
+  readonly defaultTier: string;
+}
+
+/** Every tier name a key may carry, with the settings it gets: the configured tiers and the retired ones. */
+export function effectiveTiers(config: TierSettings): Record<string, TierConfig> {
+  const effective: Record<string, TierConfig> = {};
+  for (const [retired, replacement] of Object.entries(config.retiredTiers)) effective[retired] = config.tiers[replacement]!;
+  return { ...effective, ...config.tiers };
+}
+
+/** A key's tier settings; a tier unknown here (another instance's config) gets the default tier's, never none. */
+export function tierSettingsFor(config: TierSettings, tier: string): TierConfig {
+  return config.tiers[tier] ?? config.tiers[config.retiredTiers[tier] ?? config.defaultTier]!;
+}
+
+/** Of the tiers existing keys use, those the config neither defines nor retires (start-up refuses them). */
+export function unconfiguredTiers(config: TierSettings, tiersInUse: readonly string[]): string[] {
+  return tiersInUse.filter((tier) => !(tier in config.tiers) && !(tier in config.retiredTiers)).sort();
+}
+
+/** The start-up refusal for keys of dropped tiers, naming them and both ways out. */
+export function droppedTiersError(config: TierSettings, dropped: readonly string[]): ConfigError {
+  const list = dropped.map((tier) => `"${tier}"`).join(', ');
+  return new ConfigError(
+    `Existing keys use the tier${dropped.length > 1 ? 's' : ''} ${list}, which the config no longer defines (configured: ${Object.keys(config.tiers).join(', ')}). ` +
+      `Keep ${dropped.length > 1 ? 'them' : 'it'} under tiers, or map ${dropped.length > 1 ? 'each' : 'it'} to a configured tier with retiredTiers (e.g. retiredTiers: { ${dropped[0]}: ${config.defaultTier} }).`,
+  );
+}
