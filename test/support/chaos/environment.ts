@@ -37,7 +37,7 @@ export interface ChaosOptions {
   instances?: number;
   /** Each instance's BATCH_CONCURRENCY (small, so that a batch spans the faults). Default 1. */
   batchConcurrency?: number;
-  /** How long the upstream takes per batch line. Default 700 ms. */
+  /** How long the upstream takes per batch line. Default 500 ms. */
   batchLatencyMs?: number;
   /** LOG_LEVEL of the instances. Default warn. */
   logLevel?: string;
@@ -63,13 +63,20 @@ export class ChaosEnvironment {
       parts.redis?.closeSync();
       parts.postgres?.closeSync();
     };
+    // A run cut short (Ctrl-C, a CI cancel) must not leave a private server behind either.
+    const onSignal = (signal: NodeJS.Signals): void => {
+      killAll();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    };
     process.once('exit', killAll);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
     try {
       [parts.postgres, parts.redis, parts.s3, parts.upstream] = await Promise.all([
         PrivatePostgres.create(),
         PrivateRedis.create(),
         PrivateS3.create(),
-        new ChaosUpstream(options.batchLatencyMs ?? 700).start(),
+        new ChaosUpstream(options.batchLatencyMs ?? 500).start(),
       ]);
       const configFile = join(directory, 'config.json');
       parts.upstream.writeConfig(configFile);
@@ -88,22 +95,28 @@ export class ChaosEnvironment {
       if (created.code !== 0) throw new Error(`keys create failed: ${created.stderr}`);
       const { key } = JSON.parse(created.stdout) as { key: string };
       const environment = new ChaosEnvironment(parts.postgres, parts.redis, parts.s3, parts.upstream, parts.fleet, key, directory);
-      environment.killAll = killAll;
+      environment.removeHandlers = () => {
+        process.removeListener('exit', killAll);
+        process.removeListener('SIGINT', onSignal);
+        process.removeListener('SIGTERM', onSignal);
+      };
       return environment;
     } catch (error) {
       await closeParts(parts);
       process.removeListener('exit', killAll);
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
       rmSync(directory, { recursive: true, force: true });
       throw error;
     }
   }
 
-  private killAll: () => void = () => undefined;
+  private removeHandlers: () => void = () => undefined;
 
   /** Stops everything (thawing what is frozen first); every part is closed even if another fails. */
   async close(): Promise<void> {
     await closeParts(this);
-    process.removeListener('exit', this.killAll);
+    this.removeHandlers();
     rmSync(this.directory, { recursive: true, force: true });
   }
 }

@@ -15,8 +15,21 @@ export interface UnexpectedExit {
   at: number;
   code: number | null;
   signal: NodeJS.Signals | null;
-  /** The last lines the process wrote. */
+  /** What the process wrote about its end (from its last error line). */
   tail: string;
+}
+
+/** The part of a dead process's output that says why: from its last error line, 20 lines. */
+function crashReport(output: string): string {
+  const lines = output.split('\n');
+  let from = Math.max(0, lines.length - 20);
+  for (let index = lines.length - 1; index >= 0; index--) {
+    if (/Unhandled|Error|error/.test(lines[index]!)) {
+      from = index;
+      if (/^\S/.test(lines[index]!)) break;
+    }
+  }
+  return lines.slice(from, from + 20).join('\n');
 }
 
 export class Fleet {
@@ -33,7 +46,7 @@ export class Fleet {
     private readonly dataDirs: string[],
   ) {}
 
-  /** Starts `count` instances (the first alone, so that it runs the migrations; then the others). */
+  /** Starts `count` instances at once (on an empty database: the migrations' race is part of the test). */
   static async start(count: number, sharedEnv: NodeJS.ProcessEnv): Promise<Fleet> {
     const ports: number[] = [];
     const envs: NodeJS.ProcessEnv[] = [];
@@ -45,7 +58,7 @@ export class Fleet {
       envs.push({ ...sharedEnv, DATA_DIR: dataDir, INSTANCE_ID: `chaos-${index}` });
     }
     const fleet = new Fleet(ports, envs, dataDirs);
-    for (let index = 0; index < count; index++) await fleet.restart(index);
+    await Promise.all(envs.map((_, index) => fleet.restart(index)));
     return fleet;
   }
 
@@ -78,8 +91,7 @@ export class Fleet {
     this.processes[index] = started;
     started.child.once('exit', (code, signal) => {
       if (this.expected.has(started)) return;
-      const tail = started.output().split('\n').slice(-30).join('\n');
-      this.exits.push({ instance: index, at: Date.now(), code, signal, tail });
+      this.exits.push({ instance: index, at: Date.now(), code, signal, tail: crashReport(started.output()) });
     });
   }
 

@@ -83,7 +83,7 @@ function failure(error: unknown): Answer {
     return {
       status: error.status,
       error: code.code ?? code.type ?? error.message,
-      requestId: error.headers?.['x-request-id'],
+      requestId: error.headers?.get('x-request-id') ?? undefined,
       ok: false,
       bytesAfterEnd: 0,
     };

@@ -15,11 +15,11 @@ import { Traffic } from './traffic.ts';
 export interface ChaosRunOptions {
   /** Scales every dependency outage (1: the issue's 15-20 s). Default 1. */
   scale?: number;
-  /** Lines of the batch in progress. Default 240. */
+  /** Lines of the batch in progress. Default 200. */
   batchLines?: number;
   /** Traffic before the first fault. Default 4 s. */
   baselineMs?: number;
-  /** Pause after each fault's recovery, before the next. Default 3 s. */
+  /** Pause after each fault's recovery, before the next. Default 2 s. */
   settleMs?: number;
   /** How long the batch may take to end once the faults are over. Default 120 s. */
   batchWaitMs?: number;
@@ -59,7 +59,7 @@ export async function runChaos(environment: ChaosEnvironment, options: ChaosRunO
   const { fleet, key } = environment;
   const origins = Array.from({ length: fleet.size }, (_, index) => fleet.origin(index));
   const started = Date.now();
-  const lines = options.batchLines ?? 240;
+  const lines = options.batchLines ?? 200;
   const traffic = new Traffic(origins, key);
   const runs: FaultRun[] = [];
   let batchId: string | undefined;
@@ -69,7 +69,7 @@ export async function runChaos(environment: ChaosEnvironment, options: ChaosRunO
     log(`batch ${batchId}: ${lines} lines started`);
     await new Promise((resolve) => setTimeout(resolve, options.baselineMs ?? 4000));
     for (const fault of faults(environment, options.scale ?? 1))
-      runs.push(await runFault(environment, fault, options.settleMs ?? 3000, log));
+      runs.push(await runFault(environment, fault, options.settleMs ?? 2000, log));
   } finally {
     await traffic.stop();
   }
@@ -86,7 +86,7 @@ export async function runChaos(environment: ChaosEnvironment, options: ChaosRunO
     ...traffic.outcomes.filter((outcome) => outcome.ok && METERED_KINDS.has(outcome.kind)).map((outcome) => outcome.requestId ?? ''),
     ...('error' in batch ? [] : batch.outputRequestIds),
   ];
-  const ledger = await checkLedger(environment.postgres.url, expected, 15_000);
+  const ledger = await checkLedger(environment.postgres.url, expected, 8000);
   log(`ledger: ${ledger.rows} rows, ${ledger.missing.length} missing, ${ledger.duplicates.length} doubled`);
   return { started, faults: runs, outcomes: traffic.outcomes, fileChecks, batch, ledger, exits: [...fleet.exits] };
 }
