@@ -259,3 +259,13 @@ export function download(target: Target, file: { id: string; sha256: string }): 
     };
   });
 }
+
+/**
+ * One embeddings and one echo chat request, outcomes dropped: the first embeddings request of a process
+ * loads its model (seconds), which is start-up, not a dependency wait. Run before traffic reaches a new
+ * process, as a balancer's slow start would.
+ */
+export async function warmUp(target: Target): Promise<void> {
+  await embeddings(target);
+  await chatEcho(target);
+}
