@@ -2,7 +2,11 @@
  * The composition root: opens storage, applies migrations, builds the services and the app from one
  * frozen Config, and closes everything in order on shutdown.
  */
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { CircuitBreaker, DependencyBreakers, isUnreachableError } from './core/circuit-breaker.ts';
+import { FileLedgerJournal } from './db/ledger-journal.ts';
 import { createLogger } from './http/logger.ts';
 import { Authenticator } from './accounts/authenticator.ts';
 import { KeyService, type CreatedKey } from './accounts/key-service.ts';
@@ -77,16 +81,54 @@ export interface StartRuntimeOptions extends BuildAppOptions {
   batchWorker?: boolean | BatchWorkerTuning;
   /** Session lifetimes and sign-in throttling of the dashboard (defaults in owner-accounts.ts). */
   dashboardAccounts?: OwnerAccountsOptions;
+  /** While the database cannot be reached at start, wait for it (logging once) instead of failing (`serve`). */
+  waitForDatabase?: boolean;
 }
 
+export interface OpenMigratedDatabaseOptions {
+  /** The database's circuit breaker (Postgres). */
+  breaker?: CircuitBreaker;
+  /**
+   * While the database cannot be reached, wait and retry every second (logging once) instead of
+   * failing: an instance started during a Postgres outage serves as soon as it returns. `serve` waits;
+   * `switchyard migrate` and other commands fail at once.
+   */
+  waitFor?: { warn(details: object, message: string): void; info(details: object, message: string): void };
+}
+
+/** Seconds between start-up attempts while the database cannot be reached. */
+const DATABASE_WAIT_RETRY_MS = 1_000;
+
 /** Opens the database and applies pending migrations (also `switchyard migrate`). */
-export async function openMigratedDatabase(config: Config): Promise<Database> {
-  const database = openDatabase(config.databaseUrl);
-  try {
-    await database.migrate();
-  } catch (error) {
-    await database.close();
-    throw error;
+export async function openMigratedDatabase(config: Config, options: OpenMigratedDatabaseOptions = {}): Promise<Database> {
+  const bounds = config.dependencies;
+  const database = openDatabase(config.databaseUrl, {
+    timeouts: {
+      connectTimeoutMs: bounds.databaseConnectTimeoutMs,
+      statementTimeoutMs: bounds.databaseStatementTimeoutMs,
+      idleInTransactionTimeoutMs: bounds.databaseIdleInTransactionTimeoutMs,
+    },
+    ...(options.breaker === undefined ? {} : { breaker: options.breaker }),
+  });
+  let waitingSinceMs: number | undefined;
+  for (;;) {
+    try {
+      await database.migrate();
+      break;
+    } catch (error) {
+      if (options.waitFor === undefined || !isUnreachableError(error)) {
+        await database.close();
+        throw error;
+      }
+      if (waitingSinceMs === undefined) {
+        waitingSinceMs = Date.now();
+        options.waitFor.warn({ err: error }, 'the database cannot be reached; waiting for it (trying again every second)');
+      }
+      await new Promise((resolve) => setTimeout(resolve, DATABASE_WAIT_RETRY_MS));
+    }
+  }
+  if (waitingSinceMs !== undefined) {
+    options.waitFor?.info({ waitedMs: Date.now() - waitingSinceMs }, 'the database answers; starting');
   }
   return database;
 }
@@ -94,19 +136,19 @@ export async function openMigratedDatabase(config: Config): Promise<Database> {
 /** Settings row claimed by the one instance that creates the first-start key. */
 const BOOTSTRAP_MARKER_SETTING = 'bootstrap_key_claimed_by';
 /** How long one readiness check may take before it counts as failed, milliseconds. */
-const READINESS_CHECK_TIMEOUT_MS = 2_000;
+const READINESS_CHECK_TIMEOUT_MS = 1_000;
 
 /** Resolves `{ ok: true }`, or `{ ok: false, error }` when the check rejects or takes too long. */
-async function runCheck(check: () => Promise<unknown>): Promise<ReadinessReport['checks'][string]> {
+async function runCheck(check: () => Promise<unknown>, critical: boolean): Promise<ReadinessReport['checks'][string]> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${READINESS_CHECK_TIMEOUT_MS} ms`)), READINESS_CHECK_TIMEOUT_MS);
   });
   try {
     await Promise.race([check(), timeout]);
-    return { ok: true };
+    return { ok: true, critical };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    return { ok: false, critical, error: error instanceof Error ? error.message : String(error) };
   } finally {
     clearTimeout(timer);
   }
@@ -115,13 +157,26 @@ async function runCheck(check: () => Promise<unknown>): Promise<ReadinessReport[
 export async function startRuntime(config: Config, options: StartRuntimeOptions = {}): Promise<Runtime> {
   // Token counting is on every generation's path: load the encoding before the first request, not in it.
   loadTokenizer();
-  const database = await openMigratedDatabase(config);
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const bounds = config.dependencies;
+  // One circuit breaker per shared dependency: fail fast while it is known down, one log line per change.
+  const breakers = new DependencyBreakers();
+  const sharedDatabase = config.databaseUrl.startsWith('postgres');
+  let databaseProbe: () => Promise<unknown> = async () => undefined;
+  const databaseBreaker = sharedDatabase
+    ? breakers.add(new CircuitBreaker({ name: 'database', description: 'The database', logger, probe: () => databaseProbe() }))
+    : undefined;
+  const database = await openMigratedDatabase(config, {
+    ...(databaseBreaker === undefined ? {} : { breaker: databaseBreaker }),
+    ...(options.waitForDatabase === true ? { waitFor: logger } : {}),
+  });
+  databaseProbe = () => database.probe();
   // What is opened is closed again, in reverse order, if a later step of the start fails.
-  const opened: Array<() => Promise<void> | void> = [() => database.close()];
+  const opened: Array<() => Promise<void> | void> = [() => breakers.stop(), () => database.close()];
   try {
     const repository = new ApiKeysRepository(database.db);
     const keys = new KeyService(config, repository);
-    const authenticator = new Authenticator(repository);
+    const authenticator = new Authenticator(repository, { maxStalenessMs: bounds.cachedKeysMaxStalenessMs });
     await authenticator.start();
     opened.push(() => authenticator.stop());
     const filesRepository = new FilesRepository(database.db);
@@ -135,8 +190,31 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         bootstrapKey = await keys.create({ name: 'bootstrap' });
       }
     }
-    const logger = options.logger ?? createLogger(config.logLevel);
-    const limitStore = await createLimitStore({ backend: config.limitsBackend, redisUrl: config.redisUrl });
+    // Redis: one bounded connection shared by the limit store and the routing state, one breaker.
+    let redis: Redis | undefined;
+    let redisBreaker: CircuitBreaker | undefined;
+    let redisProbe: Redis | undefined;
+    if (config.redisUrl !== undefined && config.redisUrl !== '' && !(config.limitsBackend === 'memory')) {
+      const { openRedisConnection } = await import('./limits/redis/redis-connection.ts');
+      const connection = { commandTimeoutMs: bounds.redisCommandTimeoutMs, connectTimeoutMs: bounds.redisConnectTimeoutMs };
+      // The probe has a connection of its own that never queues commands: an unreachable Redis fails
+      // it at once, a frozen one after the command timeout.
+      const probe = (redisProbe = openRedisConnection(config.redisUrl, connection));
+      probe.options.enableOfflineQueue = false;
+      const breaker = (redisBreaker = breakers.add(
+        new CircuitBreaker({ name: 'redis', description: 'The rate-limit store', logger, probe: () => probe.ping() }),
+      ));
+      redis = openRedisConnection(config.redisUrl, { ...connection, onError: (error) => breaker.recordFailure(error) });
+      opened.push(() => redis?.disconnect());
+      opened.push(() => probe.disconnect());
+    }
+    const limitStore = await createLimitStore({
+      backend: config.limitsBackend,
+      redisUrl: config.redisUrl,
+      ...(redis === undefined ? {} : { redis }),
+      ...(redisBreaker === undefined ? {} : { breaker: redisBreaker }),
+      onStoreFailure: config.limits.onStoreFailure,
+    });
     opened.push(() => limitStore.close());
     const ledgerRepository = new UsageLedgerRepository(database.db);
     if (limitStore instanceof MemoryLimitStore) {
@@ -144,19 +222,28 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       const windows = windowsAt(Date.now());
       limitStore.restoreTotals(await ledgerRepository.organizationTotals(windows.month.startMs, windows.day.startMs));
     }
-    const ledger = new UsageLedger({ sink: ledgerRepository, logger });
-    const metering = new MeteringService(config, limitStore, ledger);
+    const ledger = new UsageLedger({
+      sink: ledgerRepository,
+      logger,
+      memoryRecords: bounds.ledgerMemoryRecords,
+      journal: new FileLedgerJournal(join(config.dataDir, 'ledger-journal')),
+    });
+    const metering = new MeteringService(config, limitStore, ledger, logger);
     const registry = ProviderRegistry.fromConfig(config, { logger });
     opened.push(() => registry.close());
     // Deployment state is shared through Redis when limits are (cooldowns, per-deployment minute usage).
     const deploymentState = await createDeploymentState({
       backend: config.limitsBackend,
       redisUrl: config.redisUrl,
+      ...(redis === undefined ? {} : { redis }),
+      ...(redisBreaker === undefined ? {} : { breaker: redisBreaker }),
+      onStoreFailure: config.routingState.onStoreFailure,
       logger,
       ...(options.clock === undefined ? {} : { clock: options.clock }),
     });
     opened.push(() => deploymentState.close());
     const metrics = new HttpMetrics(options.processMetrics ?? false);
+    metrics.observeDependencies(breakers);
     const router = new Router({
       models: deploymentTable(config),
       state: deploymentState,
@@ -164,7 +251,21 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     });
     const generation = new GenerationService({ config, registry, router, logger });
     const clock = options.clock;
-    const blobStore = await createBlobStore(config.filesStore);
+    const filesBreaker =
+      config.filesStore.kind === 'local'
+        ? undefined
+        : breakers.add(new CircuitBreaker({ name: 'files', description: 'The file store', logger, probe: () => blobStoreProbe() }));
+    let blobStoreProbe: () => Promise<unknown> = async () => undefined;
+    const blobStore = await createBlobStore(config.filesStore, {
+      ...(filesBreaker === undefined ? {} : { breaker: filesBreaker }),
+      postgresTimeouts: {
+        connectTimeoutMs: bounds.databaseConnectTimeoutMs,
+        statementTimeoutMs: bounds.databaseStatementTimeoutMs,
+        idleInTransactionTimeoutMs: bounds.databaseIdleInTransactionTimeoutMs,
+      },
+      s3Timeouts: { connectTimeoutMs: bounds.objectStoreConnectTimeoutMs, requestTimeoutMs: bounds.objectStoreRequestTimeoutMs },
+    });
+    blobStoreProbe = () => blobStore.check();
     opened.push(() => blobStore.close());
     const files = new FileService({
       repository: filesRepository,
@@ -182,27 +283,28 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     });
     const inputModeration = new InputModeration(config, registry);
     const storedResponses: StoredResponseStore = new StoredResponses(new StoredResponsesRepository(database.db));
-    // Redis is probed on a connection of its own that never queues commands, so that an unreachable
-    // Redis fails the check at once instead of waiting behind the limit store's retries.
-    const redisProbe =
-      config.redisUrl === undefined
-        ? undefined
-        : new (await import('ioredis')).Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
-    redisProbe?.on('error', () => undefined);
-    if (redisProbe !== undefined) opened.push(() => void redisProbe.disconnect());
     let draining = false;
     const readiness = async (): Promise<ReadinessReport> => {
+      // Shared dependencies are reported, not made conditions of readiness (routes/operations.ts); what
+      // only this instance has (its SQLite file, its local disk) and key verification are.
       const checks: Array<[string, Promise<ReadinessReport['checks'][string]>]> = [
         [
           'database',
           runCheck(async () => {
             if (!(await database.ping())) throw new Error('the database did not answer');
-          }),
+          }, !sharedDatabase),
         ],
-        ['files', runCheck(() => blobStore.check())],
+        ['files', runCheck(() => blobStore.check(), config.filesStore.kind === 'local')],
+        [
+          'keys',
+          runCheck(async () => {
+            if (authenticator.isStale) throw new Error('API keys cannot be verified: the database has been away too long');
+          }, true),
+        ],
       ];
       if (redisProbe !== undefined) {
-        checks.push(['redis', runCheck(() => redisProbe.ping())]);
+        const probe = redisProbe;
+        checks.push(['redis', runCheck(() => probe.ping(), false)]);
       }
       const results = await Promise.all(checks.map(async ([name, result]) => [name, await result] as const));
       return { draining, checks: Object.fromEntries(results) };
@@ -300,7 +402,9 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           await registry.close();
           await deploymentState.close();
           await limitStore.close();
+          redis?.disconnect();
           redisProbe?.disconnect();
+          breakers.stop();
           await blobStore.close();
           await database.close();
         })();

@@ -24,6 +24,12 @@ export interface AuthenticatorOptions {
   pollIntervalMs?: number;
   /** Most known and unknown secrets remembered each (unknown ones protect the database from repeated bad keys). */
   negativeCacheSize?: number;
+  /**
+   * How long cached keys keep being accepted while the key version cannot be read (database away),
+   * ms; past that every request is refused with 500 `service_unavailable` until a poll succeeds, so a
+   * revocation made during an outage is never ignored for longer. Default 300,000; 0: never refuse.
+   */
+  maxStalenessMs?: number;
   now?: () => number;
 }
 
@@ -41,6 +47,12 @@ export class Authenticator {
   private readonly pollIntervalMs: number;
   private readonly negativeCacheSize: number;
   private readonly now: () => number;
+  private readonly maxStalenessMs: number;
+  /** When the key version was last read, ms since epoch. */
+  private verifiedAtMs = 0;
+  /** Set by the poller once the version has been unreadable for longer than `maxStalenessMs`. */
+  private stale = false;
+  private polling = false;
 
   constructor(
     private readonly repository: ApiKeysRepository,
@@ -49,11 +61,18 @@ export class Authenticator {
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.negativeCacheSize = options.negativeCacheSize ?? 10_000;
     this.now = options.now ?? Date.now;
+    this.maxStalenessMs = options.maxStalenessMs ?? 300_000;
+  }
+
+  /** True once keys have gone unverified (database away) for longer than `maxStalenessMs`. */
+  get isStale(): boolean {
+    return this.stale;
   }
 
   /** Reads the current version and starts polling. */
   async start(): Promise<void> {
     this.version = await this.repository.version();
+    this.verifiedAtMs = this.now();
     this.timer = setInterval(() => void this.poll(), this.pollIntervalMs);
     this.timer.unref();
   }
@@ -65,8 +84,13 @@ export class Authenticator {
 
   /** Checks the version now; drops the caches when keys changed. */
   async poll(): Promise<void> {
+    // A poll waiting on a frozen database is not joined by another every interval.
+    if (this.polling) return;
+    this.polling = true;
     try {
       const current = await this.repository.version();
+      this.verifiedAtMs = this.now();
+      this.stale = false;
       if (current !== this.version) {
         this.version = current;
         this.known.clear();
@@ -74,7 +98,11 @@ export class Authenticator {
         this.byId.clear();
       }
     } catch {
-      // The database being briefly unreachable must not take auth down; the next poll retries.
+      // The database being briefly unreachable must not take auth down: cached keys keep working for
+      // `maxStalenessMs`; the next poll retries.
+      if (this.maxStalenessMs > 0 && this.now() - this.verifiedAtMs > this.maxStalenessMs) this.stale = true;
+    } finally {
+      this.polling = false;
     }
   }
 
@@ -116,6 +144,7 @@ export class Authenticator {
   }
 
   private check(entry: AuthContext & { revoked: boolean }): AuthContext {
+    if (this.stale) throw staleKeys();
     if (entry.revoked) throw this.invalid();
     if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {
       throw authError('token_expired', 'This API key has expired. Ask the operator for a new key.');
@@ -145,6 +174,17 @@ export class Authenticator {
   private invalid(): ServiceError {
     return authError('invalid_api_key', 'Invalid API key. Check the key you sent; revoked keys are invalid too.');
   }
+}
+
+/** The database has been away longer than cached keys may be trusted. */
+function staleKeys(): ServiceError {
+  return new ServiceError({
+    status: 500,
+    type: 'server_error',
+    code: 'service_unavailable',
+    message: 'API keys cannot be verified while the database is unavailable; try again shortly.',
+    headers: { 'retry-after': '1' },
+  });
 }
 
 function toContext(record: ApiKeyRecord): AuthContext & { revoked: boolean } {

@@ -24,6 +24,7 @@
 import { performance } from 'node:perf_hooks';
 import { randomAlphanumeric, newId } from '../core/ids.ts';
 import { isServiceError } from '../core/service-error.ts';
+import { isUnreachableError } from '../core/circuit-breaker.ts';
 import type { FileRecord } from '../db/repositories/files-repository.ts';
 import type { BatchesRepository, BatchOutcome, BatchRecord, BatchRequestRow, BatchStatus } from '../db/repositories/batches-repository.ts';
 import { systemClock, type Clock } from '../limits/clock.ts';
@@ -49,6 +50,11 @@ export interface LineResponse {
   ledger?: readonly LedgerRecord[];
   /** Set when no line of this batch can succeed any more (its key was revoked): the batch fails. */
   fatal?: { code: string; message: string };
+  /**
+   * Set when the line failed because something it needs is unavailable for now (a dependency down,
+   * Switchyard's own `service_unavailable`): the line is deferred like a 429, never failed for it.
+   */
+  transient?: boolean;
 }
 
 /** Executes one line; production runs it through the services in-process (service-line-executor.ts). */
@@ -155,6 +161,13 @@ function headerValue(headers: LineResponse['headers'], name: string): string | u
   if (value === undefined) return undefined;
   return String(Array.isArray(value) ? value[0] : value);
 }
+
+/**
+ * Deferrals of one line for "unavailable for now" before it is failed after all: with the backoff
+ * capped at `maxBackoffMs` (default 60 s) that is about half an hour of a dependency or backend down;
+ * a backend that never comes back (a model that cannot load) fails the line instead of holding it 24 h.
+ */
+const MAX_TRANSIENT_DEFERRALS = 40;
 
 /** Milliseconds to wait after a 429: `retry-after-ms`, then `retry-after` (seconds or HTTP date), else backoff. */
 export function retryDelayMs(headers: LineResponse['headers'], attempts: number, maxBackoffMs: number, now: number): number {
@@ -471,6 +484,12 @@ export class BatchWorker {
     try {
       response = await this.execute({ keyId: batch.keyId, url: batch.endpoint, body: row.body });
     } catch (error) {
+      if (isUnreachableError(error)) {
+        const now = this.clock.now();
+        this.noteDeferral(batch.id, row.line, error);
+        await this.repository.deferRequest(batch.id, row.line, now + retryDelayMs({}, row.attempts, this.maxBackoffMs, now));
+        return;
+      }
       this.log?.error({ err: error, batch_id: batch.id, line: row.line }, 'batch line could not be executed');
       await this.repository.recordOutcome(batch.id, row.line, {
         state: 'failed',
@@ -494,8 +513,11 @@ export class BatchWorker {
       await this.releaseQueued((held) => held.batch.id === batch.id);
       return;
     }
-    if (response.statusCode === 429) {
-      // Rate limited (quota, or the upstream): try again later, within the 24-hour window.
+    const transient = response.transient === true && row.attempts < MAX_TRANSIENT_DEFERRALS;
+    if (response.statusCode === 429 || transient) {
+      // Rate limited (quota, or the upstream), or something it needs is down for now: try again later,
+      // within the 24-hour window.
+      if (transient) this.noteDeferral(batch.id, row.line, response.body);
       await this.repository.deferRequest(
         batch.id,
         row.line,
@@ -505,6 +527,7 @@ export class BatchWorker {
       return;
     }
     const succeeded = response.statusCode >= 200 && response.statusCode < 300;
+    if (succeeded) this.endDeferrals();
     const outcome: BatchOutcome = {
       state: succeeded ? 'completed' : 'failed',
       resultId: newId.batchRequest(),
@@ -516,6 +539,35 @@ export class BatchWorker {
       finishedAt: now,
     };
     await this.repository.recordOutcome(batch.id, row.line, outcome, response.ledger);
+  }
+
+  /** Lines deferred because a dependency was down, since the first of them (logged once, then at the end). */
+  private deferring: { sinceMs: number; lines: number } | undefined;
+
+  private noteDeferral(batchId: string, line: number, reason: unknown): void {
+    if (this.deferring !== undefined) {
+      this.deferring.lines++;
+      return;
+    }
+    this.deferring = { sinceMs: this.clock.now(), lines: 1 };
+    this.log?.error(
+      {
+        batch_id: batchId,
+        line,
+        reason: typeof reason === 'string' ? reason : undefined,
+        err: typeof reason === 'string' ? undefined : reason,
+      },
+      'batch lines are deferred: something they need is unavailable; they run again when it is back',
+    );
+  }
+
+  private endDeferrals(): void {
+    if (this.deferring === undefined) return;
+    this.log?.info?.(
+      { deferred_lines: this.deferring.lines, for_ms: this.clock.now() - this.deferring.sinceMs },
+      'batch lines run again: the deferred ones are retried',
+    );
+    this.deferring = undefined;
   }
 
   private startStep(claimed: BatchRecord): void {

@@ -10,6 +10,7 @@
 import type { AuthContext } from '../accounts/authenticator.ts';
 import { newId } from '../core/ids.ts';
 import { CancellationSource } from '../core/cancellation.ts';
+import { isUnreachableError } from '../core/circuit-breaker.ts';
 import { isServiceError, serverError, type ServiceError } from '../core/service-error.ts';
 import type { Caller } from '../services/caller.ts';
 import type { LedgerRecord } from '../services/metering/usage-ledger.ts';
@@ -81,5 +82,7 @@ function failed(options: ServiceLineExecutorOptions, error: unknown, requestId: 
     statusCode: failure.status,
     headers: { ...failure.headers, 'x-request-id': requestId },
     body: JSON.stringify(options.renderError(failure, requestId)),
+    // Unavailable for now (a dependency down, no backend answering): the worker defers the line.
+    ...(failure.code === 'service_unavailable' || isUnreachableError(error) ? { transient: true } : {}),
   };
 }

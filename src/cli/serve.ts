@@ -10,7 +10,7 @@ import { startRuntime } from '../runtime.ts';
 import { setPasswordLink } from './owners.ts';
 
 export async function serve(config: Config): Promise<void> {
-  const runtime = await startRuntime(config, { processMetrics: true });
+  const runtime = await startRuntime(config, { processMetrics: true, waitForDatabase: true });
   const { app } = runtime;
   const address = await app.listen({ host: config.server.host, port: config.server.port });
   if (runtime.bootstrapKey !== undefined) {

@@ -65,6 +65,9 @@ export interface Config {
   /** This instance's name in batch leases; undefined: kept in `<dataDir>/instance-id`. */
   readonly instanceId: string | undefined;
   readonly batches: z.infer<typeof configSchema>['batches'];
+  readonly limits: z.infer<typeof configSchema>['limits'];
+  readonly routingState: z.infer<typeof configSchema>['routingState'];
+  readonly dependencies: z.infer<typeof configSchema>['dependencies'];
 }
 
 export interface LoadConfigOptions {
@@ -154,6 +157,24 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
     if (value !== undefined) batches[field] = value;
   }
   if (Object.keys(batches).length > 0) result['batches'] = batches;
+  const dependencies: Record<string, unknown> = {};
+  for (const [name, field] of [
+    ['REDIS_COMMAND_TIMEOUT_MS', 'redisCommandTimeoutMs'],
+    ['REDIS_CONNECT_TIMEOUT_MS', 'redisConnectTimeoutMs'],
+    ['DATABASE_CONNECT_TIMEOUT_MS', 'databaseConnectTimeoutMs'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', 'databaseStatementTimeoutMs'],
+    ['DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'databaseIdleInTransactionTimeoutMs'],
+    ['S3_CONNECT_TIMEOUT_MS', 'objectStoreConnectTimeoutMs'],
+    ['S3_REQUEST_TIMEOUT_MS', 'objectStoreRequestTimeoutMs'],
+    ['CACHED_KEYS_MAX_STALENESS_MS', 'cachedKeysMaxStalenessMs'],
+    ['LEDGER_MEMORY_RECORDS', 'ledgerMemoryRecords'],
+  ] as const) {
+    const value = integerFromEnv(env, name);
+    if (value !== undefined) dependencies[field] = value;
+  }
+  if (Object.keys(dependencies).length > 0) result['dependencies'] = dependencies;
+  if (env['LIMITS_ON_STORE_FAILURE']) result['limits'] = { onStoreFailure: env['LIMITS_ON_STORE_FAILURE'] };
+  if (env['ROUTING_ON_STORE_FAILURE']) result['routingState'] = { onStoreFailure: env['ROUTING_ON_STORE_FAILURE'] };
   return result;
 }
 
@@ -207,14 +228,17 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Later layers win; objects merge key by key, everything else is replaced. */
+/** Sections the environment sets field by field: a file's other fields of the same section stay. */
+const MERGED_SECTIONS = new Set(['server', 'batches', 'limits', 'routingState', 'dependencies']);
+
+/** Later layers win; the sections above merge key by key, everything else is replaced. */
 function mergeLayers(...layers: unknown[]): Record<string, unknown> {
   const merged: Record<string, unknown> = {};
   for (const layer of layers) {
     if (!isPlainObject(layer)) continue;
     for (const [key, value] of Object.entries(layer)) {
       const existing = merged[key];
-      merged[key] = isPlainObject(existing) && isPlainObject(value) && key === 'server' ? { ...existing, ...value } : value;
+      merged[key] = isPlainObject(existing) && isPlainObject(value) && MERGED_SECTIONS.has(key) ? { ...existing, ...value } : value;
     }
   }
   return merged;
@@ -372,6 +396,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     models,
     instanceId: config.instanceId,
     batches: config.batches,
+    limits: config.limits,
+    routingState: config.routingState,
+    dependencies: config.dependencies,
   });
 }
 

@@ -318,6 +318,43 @@ export const configSchema = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9._-]{1,64}$/, 'use letters, digits, ".", "_" and "-" (at most 64)')
     .optional(),
+  /** What admission does while the shared limit store (Redis) cannot be reached (README "When a dependency fails"). */
+  limits: z
+    .strictObject({
+      /** `local`: count in this instance's memory until Redis returns; `open`: admit uncounted; `closed`: refuse metered requests. */
+      onStoreFailure: z.enum(['local', 'open', 'closed']).default('local'),
+    })
+    .prefault({}),
+  /** What routing does while the shared deployment state (Redis) cannot be reached. */
+  routingState: z
+    .strictObject({
+      /** `local`: route on this instance's own cooldowns and counts until Redis returns; `closed`: refuse routed requests. */
+      onStoreFailure: z.enum(['local', 'closed']).default('local'),
+    })
+    .prefault({}),
+  /** Bounds on every wait for a shared dependency (README "When a dependency fails"). */
+  dependencies: z
+    .strictObject({
+      /** Longest wait for one Redis command, ms (on the hot path: admission, routing state). */
+      redisCommandTimeoutMs: z.number().int().positive().default(300),
+      /** Longest wait for a Redis connection, ms. */
+      redisConnectTimeoutMs: z.number().int().positive().default(1_000),
+      /** Longest wait for a Postgres connection (new or from the pool), ms. */
+      databaseConnectTimeoutMs: z.number().int().positive().default(2_000),
+      /** Longest Postgres statement, ms (server `statement_timeout`, and the client gives up 1 s later on a frozen server). */
+      databaseStatementTimeoutMs: z.number().int().positive().default(15_000),
+      /** Longest a Postgres session may sit idle inside a transaction, ms. */
+      databaseIdleInTransactionTimeoutMs: z.number().int().positive().default(30_000),
+      /** Longest wait for an object-store connection, ms. */
+      objectStoreConnectTimeoutMs: z.number().int().positive().default(2_000),
+      /** Longest silence on an object-store request, ms. */
+      objectStoreRequestTimeoutMs: z.number().int().positive().default(15_000),
+      /** How long API keys cached before the database became unreachable keep being accepted, ms. */
+      cachedKeysMaxStalenessMs: z.number().int().nonnegative().default(300_000),
+      /** Usage-ledger records kept in memory while the database is away; past that they go to the journal under the data directory. */
+      ledgerMemoryRecords: z.number().int().positive().default(10_000),
+    })
+    .prefault({}),
   /** The batch worker of this instance. */
   batches: z
     .strictObject({

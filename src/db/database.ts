@@ -6,8 +6,18 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationProvider, type MigrationResultSet } from 'kysely';
-import type { Pool } from 'pg';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  type MigrationProvider,
+  type MigrationResultSet,
+  type PostgresPool,
+  type PostgresPoolClient,
+} from 'kysely';
+import type { Pool, PoolConfig } from 'pg';
+import type { CircuitBreaker } from '../core/circuit-breaker.ts';
 import { createMigrations } from './migrations.ts';
 import { withStatementCache } from './sqlite-statement-cache.ts';
 import type { DatabaseSchema } from './schema.ts';
@@ -21,15 +31,93 @@ export interface Database {
   migrate(): Promise<string[]>;
   /** True when a trivial query succeeds (readiness probe). */
   ping(): Promise<boolean>;
+  /** Resolves when the server answers a trivial query, bypassing the circuit breaker (its probe). */
+  probe(): Promise<void>;
   close(): Promise<void>;
 }
 
+/** Bounds on every wait for Postgres (config `dependencies`). */
+export interface PostgresTimeouts {
+  /** Longest wait for a connection, new or from the pool, ms. */
+  connectTimeoutMs: number;
+  /** Server `statement_timeout`, ms; the client gives up `+1 s` later on a server that does not answer. */
+  statementTimeoutMs: number;
+  /** Server `idle_in_transaction_session_timeout`, ms. */
+  idleInTransactionTimeoutMs: number;
+}
+
+export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = {
+  connectTimeoutMs: 2_000,
+  statementTimeoutMs: 15_000,
+  idleInTransactionTimeoutMs: 30_000,
+};
+
+/** pg pool settings that bound every wait and keep dead connections from lingering. */
+export function boundedPoolConfig(url: string, size: number, timeouts: PostgresTimeouts): PoolConfig {
+  return {
+    connectionString: url,
+    max: size,
+    connectionTimeoutMillis: timeouts.connectTimeoutMs,
+    statement_timeout: timeouts.statementTimeoutMs,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
+    // A frozen server never answers, so the server-side timeout never fires: the client's does.
+    query_timeout: timeouts.statementTimeoutMs + 1_000,
+    keepAlive: true,
+    idleTimeoutMillis: 30_000,
+  };
+}
+
 /** A pg pool, with pg imported on first use: a SQLite deployment never pays for loading it. */
-async function createPostgresPool(url: string, size: number): Promise<Pool> {
+async function createPostgresPool(
+  url: string,
+  size: number,
+  timeouts: PostgresTimeouts,
+  breaker: CircuitBreaker | undefined,
+): Promise<Pool> {
   const { default: pg } = await import('pg');
   // BIGINT (OID 20) columns hold millisecond timestamps and counters, all far below 2^53.
   pg.types.setTypeParser(20, (value: string) => Number(value));
-  return new pg.Pool({ connectionString: url, max: size });
+  const pool = new pg.Pool(boundedPoolConfig(url, size, timeouts));
+  // node-postgres: "if a pool emits an error event and no listeners are added node will emit an
+  // uncaught error". An idle connection the server terminated (restart, failover) is dropped by the
+  // pool and replaced on the next use; the breaker counts it (and logs the state change once).
+  pool.on('error', (error: Error) => breaker?.recordFailure(error));
+  return pool;
+}
+
+/**
+ * The pool as Kysely sees it, behind the database's circuit breaker: while the database is known to
+ * be unreachable a connection is refused at once (500 `service_unavailable`, `retry-after`) instead
+ * of each request waiting out the connect timeout; every query's outcome feeds the breaker.
+ */
+function guardedPool(pool: Pool, breaker: CircuitBreaker): PostgresPool {
+  const observe = <T>(result: T): T => {
+    if (result instanceof Promise) {
+      return result.then(
+        (value: unknown) => {
+          breaker.recordSuccess();
+          return value;
+        },
+        (error: unknown) => {
+          if (breaker.recordFailure(error)) throw breaker.unavailable(error);
+          throw error;
+        },
+      ) as T;
+    }
+    return result;
+  };
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      breaker.check();
+      const client = await observe(pool.connect());
+      return {
+        query: ((...args: Parameters<PostgresPoolClient['query']>) =>
+          observe((client.query as (...a: unknown[]) => unknown)(...args))) as PostgresPoolClient['query'],
+        release: () => client.release(),
+      };
+    },
+    end: () => pool.end(),
+  };
 }
 
 /** SQLite page cache, KiB as `PRAGMA cache_size` takes it (negative: a size, not a page count). */
@@ -38,11 +126,17 @@ const SQLITE_CACHE_KIB = -2000;
 export interface OpenDatabaseOptions {
   /** Postgres pool size. */
   poolSize?: number;
+  /** Postgres timeouts (default DEFAULT_POSTGRES_TIMEOUTS). */
+  timeouts?: PostgresTimeouts;
+  /** The database's circuit breaker (Postgres): fail fast while it is known down. */
+  breaker?: CircuitBreaker;
 }
 
 export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Database {
   let dialect: DatabaseDialect;
   let kysely: Kysely<DatabaseSchema>;
+  let poolPromise: Promise<Pool> | undefined;
+  let rawPool: (() => Promise<Pool>) | undefined;
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -58,7 +152,15 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     kysely = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   } else {
     dialect = 'postgres';
-    kysely = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: () => createPostgresPool(url, options.poolSize ?? 10) }) });
+    const timeouts = options.timeouts ?? DEFAULT_POSTGRES_TIMEOUTS;
+    const breaker = options.breaker;
+    rawPool = () => (poolPromise ??= createPostgresPool(url, options.poolSize ?? 10, timeouts, breaker));
+    const pool = rawPool;
+    kysely = new Kysely<DatabaseSchema>({
+      dialect: new PostgresDialect({
+        pool: async () => (breaker === undefined ? pool() : guardedPool(await pool(), breaker)),
+      }),
+    });
   }
   const provider: MigrationProvider = { getMigrations: async () => createMigrations(dialect) };
   return {
@@ -84,6 +186,13 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
       } catch {
         return false;
       }
+    },
+    async probe() {
+      if (rawPool === undefined) {
+        await kysely.selectFrom('counters').select('name').limit(1).execute();
+        return;
+      }
+      await (await rawPool()).query('SELECT 1');
     },
     async close() {
       await kysely.destroy();

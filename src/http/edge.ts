@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext, Authenticator } from '../accounts/authenticator.ts';
 import { CancellationSource } from '../core/cancellation.ts';
+import { DependencyUnavailableError, isUnreachableError } from '../core/circuit-breaker.ts';
 import { permissionDenied, ServiceError } from '../core/service-error.ts';
 import type { SseEvent } from '../core/sse-event.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
@@ -224,7 +225,11 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       return reply.code(499).send();
     }
     const serviceError = toServiceError(error);
-    if (serviceError.status >= 500) request.log.error({ err: serviceError.cause ?? error }, 'request failed');
+    // A dependency that is down is logged once by its circuit breaker (down, then back with the counts),
+    // not once per refused request.
+    if (serviceError instanceof DependencyUnavailableError || isUnreachableError(error)) {
+      request.log.debug({ err: serviceError.cause ?? error }, 'request refused: a dependency is unavailable');
+    } else if (serviceError.status >= 500) request.log.error({ err: serviceError.cause ?? error }, 'request failed');
     const metadata = await buildMetadata(request, options, false);
     void reply.headers({ ...request.extraHeaders, ...serviceError.headers });
     // The client may still be uploading (a 413, or a refusal before the body was read): let it finish,

@@ -4,6 +4,7 @@
  * format where its clients read errors differently (Anthropic: a top-level `"type":"error"`). Also maps framework errors (bad JSON, body
  * too large, wrong content type) to ServiceErrors so no framework default body ever leaves.
  */
+import { DependencyUnavailableError, isUnreachableError } from '../core/circuit-breaker.ts';
 import type { GenerationFormat } from '../core/generation-format.ts';
 import { invalidFormat, ServiceError, serverError } from '../core/service-error.ts';
 import type { Metadata } from './metadata.ts';
@@ -68,5 +69,7 @@ export function toServiceError(error: unknown): ServiceError {
       message: framework.message ?? 'Invalid request.',
     });
   }
+  // A dependency that could not be reached (outside any breaker's watch): say so, and when to retry.
+  if (isUnreachableError(error)) return new DependencyUnavailableError('unknown', 'A service this request needs', 1, error);
   return serverError('internal_error', 'The server had an error while processing your request.', error);
 }

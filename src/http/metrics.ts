@@ -4,6 +4,7 @@
  * (tests) do not collide.
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CircuitBreaker, DependencyBreakers } from '../core/circuit-breaker.ts';
 import type { DeploymentRef, RoutingObserver } from '../services/generation/routing/router.ts';
 
 /**
@@ -123,6 +124,53 @@ export class HttpMetrics {
       this.figures.set(key, figures);
     }
     figures.duration.observe(seconds);
+  }
+
+  /**
+   * Gauges and counters of each shared dependency's circuit breaker, read at scrape time:
+   * `switchyard_dependency_up` (1 while the breaker is closed), `switchyard_dependency_breaker_state`
+   * (0 closed, 1 half-open, 2 open), `switchyard_dependency_failures_total` (calls that failed on the
+   * dependency) and `switchyard_dependency_refused_total` (calls refused at once while it was down).
+   */
+  observeDependencies(breakers: DependencyBreakers): void {
+    const each = (read: (breaker: CircuitBreaker) => number) =>
+      function (this: Gauge<'dependency'>): void {
+        this.reset();
+        for (const breaker of breakers.all()) this.set({ dependency: breaker.name }, read(breaker));
+      };
+    const counter = (read: (breaker: CircuitBreaker) => number) =>
+      function (this: Counter<'dependency'>): void {
+        this.reset();
+        for (const breaker of breakers.all()) this.inc({ dependency: breaker.name }, read(breaker));
+      };
+    new Gauge({
+      name: 'switchyard_dependency_up',
+      help: 'Whether a shared dependency (database, redis, files) is reachable: 1 while its circuit breaker is closed.',
+      labelNames: ['dependency'],
+      registers: [this.registry],
+      collect: each((breaker) => (breaker.isOpen ? 0 : 1)),
+    });
+    new Gauge({
+      name: 'switchyard_dependency_breaker_state',
+      help: "A shared dependency's circuit breaker: 0 closed, 1 half-open (probing), 2 open (refusing at once).",
+      labelNames: ['dependency'],
+      registers: [this.registry],
+      collect: each((breaker) => breaker.stateNumber),
+    });
+    new Counter({
+      name: 'switchyard_dependency_failures_total',
+      help: 'Calls that failed because a shared dependency could not be reached or did not answer in time.',
+      labelNames: ['dependency'],
+      registers: [this.registry],
+      collect: counter((breaker) => breaker.failuresTotal),
+    });
+    new Counter({
+      name: 'switchyard_dependency_refused_total',
+      help: 'Calls refused at once because a shared dependency was known to be down (circuit breaker open).',
+      labelNames: ['dependency'],
+      registers: [this.registry],
+      collect: counter((breaker) => breaker.refusedTotal),
+    });
   }
 }
 

@@ -2,10 +2,14 @@
  * Builds the limit backend the configuration names: Redis (limits shared by every instance), the
  * in-process store (one instance only), or the disabled store (`limitsBackend: off`). The Redis
  * backend is imported only when configured: ioredis holds ~2 MB of heap an instance without Redis
- * should not carry (about 3 MB of its peak resident size under load).
+ * should not carry (about 3 MB of its peak resident size under load). With a circuit breaker, the
+ * Redis store is wrapped in the failover store that applies `limits.onStoreFailure`.
  */
+import type { Redis } from 'ioredis';
+import type { CircuitBreaker } from '../core/circuit-breaker.ts';
 import type { LimitStore, LimitStoreOptions } from './limit-store.ts';
 import { DisabledLimitStore } from './disabled/disabled-limit-store.ts';
+import { FailoverLimitStore, type StoreFailurePolicy } from './failover-limit-store.ts';
 import { MemoryLimitStore } from './memory/memory-limit-store.ts';
 
 export interface CreateLimitStoreOptions extends LimitStoreOptions {
@@ -13,16 +17,29 @@ export interface CreateLimitStoreOptions extends LimitStoreOptions {
   backend?: 'memory' | 'redis' | 'off';
   /** `redis://...` from the config's `redisUrl`. */
   redisUrl?: string | undefined;
+  /** A connection to use instead of opening one from `redisUrl` (the caller closes it). */
+  redis?: Redis;
   /** Key prefix for the Redis backend (default `switchyard:limits:`). */
   keyPrefix?: string;
+  /** The Redis breaker: when given, Redis faults are handled by `onStoreFailure`. */
+  breaker?: CircuitBreaker;
+  /** What admission does while Redis cannot be reached (default `local`). */
+  onStoreFailure?: StoreFailurePolicy;
 }
 
 export async function createLimitStore(options: CreateLimitStoreOptions = {}): Promise<LimitStore> {
-  const { backend, redisUrl, keyPrefix, ...common } = options;
+  const { backend, redisUrl, redis, keyPrefix, breaker, onStoreFailure, ...common } = options;
   if (backend === 'off') return new DisabledLimitStore(common);
   if (backend !== 'memory' && redisUrl !== undefined && redisUrl !== '') {
     const { RedisLimitStore } = await import('./redis/redis-limit-store.ts');
-    return new RedisLimitStore({ ...common, redis: redisUrl, ...(keyPrefix === undefined ? {} : { keyPrefix }) });
+    const primary = new RedisLimitStore({ ...common, redis: redis ?? redisUrl, ...(keyPrefix === undefined ? {} : { keyPrefix }) });
+    if (breaker === undefined) return primary;
+    return new FailoverLimitStore({
+      primary,
+      breaker,
+      policy: onStoreFailure ?? 'local',
+      ...(common.clock === undefined ? {} : { clock: common.clock }),
+    });
   }
   return new MemoryLimitStore(common);
 }

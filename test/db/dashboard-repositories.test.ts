@@ -15,9 +15,12 @@ import { createTestDatabase, storageBackends, type TestDatabase } from '../suppo
 const DAY = 86_400_000;
 const DAY_ONE = Date.UTC(2026, 10, 1);
 
+let recordSequence = 0;
+
+/** A ledger record with a request id of its own (the ledger keeps one row per request id). */
 function record(overrides: Partial<LedgerRecord>): LedgerRecord {
   return {
-    requestId: 'req',
+    requestId: `req_${++recordSequence}`,
     organizationId: 'org-r',
     keyId: 'key_a',
     model: 'model-a',

@@ -79,6 +79,14 @@ export function chunkRows(remaining: number, most: number): number {
   return 2 ** Math.floor(Math.log2(remaining));
 }
 
+function compareRollupRows(a: Insertable<UsageDailyTable>, b: Insertable<UsageDailyTable>): number {
+  if (a.organization_id !== b.organization_id) return a.organization_id < b.organization_id ? -1 : 1;
+  if (a.day_start !== b.day_start) return Number(a.day_start) - Number(b.day_start);
+  if (a.model !== b.model) return a.model < b.model ? -1 : 1;
+  if (a.key_id !== b.key_id) return a.key_id < b.key_id ? -1 : 1;
+  return 0;
+}
+
 /**
  * Adds the records to the `usage_daily` rollups (organization, UTC day, model, key), inside the
  * ledger insert's transaction, so rollups and ledger never disagree. One upsert per distinct group.
@@ -111,7 +119,9 @@ async function upsertDailyRollups(transaction: Kysely<DatabaseSchema>, entries: 
     group.reasoning_tokens += entry.reasoningTokens;
     group.cost_usd += entry.costUsd;
   }
-  const rows = [...groups.values()];
+  // Rows are upserted in one fixed order (organization, day, model, key): two instances writing
+  // overlapping groups lock them in the same order, so their transactions never deadlock.
+  const rows = [...groups.values()].sort(compareRollupRows);
   for (let start = 0; start < rows.length;) {
     const end = start + chunkRows(rows.length - start, MAX_ROLLUP_ROWS);
     await transaction
@@ -141,9 +151,13 @@ export class UsageLedgerRepository {
   private insertStatement(rowCount: number): string {
     let statement = this.insertStatements.get(rowCount);
     if (statement === undefined) {
+      // A request id already stored is skipped (unique index, migration 0070): a retried write whose
+      // first attempt committed, or a replayed journal, adds nothing. The ids inserted come back.
       statement = this.db
         .insertInto('usage_ledger')
         .values(Array.from({ length: rowCount }, () => PLACEHOLDER_ROW))
+        .onConflict((conflict) => conflict.column('request_id').doNothing())
+        .returning('request_id')
         .compile().sql;
       this.insertStatements.set(rowCount, statement);
     }
@@ -159,6 +173,7 @@ export class UsageLedgerRepository {
   async insertMany(entries: readonly LedgerRecord[]): Promise<void> {
     if (entries.length === 0) return;
     const insert = async (executor: Kysely<DatabaseSchema>): Promise<void> => {
+      const inserted = new Set<string>();
       for (let start = 0; start < entries.length;) {
         const end = start + chunkRows(entries.length - start, MAX_LEDGER_ROWS);
         // One flat list in column order, filled in place (a flatMap of per-row arrays cost ~1 µs a record).
@@ -167,10 +182,17 @@ export class UsageLedgerRepository {
           const row = toRow(entries[index]!);
           for (const column of LEDGER_COLUMNS) parameters.push(row[column]);
         }
-        await executor.executeQuery(CompiledQuery.raw(this.insertStatement(end - start), parameters));
+        const result = await executor.executeQuery<{ request_id: string }>(
+          CompiledQuery.raw(this.insertStatement(end - start), parameters),
+        );
+        for (const row of result.rows) inserted.add(row.request_id);
         start = end;
       }
-      await upsertDailyRollups(executor, entries);
+      // Only rows this write added count toward the rollups.
+      await upsertDailyRollups(
+        executor,
+        inserted.size === entries.length ? entries : entries.filter((entry) => inserted.delete(entry.requestId)),
+      );
     };
     // Inside a caller's transaction (a batch line's outcome and its rows commit together) it joins it.
     if (this.db.isTransaction) await insert(this.db);

@@ -30,6 +30,15 @@ export interface PostgresBlobStoreOptions {
   writesInFlight?: number;
   /** Connections of the store's own pool. */
   poolSize?: number;
+  /** Bounds on every wait for the database (config `dependencies`); defaults below. */
+  timeouts?: PostgresBlobTimeouts;
+}
+
+/** Bounds on the store's waits for Postgres, ms (the same figures as the service's own pool). */
+export interface PostgresBlobTimeouts {
+  connectTimeoutMs: number;
+  statementTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
 }
 
 export const DEFAULT_CHUNK_BYTES = 1024 * 1024;
@@ -47,9 +56,16 @@ export class PostgresBlobStore implements BlobStore {
     this.chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     this.chunksPerRead = options.chunksPerRead ?? 4;
     this.writesInFlight = options.writesInFlight ?? 2;
+    const timeouts = options.timeouts ?? { connectTimeoutMs: 2_000, statementTimeoutMs: 15_000, idleInTransactionTimeoutMs: 30_000 };
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 4,
+      connectionTimeoutMillis: timeouts.connectTimeoutMs,
+      statement_timeout: timeouts.statementTimeoutMs,
+      idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
+      // A frozen server never answers, so the server-side timeout never fires: the client's does.
+      query_timeout: timeouts.statementTimeoutMs + 1_000,
+      keepAlive: true,
       // Chunk inserts do not wait for their own WAL flush (an fsync per chunk). Nothing is lost by it:
       // the committing transaction is synchronous, and flushing its WAL record flushes every earlier
       // one, so all chunks are durable before a put resolves.

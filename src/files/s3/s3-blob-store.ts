@@ -21,6 +21,8 @@ export interface S3BlobStoreOptions {
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
   /** Bytes per multipart part (S3's minimum is 5 MiB). */
   partBytes?: number;
+  /** Longest wait for a connection and longest silence on a request, ms (default 2,000 and 15,000). */
+  timeouts?: { connectTimeoutMs: number; requestTimeoutMs: number };
   /**
    * Parts uploaded at once. A put holds about partBytes x (partsInFlight + 2): the parts in flight, the
    * one being gathered and its joined copy (lib-storage concatenates each part).
@@ -50,8 +52,13 @@ export class S3BlobStore implements BlobStore {
     this.prefix = options.prefix === '' ? '' : `${options.prefix}/`;
     this.partBytes = options.partBytes ?? DEFAULT_PART_BYTES;
     this.partsInFlight = options.partsInFlight ?? 4;
+    const timeouts = options.timeouts ?? { connectTimeoutMs: 2_000, requestTimeoutMs: 15_000 };
     this.client = new S3Client({
       region: options.region,
+      // Every wait bounded: the connect, and any silence on a request (the SDK's default is none).
+      // Two attempts: a dead store is reported in a few seconds, and the breaker refuses the rest.
+      requestHandler: { connectionTimeout: timeouts.connectTimeoutMs, requestTimeout: timeouts.requestTimeoutMs },
+      maxAttempts: 2,
       ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint, forcePathStyle: true }),
       // A copy: the SDK marks the credentials object it is given, and the config's is frozen.
       ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } }),

@@ -56,6 +56,9 @@ async function* messagesEvents(
   const blocks = new BlockIndexes();
   let started = false;
   let out: SseEvent[] = [];
+  // Set once the last event is handed over: nothing may follow it, not even an error raised by the
+  // source's clean-up when the consumer ends the iteration (the batch is handed over emptied).
+  let ended = false;
   try {
     for await (const batch of batchesOf(parts)) {
       for (const part of batch) {
@@ -64,7 +67,8 @@ async function* messagesEvents(
           // Before message_start nothing was pushed, so throwing loses no event.
           if (!started) throw part.error;
           out.push(messagesErrorEvent(part.error));
-          yield out;
+          ended = true;
+          yield out.splice(0);
           return;
         }
         if (!started) {
@@ -118,7 +122,8 @@ async function* messagesEvents(
               }),
               event({ type: 'message_stop' }),
             );
-            yield out;
+            ended = true;
+            yield out.splice(0);
             return;
         }
       }
@@ -128,6 +133,7 @@ async function* messagesEvents(
       }
     }
   } catch (error) {
+    if (ended) return;
     if (!started) throw error;
     // Events of the batch that were encoded before the failure still go out first.
     out.push(messagesErrorEvent(error));

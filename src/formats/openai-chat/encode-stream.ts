@@ -76,12 +76,16 @@ async function* chatCompletionEvents(
   });
 
   let out: SseEvent[] = [];
+  // Set once the stream's last event is handed over: nothing may follow it, not even an error raised
+  // by the source's clean-up when the consumer ends the iteration (the batch is handed over emptied).
+  let ended = false;
   try {
     for await (const batch of batchesOf(parts)) {
       for (const part of batch) {
         if (part.type === 'error') {
           out.push(encodeStreamError(part.error));
-          yield out;
+          ended = true;
+          yield out.splice(0);
           return;
         }
         if (!started) {
@@ -119,7 +123,8 @@ async function* chatCompletionEvents(
             out.push({ data: `${head}{},"logprobs":null,"finish_reason":"${mapFinishReason(part.finishReason)}"}]${usageNull}}` });
             if (options.includeUsage) out.push({ data: `${prefix}[],"usage":${JSON.stringify(encodeUsage(part.usage))}}` });
             out.push(DONE_EVENT);
-            yield out;
+            ended = true;
+            yield out.splice(0);
             return;
           // Nothing the chat format can carry: block brackets, signatures, redacted reasoning, metadata.
           case 'text-start':
@@ -138,6 +143,7 @@ async function* chatCompletionEvents(
       }
     }
   } catch (error) {
+    if (ended) return;
     // Unknown errors get a generic message: their text may name upstream hosts or keys. Events of the
     // batch that were encoded before the failure still go out first.
     out.push(

@@ -274,6 +274,9 @@ async function* responseEvents(
   };
 
   let out: SseEvent[] = [];
+  // Set once the last event is handed over: nothing may follow it, not even an error raised by the
+  // source's clean-up when the consumer ends the iteration (the batch is handed over emptied).
+  let ended = false;
   try {
     for await (const batch of batchesOf(parts)) {
       for (const part of batch) {
@@ -286,7 +289,8 @@ async function* responseEvents(
             out = [];
           }
           out.push(await failedEvent(part.error));
-          yield out;
+          ended = true;
+          yield out.splice(0);
           return;
         }
         if (!started) {
@@ -325,7 +329,8 @@ async function* responseEvents(
           } catch (error) {
             const failure = isServiceError(error) ? error : serverError('internal_error', 'The response could not be stored.', error);
             out.push(event('error', { code: failure.code, message: failure.message, param: failure.param }));
-            yield out;
+            ended = true;
+            yield out.splice(0);
             return;
           }
           const terminal =
@@ -335,7 +340,8 @@ async function* responseEvents(
                 ? 'response.incomplete'
                 : 'response.failed';
           out.push(event(terminal, { response }));
-          yield out;
+          ended = true;
+          yield out.splice(0);
           return;
         }
         // A signature may follow the end of its reasoning block: it still belongs in that item's done event.
@@ -411,6 +417,7 @@ async function* responseEvents(
       }
     }
   } catch (error) {
+    if (ended) return;
     if (!started) throw error;
     // Unknown errors get a generic message: their text may name upstream hosts or keys. Events of the
     // batch that were encoded before the failure still go out first, and before onFinal runs.

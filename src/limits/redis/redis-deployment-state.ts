@@ -8,7 +8,7 @@
  * one second after their minute, in-flight counters and latency averages after an hour without
  * traffic (a crashed instance's in-flight requests are forgotten then).
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { serverError } from '../../core/service-error.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import {
@@ -22,6 +22,7 @@ import {
 } from '../deployment-state.ts';
 import { ACQUIRE_SCRIPT, CORRECT_TOKENS_SCRIPT, COOL_DOWN_SCRIPT, OBSERVE_LATENCY_SCRIPT, RELEASE_SCRIPT } from './deployment-scripts.ts';
 import { evalScript, luaScript, type LuaScript } from './lua-script.ts';
+import { openRedisConnection, type RedisConnectionOptions } from './redis-connection.ts';
 
 export interface RedisDeploymentStateOptions {
   /** A `redis://` URL (the store then owns and closes the connection) or an ioredis client to share. */
@@ -29,8 +30,12 @@ export interface RedisDeploymentStateOptions {
   /** Default `switchyard:routing:`. */
   keyPrefix?: string;
   clock?: Clock;
-  /** Told about connection errors and failed reports (pino-compatible). */
+  /** Told about failed reports that are not the store being unreachable (pino-compatible). */
   logger?: { warn(details: object, message: string): void };
+  /** Bounds and error hook of a connection the store opens from a URL. */
+  connection?: RedisConnectionOptions;
+  /** Told about every failed report (fire-and-forget writes): feed a circuit breaker. */
+  onReportError?: (error: unknown) => void;
 }
 
 /** Life of in-flight counters and latency averages without traffic, ms. */
@@ -50,15 +55,16 @@ export class RedisDeploymentState implements DeploymentStateStore {
   private readonly keyPrefix: string;
   private readonly clock: Clock;
   private readonly logger: RedisDeploymentStateOptions['logger'];
+  private readonly onReportError: RedisDeploymentStateOptions['onReportError'];
   /** Key stem per ref, built once. */
   private readonly stems = new WeakMap<DeploymentRef, string>();
 
   constructor(options: RedisDeploymentStateOptions) {
     this.logger = options.logger;
+    this.onReportError = options.onReportError;
     if (typeof options.redis === 'string') {
-      this.redis = new Redis(options.redis, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+      this.redis = openRedisConnection(options.redis, options.connection);
       this.ownsConnection = true;
-      this.redis.on('error', (error: unknown) => this.logger?.warn({ err: error }, 'deployment state: Redis connection error'));
     } else {
       this.redis = options.redis;
       this.ownsConnection = false;
@@ -141,9 +147,11 @@ export class RedisDeploymentState implements DeploymentStateStore {
   }
 
   private report(script: LuaScript, keys: string[], args: number[]): void {
-    this.run(script, keys, args).catch((error: unknown) =>
-      this.logger?.warn({ err: error, keys }, 'deployment state: a report could not be written'),
-    );
+    this.run(script, keys, args).catch((error: unknown) => {
+      // An unreachable store is reported once by its circuit breaker, not once per report.
+      if (this.onReportError !== undefined) this.onReportError(error);
+      else this.logger?.warn({ err: error, keys }, 'deployment state: a report could not be written');
+    });
   }
 
   private async run(script: LuaScript, keys: string[], args: number[]): Promise<unknown> {

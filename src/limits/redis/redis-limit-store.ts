@@ -9,7 +9,7 @@
  * Redis' own time) shortly after their window ends; reservation records after `reservationTtlMs`.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { serverError } from '../../core/service-error.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { buildRejection, buildSnapshot, counterKeys, reservationKey, type CounterValues } from '../limit-decision.ts';
@@ -29,14 +29,15 @@ import {
 import { windowsAt, type ChargedWindows } from '../limit-windows.ts';
 import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './limit-scripts.ts';
 import { evalScript, luaScript, type LuaScript } from './lua-script.ts';
+import { openRedisConnection, type RedisConnectionOptions } from './redis-connection.ts';
 
 export interface RedisLimitStoreOptions extends LimitStoreOptions {
   /** A `redis://` URL (the store then owns and closes the connection) or an ioredis client to share. */
   redis: string | Redis;
   /** Prefix of every key this store writes (default `switchyard:limits:`), so one Redis can serve several deployments. */
   keyPrefix?: string;
-  /** Told about connection errors of a connection the store owns (pino-compatible); commands still fail with 500 service_unavailable. */
-  logger?: { warn(details: object, message: string): void };
+  /** Bounds and error hook of a connection the store opens from a URL; commands fail with 500 service_unavailable. */
+  connection?: RedisConnectionOptions;
 }
 
 /** Extra life of a counter after its window ends, ms: lets a settle that races the boundary still find it. */
@@ -61,13 +62,9 @@ export class RedisLimitStore implements LimitStore {
 
   constructor(options: RedisLimitStoreOptions) {
     if (typeof options.redis === 'string') {
-      // A few retries ride out a reconnect; past that, a request is answered 500 service_unavailable
-      // instead of hanging. Auto-pipelining packs concurrent admits into one write.
-      this.redis = new Redis(options.redis, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+      // Every command is bounded: past that, a request is answered 500 service_unavailable instead of hanging.
+      this.redis = openRedisConnection(options.redis, options.connection);
       this.ownsConnection = true;
-      // Without a listener ioredis prints every reconnect failure to the console.
-      const logger = options.logger;
-      this.redis.on('error', (error: unknown) => logger?.warn({ err: error }, 'rate-limit store: Redis connection error'));
     } else {
       this.redis = options.redis;
       this.ownsConnection = false;

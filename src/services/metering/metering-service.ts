@@ -55,6 +55,8 @@ export class Admission {
     private readonly auth: AuthContext,
     /** Takes the ledger record instead of `ledger` (a batch line's record is written with its outcome). */
     private readonly ledgerSink?: (record: LedgerRecord) => void,
+    /** Told when the limit store could not settle (the request is not failed for it). */
+    private readonly onSettleFailure?: (error: unknown) => void,
   ) {
     this.headers = headers;
     this.figures = figures;
@@ -82,14 +84,10 @@ export class Admission {
   async settle(usage: Usage | undefined, ledgerContext?: LedgerContext, statusCode = 200): Promise<void> {
     if (this.settled) return;
     this.settled = true;
-    const actual = usage === undefined ? 0 : totalTokens(usage);
-    if (this.reservation.estimatedTokens > 0 || actual > 0) {
-      const settled = await this.store.settle(this.reservation, actual);
-      this.figures = settled.figures;
-      this.snapshot = undefined;
-    }
+    // The ledger row first: an answer that was produced is billed whatever happens to the counters.
     if (ledgerContext !== undefined) {
       const record = this.ledgerSink ?? ((entry: LedgerRecord) => this.ledger.record(entry));
+      const latencyMs = Number(process.hrtime.bigint() - ledgerContext.startedAt) / 1e6;
       record(
         createLedgerRecord({
           requestId: ledgerContext.requestId,
@@ -101,11 +99,24 @@ export class Admission {
           pricing: ledgerContext.pricing,
           batch: ledgerContext.batch,
           statusCode,
-          latencyMs: Number(process.hrtime.bigint() - ledgerContext.startedAt) / 1e6,
-          createdAtMs: Date.now(),
+          latencyMs,
+          // The arrival time: the day and month a request is billed in is the one it came in.
+          createdAtMs: Math.round(Date.now() - latencyMs),
           deployment: ledgerContext.deployment ?? null,
         }),
       );
+    }
+    const actual = usage === undefined ? 0 : totalTokens(usage);
+    if (this.reservation.estimatedTokens > 0 || actual > 0) {
+      try {
+        const settled = await this.store.settle(this.reservation, actual);
+        this.figures = settled.figures;
+        this.snapshot = undefined;
+      } catch (error) {
+        // Bookkeeping never turns a finished answer into an error: the reservation stays charged at its
+        // estimate until its window ends (limits/README.md), and the answer keeps the admission figures.
+        this.onSettleFailure?.(error);
+      }
     }
   }
 
@@ -193,9 +204,25 @@ export class MeteringService implements AccountUsageReader {
     config: Config,
     private readonly store: LimitStore,
     private readonly ledger: UsageLedger,
+    /** Told about settles that failed for a reason other than the store being away (those its breaker reports). */
+    private readonly logger?: { warn(details: object, message: string): void },
   ) {
     for (const [name, tier] of Object.entries(config.tiers)) this.policies.set(name, limitPolicyFromTier(tier));
   }
+
+  /** Counts failed settles; logs the first of each burst (a failing store would otherwise log per request). */
+  private settleFailures = 0;
+  private lastSettleFailureLogMs = 0;
+  private readonly settleFailed = (error: unknown): void => {
+    this.settleFailures++;
+    const now = Date.now();
+    if (now - this.lastSettleFailureLogMs < 60_000) return;
+    this.lastSettleFailureLogMs = now;
+    this.logger?.warn(
+      { err: error, failedSettles: this.settleFailures },
+      'rate-limit store: a settle failed; the answer was delivered and billed, the reservation expires on its own',
+    );
+  };
 
   private policyFor(auth: UsageSubject): LimitPolicy {
     // A key whose tier was removed from the config keeps working with no limits rather than failing.
@@ -218,7 +245,16 @@ export class MeteringService implements AccountUsageReader {
       estimatedTokens,
     });
     if (!result.admitted) throw rateLimitError(result);
-    return new Admission(this.store, this.ledger, result.reservation, result.figures, rateLimitHeaders(result), auth, options.ledgerSink);
+    return new Admission(
+      this.store,
+      this.ledger,
+      result.reservation,
+      result.figures,
+      rateLimitHeaders(result),
+      auth,
+      options.ledgerSink,
+      this.settleFailed,
+    );
   }
 
   async read(auth: UsageSubject): Promise<AccountUsageSnapshot> {

@@ -8,11 +8,16 @@
  * cannot be written at shutdown, each one is logged in full (so it can be replayed) and `close()`
  * rejects.
  *
- * What a crash (SIGKILL, power loss) can lose at most: every record not yet committed by the sink.
- * With a healthy database that is the requests finished during the last flush interval (default 1 s)
- * or the last `maxBatchRecords` of them (default 500) if they came faster, plus the batch being
- * written at that moment. While the database is slow or failing, the buffer grows and a crash loses
- * everything since the last successful write (each failed write is logged with the number waiting).
+ * While the database is away, records stay in memory up to `memoryRecords`; past that the oldest go
+ * to the journal (an append-only file under the data directory, db/ledger-journal.ts), and so does
+ * whatever is still unwritten at shutdown. When the database answers again the journal is replayed.
+ * The sink ignores a request id it already holds, so a retried or replayed write never adds a second
+ * row. The outage is logged once when it starts and once when it ends (with the counts), not per tick.
+ *
+ * What a crash (SIGKILL, power loss) can lose at most: every record not yet committed by the sink or
+ * the journal. With a healthy database that is the requests finished during the last flush interval
+ * (default 1 s) or the last `maxBatchRecords` of them (default 500) if they came faster, plus the
+ * batch being written at that moment. While the database is away, up to `memoryRecords` more.
  */
 import type { Usage } from '../../core/usage.ts';
 import { priceUsage, type ModelPricing } from './price-usage.ts';
@@ -52,13 +57,23 @@ export interface LedgerRecord {
 
 /** Where records are written; the database layer implements it (one transaction per call). */
 export interface LedgerSink {
+  /** Inserts the records; a record whose request id is already stored is skipped, not duplicated. */
   insertMany(records: readonly LedgerRecord[]): Promise<void>;
+}
+
+/** Where records wait on local disk while the database is away (db/ledger-journal.ts). */
+export interface LedgerJournal {
+  append(records: readonly LedgerRecord[]): void;
+  hasRecords(): boolean;
+  /** Writes every journaled record through `write` in batches, removing what was written; returns the count. */
+  replay(write: (records: readonly LedgerRecord[]) => Promise<void>, batchSize: number): Promise<number>;
 }
 
 /** The part of a pino logger the ledger uses. */
 export interface LedgerLogger {
   warn(details: object, message: string): void;
   error(details: object, message: string): void;
+  info(details: object, message: string): void;
 }
 
 export interface UsageLedgerOptions {
@@ -73,11 +88,16 @@ export interface UsageLedgerOptions {
   closeRetryDelayMs?: number;
   /** Default: JSON lines on stderr. */
   logger?: LedgerLogger;
+  /** Records kept in memory while writes fail; older ones go to `journal`. Default 10,000. */
+  memoryRecords?: number;
+  /** Without one, records wait in memory only (and are logged in full if still unwritten at shutdown). */
+  journal?: LedgerJournal;
 }
 
 const stderrLogger: LedgerLogger = {
   warn: (details, message) => console.warn(JSON.stringify({ level: 'warn', message, ...details })),
   error: (details, message) => console.error(JSON.stringify({ level: 'error', message, ...details })),
+  info: (details, message) => console.log(JSON.stringify({ level: 'info', message, ...details })),
 };
 
 export class UsageLedger {
@@ -95,6 +115,14 @@ export class UsageLedger {
   private backingOff = false;
   private closed = false;
   private closing: Promise<void> | undefined;
+  private readonly memoryRecords: number;
+  private readonly journal: LedgerJournal | undefined;
+  /** Set while writes fail (between the outage's first and last log line). */
+  private failingSinceMs: number | undefined;
+  /** Records sent to the journal during the current outage. */
+  private journaledDuringOutage = 0;
+  /** A journal left by an earlier run (or this one) waits to be replayed. */
+  private journalPending: boolean;
 
   constructor(options: UsageLedgerOptions) {
     this.sink = options.sink;
@@ -102,9 +130,12 @@ export class UsageLedger {
     this.closeAttempts = options.closeAttempts ?? 3;
     this.closeRetryDelayMs = options.closeRetryDelayMs ?? 200;
     this.logger = options.logger ?? stderrLogger;
+    this.memoryRecords = options.memoryRecords ?? 10_000;
+    this.journal = options.journal;
+    this.journalPending = this.journal?.hasRecords() ?? false;
     this.timer = setInterval(() => {
       this.backingOff = false;
-      if (this.buffer.length > 0 && !this.writing) void this.flush();
+      if ((this.buffer.length > 0 || this.journalPending) && !this.writing) void this.flush();
     }, options.flushIntervalMs ?? 1000);
     // The ledger must not keep a process alive on its own; shutdown calls close().
     this.timer.unref();
@@ -122,7 +153,22 @@ export class UsageLedger {
       return;
     }
     this.buffer.push(record);
-    if (this.buffer.length >= this.maxBatchRecords && !this.writing && !this.backingOff) void this.flush();
+    if (this.failingSinceMs !== undefined) this.spillOverflow();
+    else if (this.buffer.length >= this.maxBatchRecords && !this.writing && !this.backingOff) void this.flush();
+  }
+
+  /** Moves the oldest records past `memoryRecords` to the journal (only while writes fail). */
+  private spillOverflow(): void {
+    if (this.journal === undefined || this.buffer.length <= this.memoryRecords) return;
+    const spilled = this.buffer.splice(0, this.buffer.length - this.memoryRecords);
+    try {
+      this.journal.append(spilled);
+      this.journaledDuringOutage += spilled.length;
+      this.journalPending = true;
+    } catch (error) {
+      this.buffer = spilled.concat(this.buffer);
+      this.logger.error({ err: error }, 'usage ledger: the journal could not be written; records stay in memory');
+    }
   }
 
   /**
@@ -159,6 +205,18 @@ export class UsageLedger {
     }
     const unwritten = this.buffer;
     this.buffer = [];
+    if (this.journal !== undefined) {
+      try {
+        this.journal.append(unwritten);
+        this.logger.warn(
+          { records: unwritten.length },
+          'usage ledger: the database is unavailable at shutdown; records kept in the journal, written at the next start',
+        );
+        return;
+      } catch (error) {
+        this.logger.error({ err: error }, 'usage ledger: the journal could not be written at shutdown');
+      }
+    }
     for (const record of unwritten) {
       this.logger.error({ record }, 'usage ledger: record could not be written at shutdown; logged here in full for replay');
     }
@@ -177,18 +235,48 @@ export class UsageLedger {
         } catch (error) {
           // Back to the front, in order: the next tick retries them first.
           this.buffer = batch.concat(this.buffer);
-          this.backingOff = true;
-          this.logger.error(
-            { err: error, pendingRecords: this.buffer.length },
-            'usage ledger: writing records failed; they are kept and retried on the next tick',
-          );
-          break;
+          this.writeFailed(error);
+          return written;
         }
+      }
+      if (this.journalPending && this.journal !== undefined) {
+        try {
+          const replayed = await this.journal.replay((records) => this.sink.insertMany(records), this.maxBatchRecords);
+          this.journalPending = false;
+          written += replayed;
+          if (replayed > 0 && this.failingSinceMs === undefined) {
+            this.logger.info({ records: replayed }, 'usage ledger: records kept in the journal were written');
+          }
+        } catch (error) {
+          this.writeFailed(error);
+          return written;
+        }
+      }
+      if (this.failingSinceMs !== undefined) {
+        this.logger.info(
+          { downForMs: Date.now() - this.failingSinceMs, written, journaled: this.journaledDuringOutage },
+          'usage ledger: writes succeed again; every record kept meanwhile is written',
+        );
+        this.failingSinceMs = undefined;
+        this.journaledDuringOutage = 0;
       }
     } finally {
       this.writing = false;
     }
     return written;
+  }
+
+  /** One log line when writes start failing; afterwards the records wait quietly (and spill to the journal). */
+  private writeFailed(error: unknown): void {
+    this.backingOff = true;
+    if (this.failingSinceMs === undefined) {
+      this.failingSinceMs = Date.now();
+      this.logger.error(
+        { err: error, pendingRecords: this.buffer.length },
+        'usage ledger: writing records failed; they are kept (in memory, then in the journal) and retried every tick',
+      );
+    }
+    this.spillOverflow();
   }
 }
 

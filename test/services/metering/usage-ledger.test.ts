@@ -39,7 +39,10 @@ function newLedger(...args: ConstructorParameters<typeof UsageLedger>): UsageLed
 }
 
 class CapturingLogger implements LedgerLogger {
-  readonly entries: Array<{ level: 'warn' | 'error'; details: Record<string, unknown>; message: string }> = [];
+  readonly entries: Array<{ level: 'warn' | 'error' | 'info'; details: Record<string, unknown>; message: string }> = [];
+  info(details: object, message: string): void {
+    this.entries.push({ level: 'info', details: details as Record<string, unknown>, message });
+  }
   warn(details: object, message: string): void {
     this.entries.push({ level: 'warn', details: details as Record<string, unknown>, message });
   }
@@ -162,11 +165,16 @@ describe('UsageLedger', () => {
     const ledger = newLedger({ sink, flushIntervalMs: 10, logger });
     ledger.record(sampleRecord(0));
     ledger.record(sampleRecord(1));
-    while (logger.entries.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (logger.entries.length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Several failed ticks: the outage is logged once, not once per tick.
+    await keepingAlive(new Promise((resolve) => setTimeout(resolve, 60)));
+    assert.equal(logger.entries.length, 1);
     const written = once(sink, 'written');
     sink.createTable();
     assert.deepEqual(await keepingAlive(written), [2]);
     assert.deepEqual(sink.requestIds(), ['req_0', 'req_1']);
+    while (logger.entries.length < 2) await keepingAlive(new Promise((resolve) => setTimeout(resolve, 5)));
+    assert.equal(logger.entries[1]?.level, 'info', 'the end of the outage is logged once');
     await ledger.close();
   });
 

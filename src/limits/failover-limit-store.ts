@@ -1,0 +1,121 @@
+/**
+ * The shared (Redis) limit store behind a circuit breaker, with a documented policy for the time it
+ * cannot be reached (`limits.onStoreFailure`, README "When a dependency fails"):
+ *
+ * - `local` (default): admit against this instance's own memory counters until Redis returns. Each
+ *   instance then enforces the full limits on its own: with N instances a key can get up to N times
+ *   its per-minute limit for the length of the outage, and the daily/monthly totals counted meanwhile
+ *   live only in that instance's memory.
+ * - `open`: admit everything without counting (Envoy's `failure_mode_deny: false`).
+ * - `closed`: refuse metered requests at once with 500 `service_unavailable` and `retry-after`.
+ *
+ * Whatever the policy, requests that reserve no tokens (files, batches, models, key status) are never
+ * refused because the store is away: they need no counter. A reservation is settled where it was
+ * made; a settle that fails is not an error for the request (its counters expire on their own).
+ * While the breaker is open no call reaches Redis, so a refusal or a local admission costs
+ * microseconds, and the breaker's probe notices the heal.
+ */
+import type { CircuitBreaker } from '../core/circuit-breaker.ts';
+import { DisabledLimitStore } from './disabled/disabled-limit-store.ts';
+import type {
+  AdmitCheck,
+  AdmitResult,
+  LimitPolicy,
+  LimitSnapshot,
+  LimitStore,
+  LimitSubject,
+  Reservation,
+  SettleResult,
+} from './limit-store.ts';
+import { MemoryLimitStore } from './memory/memory-limit-store.ts';
+
+export type StoreFailurePolicy = 'local' | 'open' | 'closed';
+
+export interface FailoverLimitStoreOptions {
+  primary: LimitStore;
+  breaker: CircuitBreaker;
+  policy: StoreFailurePolicy;
+  clock?: { now(): number };
+}
+
+export class FailoverLimitStore implements LimitStore {
+  private readonly primary: LimitStore;
+  private readonly breaker: CircuitBreaker;
+  private readonly policy: StoreFailurePolicy;
+  private readonly local: LimitStore;
+  private readonly uncounted: DisabledLimitStore;
+  /** Reservations made while the shared store was away: settled where they were made. */
+  private readonly fallbackReservations = new WeakSet<Reservation>();
+  /** Admissions answered without the shared store since start (metrics and the breaker's log). */
+  fallbackAdmissions = 0;
+
+  constructor(options: FailoverLimitStoreOptions) {
+    this.primary = options.primary;
+    this.breaker = options.breaker;
+    this.policy = options.policy;
+    const clock = options.clock === undefined ? {} : { clock: options.clock };
+    this.local = options.policy === 'local' ? new MemoryLimitStore(clock) : new DisabledLimitStore(clock);
+    this.uncounted = new DisabledLimitStore(clock);
+  }
+
+  async admit(check: AdmitCheck): Promise<AdmitResult> {
+    if (!this.breaker.isOpen) {
+      try {
+        const result = await this.primary.admit(check);
+        this.breaker.recordSuccess();
+        return result;
+      } catch (error) {
+        if (!this.breaker.recordFailure(error)) throw error;
+      }
+    }
+    return this.fallbackAdmit(check);
+  }
+
+  async settle(reservation: Reservation, actualTokens: number): Promise<SettleResult> {
+    if (this.fallbackReservations.has(reservation)) return this.local.settle(reservation, actualTokens);
+    if (!this.breaker.isOpen) {
+      try {
+        const result = await this.primary.settle(reservation, actualTokens);
+        this.breaker.recordSuccess();
+        return result;
+      } catch (error) {
+        if (!this.breaker.recordFailure(error)) throw error;
+      }
+    }
+    // The shared reservation stays charged at its estimate until its window expires: never more.
+    return { settled: false, figures: await this.local.usage(reservation.subject, reservation.policy) };
+  }
+
+  async usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot> {
+    if (!this.breaker.isOpen) {
+      try {
+        const figures = await this.primary.usage(subject, policy);
+        this.breaker.recordSuccess();
+        return figures;
+      } catch (error) {
+        if (!this.breaker.recordFailure(error)) throw error;
+      }
+    }
+    return this.local.usage(subject, policy);
+  }
+
+  async close(): Promise<void> {
+    await this.primary.close();
+    await this.local.close();
+  }
+
+  private async fallbackAdmit(check: AdmitCheck): Promise<AdmitResult> {
+    let result: AdmitResult;
+    if (check.estimatedTokens === 0 && this.policy !== 'local') {
+      // Request-only routes need no counter: never refused for the store's absence.
+      result = await this.uncounted.admit(check);
+    } else if (this.policy === 'closed') {
+      throw this.breaker.unavailable();
+    } else {
+      result = await this.local.admit(check);
+    }
+    this.fallbackAdmissions++;
+    if (result.admitted) this.fallbackReservations.add(result.reservation);
+    return result;
+  }
+}

@@ -1,0 +1,111 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CircuitBreaker, DependencyUnavailableError, isUnreachableError } from '../../src/core/circuit-breaker.ts';
+import { invalidParameter, serverError, ServiceError } from '../../src/core/service-error.ts';
+
+function refused(): Error {
+  return Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+}
+
+class Lines {
+  readonly seen: Array<{ level: string; message: string; details: Record<string, unknown> }> = [];
+  warn(details: object, message: string): void {
+    this.seen.push({ level: 'warn', message, details: details as Record<string, unknown> });
+  }
+  info(details: object, message: string): void {
+    this.seen.push({ level: 'info', message, details: details as Record<string, unknown> });
+  }
+}
+
+describe('isUnreachableError', () => {
+  test('connection failures, timeouts and Postgres shutdown codes count; answers do not', () => {
+    assert.equal(isUnreachableError(refused()), true);
+    assert.equal(isUnreachableError(new Error('Command timed out')), true);
+    assert.equal(
+      isUnreachableError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })),
+      true,
+    );
+    assert.equal(isUnreachableError(new Error('Connection terminated unexpectedly')), true);
+    assert.equal(isUnreachableError(serverError('service_unavailable', 'The rate-limit store is unavailable.', refused())), true);
+    assert.equal(isUnreachableError(Object.assign(new Error('duplicate key value'), { code: '23505' })), false);
+    assert.equal(isUnreachableError(new Error('syntax error at or near')), false);
+    assert.equal(isUnreachableError(invalidParameter('model', 'timeout is not a model')), false);
+    // An upstream's coded timeout is an answer about the upstream, not a dependency of ours being away.
+    assert.equal(
+      isUnreachableError(new ServiceError({ status: 500, type: 'server_error', code: 'timeout', message: 'timed out', cause: refused() })),
+      false,
+    );
+  });
+});
+
+describe('CircuitBreaker', () => {
+  test('opens after the threshold, refuses at once with 500 service_unavailable and retry-after, closes on a good probe, logs each change once', async () => {
+    const lines = new Lines();
+    let healthy = false;
+    let probes = 0;
+    const breaker = new CircuitBreaker({
+      name: 'redis',
+      description: 'The rate-limit store',
+      failureThreshold: 2,
+      probeIntervalMs: 20,
+      logger: lines,
+      probe: async () => {
+        probes++;
+        if (!healthy) throw refused();
+      },
+    });
+    try {
+      const failing = () => breaker.run(async () => Promise.reject(refused()));
+      await assert.rejects(failing(), DependencyUnavailableError);
+      assert.equal(breaker.state, 'closed');
+      await assert.rejects(failing(), DependencyUnavailableError);
+      assert.equal(breaker.state, 'open');
+      let called = false;
+      const started = performance.now();
+      for (let index = 0; index < 100; index++) {
+        const error = await breaker
+          .run(async () => {
+            called = true;
+          })
+          .catch((caught: unknown) => caught);
+        assert.ok(error instanceof DependencyUnavailableError);
+        assert.equal(error.status, 500);
+        assert.equal(error.code, 'service_unavailable');
+        assert.equal(error.headers['retry-after'], '1');
+      }
+      assert.equal(called, false, 'nothing reaches the dependency while the breaker is open');
+      assert.ok(performance.now() - started < 200, 'a hundred refusals take milliseconds');
+      const probing = Date.now() + 2_000;
+      while (probes < 2 && Date.now() < probing) await sleep(10);
+      assert.ok(probes >= 2, 'the probe runs while open');
+      assert.notEqual(breaker.state, 'closed');
+      healthy = true;
+      const deadline = Date.now() + 1_000;
+      while (breaker.state !== 'closed' && Date.now() < deadline) await sleep(5);
+      assert.equal(breaker.state, 'closed', 'a good probe closes it');
+      assert.equal(await breaker.run(async () => 'ok'), 'ok');
+      assert.deepEqual(
+        lines.seen.map((line) => line.level),
+        ['warn', 'info'],
+        'one line when it went down, one when it came back',
+      );
+      assert.equal(lines.seen[1]!.details['refused'], 100);
+      assert.equal(breaker.failuresTotal, 2);
+      assert.equal(breaker.refusedTotal, 100);
+    } finally {
+      breaker.stop();
+    }
+  });
+
+  test('answers that are not about reachability pass through and never open it', async () => {
+    const breaker = new CircuitBreaker({ name: 'database', failureThreshold: 1 });
+    const duplicate = Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' });
+    await assert.rejects(
+      breaker.run(async () => Promise.reject(duplicate)),
+      (error: unknown) => error === duplicate,
+    );
+    assert.equal(breaker.state, 'closed');
+    breaker.stop();
+  });
+});
