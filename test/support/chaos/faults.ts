@@ -4,6 +4,7 @@
  * upload and a file list all answer 200 (probed every 100 ms).
  */
 import type { ChaosEnvironment } from './environment.ts';
+import { warmUp } from './requests.ts';
 
 export type Dependency = 'database' | 'redis' | 'files' | 'instance';
 
@@ -35,7 +36,7 @@ export const VICTIM = 0;
 
 /** The six faults; `seconds` scales each outage (1 = the issue's 15-20 s). */
 export function faults(environment: ChaosEnvironment, scale = 1): Fault[] {
-  const { postgres, redis, s3, fleet } = environment;
+  const { postgres, redis, s3, fleet, key } = environment;
   const held = (ms: number): number => Math.round(ms * scale);
   return [
     { name: 'Postgres restart', dependency: 'database', outageMs: held(3000), inject: () => postgres.stop(), heal: () => postgres.start() },
@@ -55,13 +56,17 @@ export function faults(environment: ChaosEnvironment, scale = 1): Fault[] {
       heal: async () => redis.thaw(),
     },
     { name: 'Object store killed', dependency: 'files', outageMs: held(15_000), inject: () => s3.kill(), heal: () => s3.start() },
-    // A supervisor restarts the killed instance after a short delay; its heal is the moment it listens.
+    // A supervisor restarts the killed instance after a short delay; its heal is the moment it listens
+    // and has loaded its embeddings model.
     {
       name: 'Instance SIGKILL',
       dependency: 'instance',
       outageMs: 2000,
       inject: () => fleet.kill(VICTIM),
-      heal: () => fleet.restart(VICTIM),
+      heal: async () => {
+        await fleet.restart(VICTIM);
+        await warmUp({ origin: fleet.origin(VICTIM), instance: VICTIM, key });
+      },
     },
   ];
 }
@@ -132,7 +137,10 @@ export async function runFault(
   if (restarted.length > 0) log(`${fault.name}: instance(s) ${restarted.join(', ')} dead; restarting`);
   await Promise.all(
     restarted.map((index) =>
-      fleet.restart(index).catch((error: unknown) => log(`instance ${index} did not restart: ${String(error).slice(0, 300)}`)),
+      fleet
+        .restart(index)
+        .then(() => warmUp({ origin: fleet.origin(index), instance: index, key }))
+        .catch((error: unknown) => log(`instance ${index} did not restart: ${String(error).slice(0, 300)}`)),
     ),
   );
   await new Promise((resolve) => setTimeout(resolve, settleMs));

@@ -9,7 +9,7 @@ import type { ChaosEnvironment } from './environment.ts';
 import { faults, runFault, type FaultRun } from './faults.ts';
 import type { UnexpectedExit } from './fleet.ts';
 import { checkLedger, type LedgerCheck } from './ledger.ts';
-import { download, METERED_KINDS, type Outcome } from './requests.ts';
+import { download, METERED_KINDS, warmUp, type Outcome } from './requests.ts';
 import { Traffic } from './traffic.ts';
 
 export interface ChaosRunOptions {
@@ -58,11 +58,12 @@ export async function runChaos(environment: ChaosEnvironment, options: ChaosRunO
   const log = options.log ?? (() => undefined);
   const { fleet, key } = environment;
   const origins = Array.from({ length: fleet.size }, (_, index) => fleet.origin(index));
-  const started = Date.now();
   const lines = options.batchLines ?? 200;
   const traffic = new Traffic(origins, key);
   const runs: FaultRun[] = [];
   let batchId: string | undefined;
+  await Promise.all(origins.map((origin, instance) => warmUp({ origin, instance, key })));
+  const started = Date.now();
   traffic.start();
   try {
     batchId = await startBatch(origins[0]!, key, lines);
