@@ -27,11 +27,10 @@ if (!canRunChaos) {
 
 const environment = await ChaosEnvironment.start();
 try {
-  const started = Date.now();
   const run = await runChaos(environment, {
     scale,
     batchLines,
-    log: (line) => console.log(`[+${((Date.now() - started) / 1000).toFixed(1)} s] ${line}`),
+    log: (line) => console.log(line),
   });
   const dump = process.env['CHAOS_OUTCOMES'];
   if (dump !== undefined && dump !== '') {

@@ -33,8 +33,7 @@ describe('dependency faults: two instances under mixed traffic', { skip: !canRun
 
   before(async () => {
     environment = await ChaosEnvironment.start();
-    const started = Date.now();
-    run = await runChaos(environment, { log: (line) => console.log(`[chaos +${((Date.now() - started) / 1000).toFixed(1)} s] ${line}`) });
+    run = await runChaos(environment, { log: (line) => console.log(`[chaos] ${line}`) });
     console.log(`\n${formatTable(phaseRows(run))}\n`);
   });
 

@@ -19,17 +19,18 @@ export interface UnexpectedExit {
   tail: string;
 }
 
-/** The part of a dead process's output that says why: from its last error line, 20 lines. */
+/**
+ * The part of a dead process's output that says why: Node's "Unhandled 'error' event" or uncaught
+ * exception report (the error, its stack, what emitted it), else the last 20 lines.
+ */
 function crashReport(output: string): string {
   const lines = output.split('\n');
-  let from = Math.max(0, lines.length - 20);
-  for (let index = lines.length - 1; index >= 0; index--) {
-    if (/Unhandled|Error|error/.test(lines[index]!)) {
-      from = index;
-      if (/^\S/.test(lines[index]!)) break;
-    }
-  }
-  return lines.slice(from, from + 20).join('\n');
+  const thrown = lines.findLastIndex((line) => /Unhandled 'error' event|^\s*throw |Uncaught/.test(line));
+  const from = thrown < 0 ? Math.max(0, lines.length - 20) : thrown;
+  return lines
+    .slice(from, from + 24)
+    .filter((line) => !/^\s+(at node:|at .*node:internal)/.test(line))
+    .join('\n');
 }
 
 export class Fleet {

@@ -4,6 +4,7 @@
  * the end state: the batch read back, every uploaded file downloaded again and compared, and the ledger
  * checked against every 200 the clients received.
  */
+import { writeFileSync } from 'node:fs';
 import { finishBatch, startBatch, type BatchResult } from './batch.ts';
 import type { ChaosEnvironment } from './environment.ts';
 import { faults, runFault, type FaultRun } from './faults.ts';
@@ -23,6 +24,9 @@ export interface ChaosRunOptions {
   settleMs?: number;
   /** How long the batch may take to end once the faults are over. Default 120 s. */
   batchWaitMs?: number;
+  /** Writes every client outcome there, one JSON line each (`at`: ms since the run began). */
+  outcomesFile?: string | undefined;
+  /** Progress lines (each prefixed with the time since the run began). */
   log?: (line: string) => void;
 }
 
@@ -55,7 +59,9 @@ async function recheckFiles(environment: ChaosEnvironment, files: Array<{ id: st
 }
 
 export async function runChaos(environment: ChaosEnvironment, options: ChaosRunOptions = {}): Promise<ChaosRun> {
-  const log = options.log ?? (() => undefined);
+  const started = Date.now();
+  // Every line carries the time since the run began, the clock of the outcomes' descriptions too.
+  const log = (line: string): void => options.log?.(`+${((Date.now() - started) / 1000).toFixed(1)} s ${line}`);
   const { fleet, key } = environment;
   const origins = Array.from({ length: fleet.size }, (_, index) => fleet.origin(index));
   const lines = options.batchLines ?? 200;
@@ -63,7 +69,6 @@ export async function runChaos(environment: ChaosEnvironment, options: ChaosRunO
   const runs: FaultRun[] = [];
   let batchId: string | undefined;
   await Promise.all(origins.map((origin, instance) => warmUp({ origin, instance, key })));
-  const started = Date.now();
   traffic.start();
   try {
     batchId = await startBatch(origins[0]!, key, lines);
@@ -89,5 +94,9 @@ export async function runChaos(environment: ChaosEnvironment, options: ChaosRunO
   ];
   const ledger = await checkLedger(environment.postgres.url, expected, 8000);
   log(`ledger: ${ledger.rows} rows, ${ledger.missing.length} missing, ${ledger.duplicates.length} doubled`);
+  if (options.outcomesFile !== undefined && options.outcomesFile !== '') {
+    const all = [...traffic.outcomes, ...fileChecks].map((outcome) => JSON.stringify({ ...outcome, at: outcome.start - started }));
+    writeFileSync(options.outcomesFile, `${all.join('\n')}\n`);
+  }
   return { started, faults: runs, outcomes: traffic.outcomes, fileChecks, batch, ledger, exits: [...fleet.exits] };
 }
