@@ -13,7 +13,6 @@
  *       0.25 gives a ~1 minute run; batchLines default 200;
  *       CHAOS_OUTCOMES=<file> writes every client outcome there, one JSON line each)
  */
-import { writeFileSync } from 'node:fs';
 import { canRunChaos, ChaosEnvironment, DEPENDENCY_BOUNDS_MS } from '../test/support/chaos/environment.ts';
 import { formatTable, killWindow, overBound, phaseRows } from '../test/support/chaos/report.ts';
 import { runChaos } from '../test/support/chaos/run.ts';
@@ -31,15 +30,8 @@ try {
     scale,
     batchLines,
     log: (line) => console.log(line),
+    outcomesFile: process.env['CHAOS_OUTCOMES'],
   });
-  const dump = process.env['CHAOS_OUTCOMES'];
-  if (dump !== undefined && dump !== '') {
-    writeFileSync(
-      dump,
-      [...run.outcomes, ...run.fileChecks].map((outcome) => JSON.stringify({ ...outcome, at: outcome.start - run.started })).join('\n') +
-        '\n',
-    );
-  }
   console.log(
     `\nDependency bounds: ${Object.entries(DEPENDENCY_BOUNDS_MS)
       .map(([name, ms]) => `${name}=${ms}`)

@@ -33,7 +33,8 @@ describe('dependency faults: two instances under mixed traffic', { skip: !canRun
 
   before(async () => {
     environment = await ChaosEnvironment.start();
-    run = await runChaos(environment, { log: (line) => console.log(`[chaos] ${line}`) });
+    // CHAOS_OUTCOMES=<file> keeps every client outcome for a closer look.
+    run = await runChaos(environment, { log: (line) => console.log(`[chaos] ${line}`), outcomesFile: process.env['CHAOS_OUTCOMES'] });
     console.log(`\n${formatTable(phaseRows(run))}\n`);
   });
 
