@@ -58,7 +58,10 @@ describe('operations behind a load balancer', () => {
   test('/readyz names each dependency it checked; draining turns it 503 while the API still answers', async () => {
     const ready = await send(server, 'GET', '/readyz', {});
     assert.equal(ready.status, 200);
-    assert.deepEqual(ready.body, { status: 'ready', checks: { database: { ok: true }, files: { ok: true } } });
+    assert.deepEqual(ready.body, {
+      status: 'ready',
+      checks: { database: { ok: true, critical: true }, files: { ok: true, critical: true }, keys: { ok: true, critical: true } },
+    });
     server.runtime.startDraining();
     const draining = await send(server, 'GET', '/readyz', {});
     assert.equal(draining.status, 503);
@@ -99,16 +102,30 @@ describe('signed links behind a TLS-terminating balancer', () => {
 });
 
 describe('/readyz with an unreachable Redis', () => {
-  test('503 naming redis as the failed dependency', async () => {
-    const server = await startTestServer({ config: { redisUrl: `redis://127.0.0.1:${await freePort()}`, limitsBackend: 'memory' } });
+  test('200 `degraded` naming redis: a shared dependency is reported, and the instance keeps serving on local limits', async () => {
+    const server = await startTestServer({ config: { redisUrl: `redis://127.0.0.1:${await freePort()}` } });
     try {
       const answer = await send(server, 'GET', '/readyz', {});
-      assert.equal(answer.status, 503);
-      assert.equal(answer.body.status, 'unavailable');
-      assert.deepEqual(answer.body.failed, ['redis']);
+      assert.equal(answer.status, 200);
+      assert.equal(answer.body.status, 'degraded');
+      assert.deepEqual(answer.body.degraded, ['redis']);
+      assert.equal(answer.body.failed, undefined);
       assert.equal(answer.body.checks.database.ok, true);
       assert.equal(answer.body.checks.redis.ok, false);
-      assert.equal(typeof answer.body.checks.redis.error, 'string');
+      assert.equal(answer.body.checks.redis.critical, false);
+      // Request-only and metered routes alike are admitted on this instance's own counters.
+      assert.equal((await send(server, 'GET', '/v1/models', { authorization: `Bearer ${server.key}` })).status, 200);
+      const chat = await send(
+        server,
+        'POST',
+        '/v1/chat/completions',
+        { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
+        { model: 'switchyard-echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 },
+      );
+      assert.equal(chat.status, 200, JSON.stringify(chat.body));
+      const metrics = await (await fetch(`${server.origin}/metrics`)).text();
+      assert.match(metrics, /switchyard_dependency_up\{dependency="redis"\} 0/);
+      assert.match(metrics, /switchyard_dependency_breaker_state\{dependency="redis"\} [12]/);
     } finally {
       await server.close();
     }

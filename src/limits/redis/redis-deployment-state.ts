@@ -22,7 +22,7 @@ import {
 } from '../deployment-state.ts';
 import { ACQUIRE_SCRIPT, CORRECT_TOKENS_SCRIPT, COOL_DOWN_SCRIPT, OBSERVE_LATENCY_SCRIPT, RELEASE_SCRIPT } from './deployment-scripts.ts';
 import { evalScript, luaScript, type LuaScript } from './lua-script.ts';
-import { openRedisConnection, type RedisConnectionOptions } from './redis-connection.ts';
+import { commandBoundOf, openRedisConnection, type RedisCommandBound, type RedisConnectionOptions } from './redis-connection.ts';
 
 export interface RedisDeploymentStateOptions {
   /** A `redis://` URL (the store then owns and closes the connection) or an ioredis client to share. */
@@ -51,6 +51,8 @@ const observeLatencyScript = luaScript(OBSERVE_LATENCY_SCRIPT);
 
 export class RedisDeploymentState implements DeploymentStateStore {
   private readonly redis: Redis;
+  /** Every command waits at most while Redis stays silent for the connection's bound (redis-connection.ts). */
+  private readonly bound: RedisCommandBound;
   private readonly ownsConnection: boolean;
   private readonly keyPrefix: string;
   private readonly clock: Clock;
@@ -69,6 +71,7 @@ export class RedisDeploymentState implements DeploymentStateStore {
       this.redis = options.redis;
       this.ownsConnection = false;
     }
+    this.bound = commandBoundOf(this.redis);
     this.keyPrefix = options.keyPrefix ?? 'switchyard:routing:';
     this.clock = options.clock ?? systemClock;
   }
@@ -82,7 +85,7 @@ export class RedisDeploymentState implements DeploymentStateStore {
     }
     let values: Array<string | null>;
     try {
-      values = await this.redis.mget(keys);
+      values = await this.bound.run(() => this.redis.mget(keys));
     } catch (error) {
       throw unavailable(error);
     }
@@ -156,7 +159,7 @@ export class RedisDeploymentState implements DeploymentStateStore {
 
   private async run(script: LuaScript, keys: string[], args: number[]): Promise<unknown> {
     try {
-      return await evalScript(this.redis, script, keys, args);
+      return await this.bound.run(() => evalScript(this.redis, script, keys, args));
     } catch (error) {
       throw unavailable(error);
     }

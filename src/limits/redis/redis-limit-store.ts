@@ -29,7 +29,7 @@ import {
 import { windowsAt, type ChargedWindows } from '../limit-windows.ts';
 import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './limit-scripts.ts';
 import { evalScript, luaScript, type LuaScript } from './lua-script.ts';
-import { openRedisConnection, type RedisConnectionOptions } from './redis-connection.ts';
+import { commandBoundOf, openRedisConnection, type RedisCommandBound, type RedisConnectionOptions } from './redis-connection.ts';
 
 export interface RedisLimitStoreOptions extends LimitStoreOptions {
   /** A `redis://` URL (the store then owns and closes the connection) or an ioredis client to share. */
@@ -55,6 +55,8 @@ function integerReply(reply: unknown, length: number): number[] {
 
 export class RedisLimitStore implements LimitStore {
   private readonly redis: Redis;
+  /** Every command waits at most while Redis stays silent for the connection's bound (redis-connection.ts). */
+  private readonly bound: RedisCommandBound;
   private readonly ownsConnection: boolean;
   private readonly keyPrefix: string;
   private readonly clock: Clock;
@@ -69,6 +71,7 @@ export class RedisLimitStore implements LimitStore {
       this.redis = options.redis;
       this.ownsConnection = false;
     }
+    this.bound = commandBoundOf(this.redis);
     this.keyPrefix = options.keyPrefix ?? 'switchyard:limits:';
     this.clock = options.clock ?? systemClock;
     this.reservationTtlMs = options.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS;
@@ -150,7 +153,7 @@ export class RedisLimitStore implements LimitStore {
     const keys = this.keysOf(subject, windows);
     let values: Array<string | null>;
     try {
-      values = await this.redis.mget(keys.requests, keys.minuteTokens, keys.dayTokens, keys.monthTokens);
+      values = await this.bound.run(() => this.redis.mget(keys.requests, keys.minuteTokens, keys.dayTokens, keys.monthTokens));
     } catch (error) {
       throw unavailable(error);
     }
@@ -185,7 +188,7 @@ export class RedisLimitStore implements LimitStore {
 
   private async runScript(script: LuaScript, keys: string[], args: number[]): Promise<unknown> {
     try {
-      return await evalScript(this.redis, script, keys, args);
+      return await this.bound.run(() => evalScript(this.redis, script, keys, args));
     } catch (error) {
       throw unavailable(error);
     }
