@@ -5,7 +5,7 @@
  * checked against every 200 the clients received.
  */
 import { writeFileSync } from 'node:fs';
-import { finishBatch, startBatch, type BatchResult } from './batch.ts';
+import { batchProgress, finishBatch, startBatch, type BatchResult } from './batch.ts';
 import type { ChaosEnvironment } from './environment.ts';
 import { faults, runFault, type FaultRun } from './faults.ts';
 import type { UnexpectedExit } from './fleet.ts';
@@ -74,8 +74,11 @@ export async function runChaos(environment: ChaosEnvironment, options: ChaosRunO
     batchId = await startBatch(origins[0]!, key, lines);
     log(`batch ${batchId}: ${lines} lines started`);
     await new Promise((resolve) => setTimeout(resolve, options.baselineMs ?? 4000));
-    for (const fault of faults(environment, options.scale ?? 1))
+    for (const fault of faults(environment, options.scale ?? 1)) {
       runs.push(await runFault(environment, fault, options.settleMs ?? 2000, log));
+      const progress = await batchProgress(origins[1]!, key, batchId).catch(() => undefined);
+      log(`batch: ${progress === undefined ? 'progress unknown' : `${progress.status}, ${progress.done}/${progress.total} lines done`}`);
+    }
   } finally {
     await traffic.stop();
   }
