@@ -11,6 +11,7 @@ import { createLogger } from './http/logger.ts';
 import { Authenticator } from './accounts/authenticator.ts';
 import { KeyService, type CreatedKey } from './accounts/key-service.ts';
 import { OwnerAccounts, type OwnerAccountsOptions } from './accounts/owner-accounts.ts';
+import { AccountsRetention, type AccountsRetentionOptions } from './accounts/accounts-retention.ts';
 import { OwnersRepository } from './db/repositories/owners-repository.ts';
 import { UsageRollupsRepository } from './db/repositories/usage-rollups-repository.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
@@ -83,6 +84,8 @@ export interface StartRuntimeOptions extends BuildAppOptions {
   dashboardAccounts?: OwnerAccountsOptions;
   /** While the database cannot be reached at start, wait for it (logging once) instead of failing (`serve`). */
   waitForDatabase?: boolean;
+  /** Retention of sign-in attempts, audit entries and expired sessions (defaults in accounts-retention.ts). */
+  dashboardRetention?: Partial<AccountsRetentionOptions>;
 }
 
 export interface OpenMigratedDatabaseOptions {
@@ -312,7 +315,11 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const generations = new MeteredGenerations({ generation, metering, inputModeration });
     const endpoints = generationEndpoints(storedResponses);
     const decodeOptions: DecodeOptions = Object.freeze({ validation: config.requestValidation });
-    const accounts = new OwnerAccounts(new OwnersRepository(database.db), options.dashboardAccounts);
+    const ownersRepository = new OwnersRepository(database.db, database.dialect);
+    const accounts = new OwnerAccounts(ownersRepository, options.dashboardAccounts);
+    const retention = new AccountsRetention(ownersRepository, logger, options.dashboardRetention);
+    retention.start();
+    opened.push(() => retention.stop());
     const dashboard = {
       accounts,
       keys,
@@ -396,6 +403,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           // Batch lines use the same services as the app: stop them before anything closes.
           await batchWorker?.stop();
           await app.close();
+          await retention.stop();
           authenticator.stop();
           // In-flight requests are done: every ledger record is written before storage closes.
           await ledger.close().catch((error: unknown) => logger.error({ err: error }, 'usage ledger could not be flushed'));

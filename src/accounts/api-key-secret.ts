@@ -12,6 +12,13 @@ export function generateKeySecret(): string {
   return `${KEY_PREFIX}${randomAlphanumeric(43)}`;
 }
 
+const KEY_FORMAT = /^sk-sy-[A-Za-z0-9]{43}$/;
+
+/** Whether a presented secret has the shape of a key this service makes (checked before any cache or database). */
+export function hasKeyFormat(secret: string): boolean {
+  return secret.length === KEY_PREFIX.length + 43 && KEY_FORMAT.test(secret);
+}
+
 export function hashKeySecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }

@@ -1,20 +1,23 @@
 /**
  * The dashboard's accounts: owners (and read-only members) of organizations, one-time set-password
- * links, sign-in with per-account and per-address throttling (counted in the database, so every
- * instance sees the same attempts), optional TOTP, server-side sessions with idle and absolute expiry,
- * and the audit log. Secrets (passwords, link tokens, session tokens) are never stored or logged: only
- * their scrypt or SHA-256 hashes reach the database.
+ * links, sign-in throttled per account, address and known device (sign-in-throttle.ts: reserved in the
+ * database before the password is checked, so every instance sees the same attempts), an optional
+ * second factor (second-factor.ts), server-side sessions with idle and absolute expiry, and the audit
+ * log. Secrets (passwords, link tokens, session tokens, recovery codes) are never stored or logged:
+ * only their scrypt or SHA-256 hashes reach the database.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Secret, TOTP } from 'otpauth';
-import { ServiceError, invalidParameter } from '../core/service-error.ts';
+import { invalidParameter, missingParameter } from '../core/service-error.ts';
 import { randomAlphanumeric } from '../core/ids.ts';
 import type { OwnerRecord, OwnerRole, OwnersRepository, SessionRecord } from '../db/repositories/owners-repository.ts';
 import { authError } from './authenticator.ts';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { SecondFactor, type TotpEnrolment } from './second-factor.ts';
+import { SignInThrottle, type Reservation } from './sign-in-throttle.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 export interface OwnerAccountsOptions {
   /** Session lifetime without use; default 2 hours. */
@@ -23,20 +26,34 @@ export interface OwnerAccountsOptions {
   absoluteTimeoutMs?: number;
   /** Set-password links stay valid this long; default 24 hours. */
   linkLifetimeMs?: number;
-  /** Failed attempts per account, and per address, within `throttleWindowMs` before sign-in is refused. */
+  /** Failed attempts per account (and per known device), and per address, within `throttleWindowMs` before sign-in is refused; default 5 and 20. */
   maxFailuresPerAccount?: number;
   maxFailuresPerAddress?: number;
+  /** Default 15 minutes. */
   throttleWindowMs?: number;
+  /** An address the owner signed in from within this long is a known device; default 30 days. */
+  knownDeviceWindowMs?: number;
+  /** How long a known device's sign-in waits while its account is over the failure limit; default 1 second. */
+  lockedAccountDelayMs?: number;
   now?: () => number;
 }
 
 export interface SignInRequest {
   email: string;
   password: string;
-  /** Six-digit code, required once TOTP is enabled. */
+  /** Six-digit code (or a recovery code), required once TOTP is enabled. */
   totp?: string;
   address: string;
   userAgent: string | null;
+  /** The session cookie the request carried, if any: a valid one of this account marks a known device. */
+  sessionToken?: string;
+}
+
+/** What proves a signed-in owner is at the keyboard before the second factor changes. */
+export interface Reauthentication {
+  password?: string;
+  /** A current TOTP code (or a recovery code) when TOTP is on. */
+  code?: string;
 }
 
 export interface SignedIn {
@@ -63,10 +80,10 @@ export class OwnerAccounts {
   private readonly idleTimeoutMs: number;
   private readonly absoluteTimeoutMs: number;
   private readonly linkLifetimeMs: number;
-  private readonly maxFailuresPerAccount: number;
-  private readonly maxFailuresPerAddress: number;
   private readonly throttleWindowMs: number;
   private readonly now: () => number;
+  private readonly throttle: SignInThrottle;
+  private readonly secondFactor: SecondFactor;
 
   constructor(
     private readonly repository: OwnersRepository,
@@ -75,10 +92,17 @@ export class OwnerAccounts {
     this.idleTimeoutMs = options.idleTimeoutMs ?? 2 * HOUR;
     this.absoluteTimeoutMs = options.absoluteTimeoutMs ?? 24 * HOUR;
     this.linkLifetimeMs = options.linkLifetimeMs ?? 24 * HOUR;
-    this.maxFailuresPerAccount = options.maxFailuresPerAccount ?? 5;
-    this.maxFailuresPerAddress = options.maxFailuresPerAddress ?? 20;
     this.throttleWindowMs = options.throttleWindowMs ?? 15 * MINUTE;
     this.now = options.now ?? Date.now;
+    this.throttle = new SignInThrottle(repository, {
+      maxFailuresPerAccount: options.maxFailuresPerAccount ?? 5,
+      maxFailuresPerAddress: options.maxFailuresPerAddress ?? 20,
+      windowMs: this.throttleWindowMs,
+      knownDeviceWindowMs: options.knownDeviceWindowMs ?? 30 * DAY,
+      lockedAccountDelayMs: options.lockedAccountDelayMs ?? 1000,
+      now: this.now,
+    });
+    this.secondFactor = new SecondFactor(repository, this.now);
   }
 
   /**
@@ -149,49 +173,51 @@ export class OwnerAccounts {
 
   async signIn(request: SignInRequest): Promise<SignedIn> {
     const email = request.email.trim().toLowerCase();
-    const now = this.now();
-    const since = now - this.throttleWindowMs;
-    const accountSubject = `account:${email}`;
-    const addressSubject = `address:${request.address}`;
-    const [accountFailures, addressFailures] = await Promise.all([
-      this.repository.recentFailures(accountSubject, since),
-      this.repository.recentFailures(addressSubject, since),
-    ]);
-    if (accountFailures >= this.maxFailuresPerAccount || addressFailures >= this.maxFailuresPerAddress) {
-      const retryAfterSeconds = Math.ceil(this.throttleWindowMs / 1000);
-      throw new ServiceError({
-        status: 429,
-        type: 'rate_limit_exceeded',
-        code: 'too_many_sign_in_attempts',
-        message: `Too many failed sign-in attempts. Try again in ${Math.ceil(retryAfterSeconds / 60)} minutes.`,
-        headers: { 'retry-after': String(retryAfterSeconds) },
-      });
-    }
     const owner = await this.repository.findOwnerByEmail(email);
+    const sessionId = owner === undefined ? undefined : await this.validSessionOf(owner, request.sessionToken);
+    // Reserved before the (slow) password check: concurrent guesses cannot all pass the gate.
+    const reservation = await this.throttle.reserveSignIn({ email, address: request.address, owner, sessionId });
     const passwordOk = await verifyPassword(request.password, owner?.passwordHash ?? (await decoyHash()));
-    let failure: ServiceError | undefined;
     if (owner === undefined || owner.passwordHash === null || !passwordOk) {
-      failure = authError('invalid_credentials', 'Unknown email or wrong password.');
-    } else if (owner.totpSecret !== null) {
-      if (request.totp === undefined || request.totp === '')
-        failure = authError('totp_required', 'Enter the six-digit code from your authenticator app.');
-      else if (!this.totpMatches(owner.totpSecret, request.totp))
-        failure = authError('invalid_credentials', 'The authenticator code is wrong.');
+      if (owner !== undefined) await this.auditFailedSignIn(owner, request.address);
+      throw authError('invalid_credentials', 'Unknown email or wrong password.');
     }
-    if (failure !== undefined) {
-      // A missing second factor is not a guess: it is not counted against the account.
-      if (failure.code !== 'totp_required') {
-        await Promise.all([
-          this.repository.recordAttempt(accountSubject, false, now),
-          this.repository.recordAttempt(addressSubject, false, now),
-        ]);
-        if (owner !== undefined) await this.audit(owner, 'sign_in.failed', null, request.address);
+    if (owner.totpSecret !== null) {
+      if (request.totp === undefined || request.totp === '') {
+        // A missing second factor is not a guess: it is not counted.
+        await reservation.release();
+        throw authError('totp_required', 'Enter the six-digit code from your authenticator app.');
       }
-      throw failure;
+      const checked = await this.secondFactor.check(owner, request.totp);
+      if (checked !== 'accepted') {
+        await this.auditFailedSignIn(owner, request.address);
+        throw authError(
+          'invalid_credentials',
+          checked === 'replayed' ? 'This authenticator code was used already: wait for the next one.' : 'The authenticator code is wrong.',
+        );
+      }
     }
-    await Promise.all([this.repository.recordAttempt(accountSubject, true, now), this.repository.recordAttempt(addressSubject, true, now)]);
-    await this.audit(owner!, 'sign_in.succeeded', null, request.address);
-    return this.openSession(owner!, request);
+    await reservation.succeed();
+    await this.audit(owner, 'sign_in.succeeded', null, request.address);
+    return this.openSession(owner, request);
+  }
+
+  /** The id of the unrevoked, unexpired session of `owner` behind a cookie value, if it is one. */
+  private async validSessionOf(owner: OwnerRecord, token: string | undefined): Promise<string | undefined> {
+    if (token === undefined || !/^[A-Za-z0-9]{43}$/.test(token)) return undefined;
+    const session = await this.repository.findSessionByTokenHash(sha256(token));
+    const now = this.now();
+    if (session === undefined || session.ownerId !== owner.id || session.revokedAt !== null) return undefined;
+    return session.idleExpiresAt > now && session.absoluteExpiresAt > now ? session.id : undefined;
+  }
+
+  /** Failed sign-ins are one audit row per account and throttle window, so a flood cannot push real entries out. */
+  private auditFailedSignIn(owner: OwnerRecord, address: string, action = 'sign_in.failed'): Promise<void> {
+    const now = this.now();
+    return this.repository.appendAggregatedAudit(
+      { organizationId: owner.organizationId, actor: owner.email, action, target: null, address, createdAt: now },
+      Math.floor(now / this.throttleWindowMs) * this.throttleWindowMs,
+    );
   }
 
   private async openSession(owner: OwnerRecord, client: { address: string; userAgent: string | null }): Promise<SignedIn> {
@@ -256,35 +282,67 @@ export class OwnerAccounts {
 
   /** Signs out one session of the owner, or all of them ("sign out everywhere"). */
   revokeSessions(ownerId: string, sessionId?: string): Promise<number> {
-    return this.repository.revokeSessions(ownerId, this.now(), sessionId);
+    return this.repository.revokeSessions(ownerId, this.now(), sessionId === undefined ? {} : { only: sessionId });
   }
 
-  /** Starts TOTP enrolment: a new secret and its otpauth:// URI (not active until confirmed). */
-  totpEnrolment(owner: OwnerRecord): { secret: string; uri: string } {
-    const secret = new Secret({ size: 20 }).base32;
-    return { secret, uri: this.totp(secret, owner.email).toString() };
+  /**
+   * Starts TOTP enrolment: a new server-made secret, its otpauth:// URI and QR code, pending until
+   * `enableTotp` confirms a code and the password (so a session holder cannot enrol their own app).
+   */
+  totpEnrolment(owner: OwnerRecord): Promise<TotpEnrolment> {
+    return this.secondFactor.enrol(owner);
   }
 
-  /** Turns TOTP on once the owner proves the authenticator has the secret. */
-  async enableTotp(owner: OwnerRecord, secret: string, code: string, address: string): Promise<void> {
-    if (!/^[A-Z2-7]{16,}$/.test(secret)) throw invalidParameter('secret', 'The secret is not a base32 TOTP secret.');
-    if (!this.totpMatches(secret, code))
-      throw invalidParameter('code', 'The code does not match; check the time on your device and try again.');
-    await this.repository.setTotpSecret(owner.id, secret);
-    await this.audit(owner, 'totp.enabled', null, address);
+  /**
+   * Turns TOTP on once the owner proves the authenticator has the pending secret (`code`) and that it
+   * is them (the current password). Ends the owner's other sessions; returns the recovery codes, shown once.
+   */
+  async enableTotp(
+    owner: OwnerRecord,
+    code: string,
+    proof: Reauthentication,
+    client: { sessionId: string; address: string },
+  ): Promise<string[]> {
+    await this.reauthenticate(owner, { ...(proof.password === undefined ? {} : { password: proof.password }) }, client.address);
+    const recoveryCodes = await this.secondFactor.enable(owner, code);
+    await this.repository.revokeSessions(owner.id, this.now(), { except: client.sessionId });
+    await this.audit(owner, 'totp.enabled', null, client.address);
+    return recoveryCodes;
   }
 
-  async disableTotp(owner: OwnerRecord, address: string): Promise<void> {
-    await this.repository.setTotpSecret(owner.id, null);
-    await this.audit(owner, 'totp.disabled', null, address);
+  /** Turns TOTP off with the current password or a current code; ends the owner's other sessions. */
+  async disableTotp(owner: OwnerRecord, proof: Reauthentication, client: { sessionId: string; address: string }): Promise<void> {
+    await this.reauthenticate(owner, proof, client.address);
+    await this.secondFactor.disable(owner);
+    await this.repository.revokeSessions(owner.id, this.now(), { except: client.sessionId });
+    await this.audit(owner, 'totp.disabled', null, client.address);
   }
 
-  private totp(secret: string, label: string): TOTP {
-    return new TOTP({ issuer: 'Switchyard', label, secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' });
-  }
-
-  private totpMatches(secret: string, code: string): boolean {
-    return /^\d{6}$/.test(code) && this.totp(secret, 'check').validate({ token: code, timestamp: this.now(), window: 1 }) !== null;
+  /**
+   * Checks that a signed-in owner knows the password, or holds the second factor (a current code or a
+   * recovery code, when TOTP is on): a 400 naming `password` otherwise. Throttled like sign-in.
+   */
+  private async reauthenticate(owner: OwnerRecord, proof: Reauthentication, address: string): Promise<void> {
+    const password = proof.password ?? '';
+    const code = proof.code ?? '';
+    if (password === '' && (code === '' || owner.totpSecret === null))
+      throw missingParameter(
+        'password',
+        'Confirm it is you: send your current password' + (owner.totpSecret === null ? '.' : ' or a current code.'),
+      );
+    const reservation: Reservation = await this.throttle.reserveReauthentication(owner.id);
+    const proven =
+      password !== ''
+        ? owner.passwordHash !== null && (await verifyPassword(password, owner.passwordHash))
+        : (await this.secondFactor.check(owner, code)) === 'accepted';
+    if (!proven) {
+      await this.auditFailedSignIn(owner, address, 'reauthentication.failed');
+      throw invalidParameter(
+        password !== '' ? 'password' : 'code',
+        password !== '' ? 'The current password is wrong.' : 'The code is wrong or was used already.',
+      );
+    }
+    await reservation.succeed();
   }
 
   /** Appends to the organization's audit log. */

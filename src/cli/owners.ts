@@ -52,7 +52,7 @@ export async function ownersCommand(
   const password = parsed.flags['password-stdin'] === true ? await readStdin(stdin) : undefined;
   const database = await openMigratedDatabase(config);
   try {
-    const accounts = new OwnerAccounts(new OwnersRepository(database.db));
+    const accounts = new OwnerAccounts(new OwnersRepository(database.db, database.dialect));
     const { owner, linkToken } = await accounts.createOwner({
       organization,
       email,

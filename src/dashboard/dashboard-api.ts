@@ -58,7 +58,8 @@ declare module 'fastify' {
 const signInBody = z.object({
   email: z.string().min(1).max(254),
   password: z.string().min(1).max(200),
-  totp: z.string().max(10).optional(),
+  /** A six-digit code, or a recovery code (`xxxx-xxxx-xxxx-xxxx`). */
+  totp: z.string().max(40).optional(),
 });
 const setPasswordBody = z.object({ token: z.string().min(1).max(100), password: z.string().min(1).max(200) });
 const createKeyBody = z.object({
@@ -75,7 +76,9 @@ const rotateBody = z.object({
     .min(0)
     .max(30 * 86_400),
 });
-const totpEnableBody = z.object({ secret: z.string().min(16).max(128), code: z.string().min(1).max(10) });
+// The secret is the server's (made at enrolment): a `secret` field sent here is ignored.
+const totpEnableBody = z.object({ code: z.string().min(1).max(10), password: z.string().max(200).optional() });
+const totpDisableBody = z.object({ password: z.string().max(200).optional(), code: z.string().max(40).optional() });
 
 /** Parses a JSON body with zod into the SPEC 400 (first problem, with its field as `param`). */
 function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -165,10 +168,12 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
   app.post('/dashboard/api/sign-in', route('public'), async (request, reply) => {
     const body = parseBody(signInBody, request.body);
     // A new session is minted whatever cookie came in (no session fixation).
+    const sessionToken = request.cookies[SESSION_COOKIE];
     const signedIn = await accounts.signIn({
       email: body.email,
       password: body.password,
       ...(body.totp === undefined ? {} : { totp: body.totp }),
+      ...(sessionToken === undefined ? {} : { sessionToken }),
       ...client(request),
     });
     return reply.send(startSession(request, reply, signedIn));
@@ -218,16 +223,31 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
     return { object: 'dashboard.sessions.revoked', count: revoked };
   });
 
-  app.post('/dashboard/api/totp/enrol', route('member'), async (request) => accounts.totpEnrolment(context(request).owner));
+  app.post('/dashboard/api/totp/enrol', route('member'), async (request) => {
+    const enrolment = await accounts.totpEnrolment(context(request).owner);
+    return { object: 'dashboard.totp_enrolment', secret: enrolment.secret, uri: enrolment.uri, qr_code: enrolment.qrCode };
+  });
 
+  // Turning the second factor on or off needs the current password (or, to turn it off, a current
+  // code) and ends the owner's other sessions.
   app.post('/dashboard/api/totp/enable', route('member'), async (request) => {
     const body = parseBody(totpEnableBody, request.body);
-    await accounts.enableTotp(context(request).owner, body.secret, body.code, request.ip);
-    return { object: 'dashboard.totp', enabled: true };
+    const { owner, session } = context(request);
+    const recoveryCodes = await accounts.enableTotp(owner, body.code, body.password === undefined ? {} : { password: body.password }, {
+      sessionId: session.id,
+      address: request.ip,
+    });
+    return { object: 'dashboard.totp', enabled: true, recovery_codes: recoveryCodes };
   });
 
   app.post('/dashboard/api/totp/disable', route('member'), async (request) => {
-    await accounts.disableTotp(context(request).owner, request.ip);
+    const body = parseBody(totpDisableBody, request.body);
+    const { owner, session } = context(request);
+    await accounts.disableTotp(
+      owner,
+      { ...(body.password === undefined ? {} : { password: body.password }), ...(body.code === undefined ? {} : { code: body.code }) },
+      { sessionId: session.id, address: request.ip },
+    );
     return { object: 'dashboard.totp', enabled: false };
   });
 
@@ -388,6 +408,7 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
         target: entry.target,
         address: entry.address,
         created_at: entry.createdAt,
+        count: entry.occurrences,
       })),
     };
   });

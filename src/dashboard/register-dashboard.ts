@@ -60,6 +60,12 @@ export async function registerDashboard(app: FastifyInstance, dependencies: Dash
       index: false,
       wildcard: true,
     });
+    // Every dashboard API answer (a new key's secret, a session's CSRF token, CSV, downloads, errors)
+    // stays out of shared and disk caches, and is never sniffed into another type.
+    scope.addHook('onSend', async (request, reply) => {
+      if (request.url.startsWith('/dashboard/api/'))
+        void reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
+    });
     registerDashboardApi(scope, dependencies);
     const shell = async (_request: unknown, reply: FastifyReply) =>
       reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(SHELL);

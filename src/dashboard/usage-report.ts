@@ -92,14 +92,24 @@ function toWire(row: DailyUsageRow): Record<string, unknown> {
   };
 }
 
-/** CSV with a header row; model names are quoted (they may hold commas or quotes). */
+/**
+ * A CSV text cell: quoted (it may hold commas or quotes), and a leading `=`, `+`, `-`, `@`, tab or
+ * carriage return neutralised with an apostrophe so a spreadsheet shows it instead of evaluating a
+ * formula (OWASP "CSV Injection", https://owasp.org/www-community/attacks/CSV_Injection).
+ */
+export function csvTextCell(text: string): string {
+  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return `"${safe.replaceAll('"', '""')}"`;
+}
+
+/** CSV with a header row; model names are text cells (csvTextCell). */
 export function usageCsv(rows: readonly DailyUsageRow[]): string {
   const lines = ['date,model,requests,input_tokens,output_tokens,cached_tokens,reasoning_tokens,cost_usd'];
   for (const row of rows) {
     lines.push(
       [
         new Date(row.dayStart).toISOString().slice(0, 10),
-        `"${row.model.replaceAll('"', '""')}"`,
+        csvTextCell(row.model),
         row.requests,
         row.inputTokens,
         row.outputTokens,

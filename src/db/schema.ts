@@ -207,6 +207,19 @@ export interface OwnersTable {
   /** Base32 TOTP secret once the second factor is enabled, else null. */
   totp_secret: string | null;
   created_at: number;
+  /** The last accepted TOTP time step (Unix time / 30 s); a code of this step or an earlier one is refused (migration 0080). */
+  totp_last_step: number | null;
+  /** The secret the server generated at enrolment, until a code confirms it (then it moves to `totp_secret`). */
+  totp_pending_secret: string | null;
+}
+
+/** One-time recovery codes of an owner's second factor; only the SHA-256 of each code is stored (migration 0080). */
+export interface OwnerRecoveryCodesTable {
+  owner_id: string;
+  code_hash: string;
+  created_at: number;
+  /** When the code was used (it works once), else null. */
+  used_at: number | null;
 }
 
 /** One-time set-password links; only the SHA-256 of the token is stored. */
@@ -236,11 +249,15 @@ export interface DashboardSessionsTable {
   revoked_at: number | null;
 }
 
-/** Sign-in attempts per subject (`account:<email>`, `address:<ip>`), for throttling on every instance. */
+/**
+ * Sign-in attempts per subject (`account:<email>`, `address:<ip>`, a known device `device:<owner id> <ip>`
+ * or `session:<id>`, a signed-in re-check `reauth:<owner id>`), for throttling on every instance. A row
+ * is written (as a failure) before the password is checked, and turned into a success afterwards.
+ */
 export interface SignInAttemptsTable {
   id: Generated<number>;
   subject: string;
-  /** 1 for a successful sign-in. */
+  /** 1 for a successful sign-in; 0 for a failure or an attempt still being checked. */
   succeeded: number;
   created_at: number;
 }
@@ -255,7 +272,10 @@ export interface AuditLogTable {
   /** What it was done to (a key id), or null. */
   target: string | null;
   address: string | null;
+  /** Milliseconds since epoch: the first occurrence for an aggregated row. */
   created_at: number;
+  /** How many times it happened: failed sign-ins are one row per account and throttle window (migration 0080). */
+  occurrences: Generated<number>;
 }
 
 /** Usage per organization, UTC day, model and key, maintained in the same transaction as the ledger. */
@@ -294,6 +314,7 @@ export interface DatabaseSchema {
   batch_requests: BatchRequestsTable;
   owners: OwnersTable;
   owner_links: OwnerLinksTable;
+  owner_recovery_codes: OwnerRecoveryCodesTable;
   dashboard_sessions: DashboardSessionsTable;
   sign_in_attempts: SignInAttemptsTable;
   audit_log: AuditLogTable;

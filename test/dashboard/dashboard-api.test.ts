@@ -269,17 +269,21 @@ for (const backend of storageBackends()) {
       assert.equal(reused.body.error.code, 'invalid_token');
 
       const enrolment = (await fresh.request('POST', 'totp/enrol')).body;
+      assert.match(enrolment.qr_code, /^data:image\/png;base64,/);
       const totp = new TOTP({ secret: Secret.fromBase32(enrolment.secret), digits: 6, period: 30 });
+      const password = 'a brand new password';
       assert.equal(
-        (await fresh.request('POST', 'totp/enable', { secret: enrolment.secret, code: '000000' === totp.generate() ? '111111' : '000000' }))
-          .status,
+        (await fresh.request('POST', 'totp/enable', { password, code: '000000' === totp.generate() ? '111111' : '000000' })).status,
         400,
       );
-      assert.equal((await fresh.request('POST', 'totp/enable', { secret: enrolment.secret, code: totp.generate() })).status, 200);
-      const withoutCode = await new DashboardClient(server.origin).signIn('gus@example.com', 'a brand new password');
+      const enabled = await fresh.request('POST', 'totp/enable', { password, code: totp.generate() });
+      assert.equal(enabled.status, 200);
+      assert.equal(enabled.body.recovery_codes.length, 10);
+      const withoutCode = await new DashboardClient(server.origin).signIn('gus@example.com', password);
       assert.equal(withoutCode.body.error.code, 'totp_required');
-      const withCode = await new DashboardClient(server.origin).signIn('gus@example.com', 'a brand new password', {
-        totp: totp.generate(),
+      // The code that turned TOTP on is used up; the next step's code is accepted.
+      const withCode = await new DashboardClient(server.origin).signIn('gus@example.com', password, {
+        totp: totp.generate({ timestamp: Date.now() + 30_000 }),
       });
       assert.equal(withCode.status, 200);
     });

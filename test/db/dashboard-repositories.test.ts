@@ -1,6 +1,8 @@
 // Dashboard storage on every backend: daily rollups written in the ledger's transaction (and built
 // for ledger rows that predate them; batches of any size written whole, in statements of a fixed set of
-// sizes), sessions, sign-in attempts and the audit log.
+// sizes), sessions, sign-in attempts (reserved atomically: concurrent reservations from two
+// connections pass the limit exactly), the second factor's last step and recovery codes, the audit
+// log (failed sign-ins aggregated) and the retention deletes in bounded batches.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Migrator, sql } from 'kysely';
@@ -185,7 +187,7 @@ for (const backend of storageBackends()) {
     });
 
     test('sessions, attempts and audit entries', async () => {
-      const owners = new OwnersRepository(database.db);
+      const owners = new OwnersRepository(database.db, database.dialect);
       await owners.createOwner(
         { id: 'own_1', organizationId: 'org-r', email: 'r@example.com', role: 'owner', passwordHash: null, createdAt: 1 },
         ['Free'],
@@ -222,16 +224,38 @@ for (const backend of storageBackends()) {
         (await owners.listSessions('own_1', 50)).map((session) => session.id),
         ['ses_2', 'ses_1'],
       );
-      assert.equal(await owners.revokeSessions('own_1', 60, 'ses_1'), 1);
+      assert.equal(await owners.signedInFrom('own_1', '::1', 15), true, 'ses_2 was opened from ::1 at 20');
+      assert.equal(await owners.signedInFrom('own_1', '::1', 25), false);
+      assert.equal(await owners.signedInFrom('own_1', '10.0.0.1', 0), false);
+      assert.equal(await owners.revokeSessions('own_1', 60, { only: 'ses_1' }), 1);
       assert.equal((await owners.findSessionByTokenHash('h1'))?.revokedAt, 60);
       assert.equal(await owners.revokeSessions('own_1', 61), 1);
       assert.deepEqual(await owners.listSessions('own_1', 62), []);
 
-      for (const at of [1, 2, 3]) await owners.recordAttempt('account:r', false, at);
-      assert.equal(await owners.recentFailures('account:r', 0), 3);
-      assert.equal(await owners.recentFailures('account:r', 2), 2);
-      await owners.recordAttempt('account:r', true, 4);
-      assert.equal(await owners.recentFailures('account:r', 0), 0, 'a success resets the count');
+      const reserved: number[][] = [];
+      for (const at of [1, 2, 3]) reserved.push((await owners.attempts.reserve([{ subject: 'account:r', limit: 3 }], 0, at))!);
+      assert.equal(await owners.attempts.failures('account:r', 0), 3, 'a reservation counts as a failure until settled');
+      assert.equal(await owners.attempts.failures('account:r', 2), 2);
+      assert.equal(await owners.attempts.reserve([{ subject: 'account:r', limit: 3 }], 0, 4), undefined, 'full');
+      assert.equal((await owners.attempts.reserve([{ subject: 'account:r', limit: 3 }], 2, 4))?.length, 1, 'the oldest left the window');
+      await owners.attempts.markSucceeded(reserved[0]!);
+      await owners.attempts.release(reserved[1]!);
+      assert.equal(await owners.attempts.failures('account:r', 0), 2, 'a success and a release stop counting; nothing else is reset');
+      assert.equal(await owners.attempts.oldestFailure(['account:r'], 0), 3);
+      // All or nothing across subjects: a full address refuses the account's reservation too.
+      await owners.attempts.reserve([{ subject: 'address:full', limit: 1 }], 0, 5);
+      assert.equal(
+        await owners.attempts.reserve(
+          [
+            { subject: 'account:fresh', limit: 5 },
+            { subject: 'address:full', limit: 1 },
+          ],
+          0,
+          6,
+        ),
+        undefined,
+      );
+      assert.equal(await owners.attempts.failures('account:fresh', 0), 0);
 
       await owners.createLink({ tokenHash: 'link', ownerId: 'own_1', createdAt: 1, expiresAt: 100 });
       assert.equal(await owners.consumeLink('link', 200), undefined, 'expired');
@@ -260,6 +284,154 @@ for (const backend of storageBackends()) {
         (await owners.listAudit('org-r', 10)).map((entry) => entry.action),
         ['key.revoked', 'key.created'],
       );
+      const failed = { organizationId: 'org-r', actor: 'r@example.com', action: 'sign_in.failed', target: null };
+      for (const [at, address] of [
+        [1000, 'a'],
+        [1500, 'b'],
+        [1900, 'c'],
+      ] as const)
+        await owners.appendAggregatedAudit({ ...failed, address, createdAt: at }, 1000);
+      await owners.appendAggregatedAudit({ ...failed, address: 'd', createdAt: 2100 }, 2000);
+      assert.deepEqual(
+        (await owners.listAudit('org-r', 10))
+          .filter((entry) => entry.action === 'sign_in.failed')
+          .map((entry) => [entry.occurrences, entry.address]),
+        [
+          [1, 'd'],
+          [3, 'c'],
+        ],
+        'one row per window, counting its failures, with the latest address',
+      );
+    });
+
+    test('a TOTP step is accepted once and only when later; a recovery code works once', async () => {
+      const owners = new OwnersRepository(database.db, database.dialect);
+      await owners.createOwner({
+        id: 'own_totp',
+        organizationId: 'org-t',
+        email: 't@example.com',
+        role: 'owner',
+        passwordHash: null,
+        createdAt: 1,
+      });
+      assert.equal(await owners.secondFactor.acceptTotpStep('own_totp', 5), false, 'TOTP is off');
+      await owners.secondFactor.setPendingTotpSecret('own_totp', 'PENDINGSECRET234');
+      assert.equal(await owners.secondFactor.pendingTotpSecret('own_totp'), 'PENDINGSECRET234');
+      await owners.secondFactor.enableTotp('own_totp', 'PENDINGSECRET234', 100, ['hash-a', 'hash-b'], 1);
+      assert.equal(await owners.secondFactor.pendingTotpSecret('own_totp'), undefined);
+      assert.equal((await owners.findOwnerById('own_totp'))?.totpSecret, 'PENDINGSECRET234');
+      assert.equal(await owners.secondFactor.acceptTotpStep('own_totp', 100), false, 'the step that enabled it');
+      const racing = await Promise.all([
+        owners.secondFactor.acceptTotpStep('own_totp', 101),
+        owners.secondFactor.acceptTotpStep('own_totp', 101),
+      ]);
+      assert.deepEqual(racing.sort(), [false, true], 'of two uses of one code, one wins');
+      assert.equal(await owners.secondFactor.acceptTotpStep('own_totp', 100), false, 'an older step');
+      assert.equal(await owners.secondFactor.unusedRecoveryCodes('own_totp'), 2);
+      assert.equal(await owners.secondFactor.consumeRecoveryCode('own_totp', 'hash-a', 2), true);
+      assert.equal(await owners.secondFactor.consumeRecoveryCode('own_totp', 'hash-a', 3), false, 'once only');
+      assert.equal(await owners.secondFactor.consumeRecoveryCode('own_totp', 'hash-z', 3), false);
+      assert.equal(await owners.secondFactor.unusedRecoveryCodes('own_totp'), 1);
+      await owners.secondFactor.disableTotp('own_totp');
+      assert.equal(await owners.secondFactor.unusedRecoveryCodes('own_totp'), 0);
+      assert.equal((await owners.findOwnerById('own_totp'))?.totpLastStep, null);
+    });
+
+    test('30 concurrent reservations from two connections pass a limit of 5 exactly (the count cannot be raced)', async () => {
+      const other = openDatabase(testDatabase.url);
+      try {
+        const repositories = [new OwnersRepository(database.db, database.dialect), new OwnersRepository(other.db, other.dialect)];
+        const now = 10_000_000;
+        const results = await Promise.all(
+          Array.from({ length: 30 }, (_, index) =>
+            repositories[index % 2]!.attempts.reserve(
+              [
+                { subject: 'account:race@example.com', limit: 5 },
+                { subject: 'address:198.51.100.1', limit: 20 },
+              ],
+              now - 900_000,
+              now,
+            ),
+          ),
+        );
+        assert.equal(results.filter((ids) => ids !== undefined).length, 5);
+        assert.equal(await repositories[0]!.attempts.failures('account:race@example.com', 0), 5);
+        assert.equal(await repositories[0]!.attempts.failures('address:198.51.100.1', 0), 5, 'refused reservations wrote nothing');
+        // Per address: 30 different accounts from one address, limit 20.
+        const spread = await Promise.all(
+          Array.from({ length: 30 }, (_, index) =>
+            repositories[index % 2]!.attempts.reserve(
+              [
+                { subject: `account:spray-${index}@example.com`, limit: 5 },
+                { subject: 'address:203.0.113.9', limit: 20 },
+              ],
+              now - 900_000,
+              now,
+            ),
+          ),
+        );
+        assert.equal(spread.filter((ids) => ids !== undefined).length, 20);
+      } finally {
+        await other.close();
+      }
+    });
+
+    test('retention deletes old attempts, audit rows and long-expired sessions in bounded batches', async () => {
+      const owners = new OwnersRepository(database.db, database.dialect);
+      await owners.createOwner({
+        id: 'own_old',
+        organizationId: 'org-old',
+        email: 'old@example.com',
+        role: 'owner',
+        passwordHash: null,
+        createdAt: 1,
+      });
+      for (let index = 0; index < 25; index++) {
+        await owners.attempts.reserve([{ subject: `address:old-${index}`, limit: 1 }], 0, 50 + index);
+        await owners.appendAudit({
+          organizationId: 'org-old',
+          actor: 'a',
+          action: 'key.created',
+          target: null,
+          address: null,
+          createdAt: 50 + index,
+        });
+      }
+      await owners.attempts.reserve([{ subject: 'address:new', limit: 1 }], 0, 5_000);
+      await owners.appendAudit({
+        organizationId: 'org-old',
+        actor: 'a',
+        action: 'key.revoked',
+        target: null,
+        address: null,
+        createdAt: 5_000,
+      });
+      await owners.createSession({
+        id: 'ses_old',
+        tokenHash: 'h-old',
+        ownerId: 'own_old',
+        organizationId: 'org-old',
+        userAgent: null,
+        address: null,
+        createdAt: 1,
+        lastSeenAt: 1,
+        idleExpiresAt: 2,
+        absoluteExpiresAt: 3,
+        revokedAt: null,
+      });
+      // Earlier tests of this suite left a few old attempts too: at least the 25 go, 10 at most a batch.
+      const batches: number[] = [];
+      for (let deleted = -1; deleted !== 0;) batches.push((deleted = await owners.attempts.deleteOlderThan(1_000, 10)));
+      assert.ok(batches.every((count) => count <= 10) && batches[0] === 10, batches.join(','));
+      assert.ok(batches.reduce((sum, count) => sum + count, 0) >= 25);
+      assert.equal(await owners.attempts.failures('address:new', 0), 1, 'recent attempts stay');
+      assert.ok((await owners.deleteAuditOlderThan(1_000, 100)) >= 25);
+      assert.deepEqual(
+        (await owners.listAudit('org-old', 100)).map((entry) => entry.action),
+        ['key.revoked'],
+      );
+      assert.equal(await owners.deleteSessionsExpiredBefore(1_000, 100), 1);
+      assert.equal(await owners.findSessionByTokenHash('h-old'), undefined);
     });
   });
 }

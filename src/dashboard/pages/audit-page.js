@@ -13,7 +13,7 @@ export function AuditPage() {
       data
         ? html`<div class="table-wrap"><table aria-label="Audit log">
           <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">From</th></tr></thead>
-          <tbody>${data.data.map((entry) => html`<tr key=${entry.id}><td>${dateTime(entry.created_at)}</td><td>${entry.actor}</td><td>${entry.action}</td><td>${entry.target ?? '—'}</td><td>${entry.address ?? '—'}</td></tr>`)}</tbody>
+          <tbody>${data.data.map((entry) => html`<tr key=${entry.id}><td>${dateTime(entry.created_at)}</td><td>${entry.actor}</td><td>${entry.action}${entry.count > 1 ? ` ×${entry.count}` : ''}</td><td>${entry.target ?? '—'}</td><td>${entry.address ?? '—'}</td></tr>`)}</tbody>
         </table></div>`
         : null
     }

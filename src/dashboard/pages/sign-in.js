@@ -33,7 +33,7 @@ export function SignIn({ onSignedIn }) {
       <input id="email" name="email" type="email" autocomplete="username" required />
       <label for="password">Password</label>
       <input id="password" name="password" type="password" autocomplete="current-password" required />
-      ${needTotp ? html`<label for="totp">Authenticator code</label><input id="totp" name="totp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required />` : null}
+      ${needTotp ? html`<label for="totp">Authenticator code (or a recovery code)</label><input id="totp" name="totp" autocomplete="one-time-code" required />` : null}
       <button type="submit">Sign in</button>
     </form>
     <${ErrorNote} error=${error} />

@@ -5,6 +5,8 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { DashboardSessionsTable, DatabaseSchema, OwnersTable } from '../schema.ts';
+import { SecondFactorRepository } from './second-factor-repository.ts';
+import { SignInAttemptsRepository } from './sign-in-attempts-repository.ts';
 
 export type OwnerRole = 'owner' | 'member';
 
@@ -15,6 +17,8 @@ export interface OwnerRecord {
   role: OwnerRole;
   passwordHash: string | null;
   totpSecret: string | null;
+  /** The last accepted TOTP time step, or null. */
+  totpLastStep: number | null;
   createdAt: number;
 }
 
@@ -39,6 +43,8 @@ export interface AuditEntry {
   target: string | null;
   address: string | null;
   createdAt: number;
+  /** How many times it happened (failed sign-ins are aggregated per account and window). */
+  occurrences: number;
 }
 
 function toOwner(row: Selectable<OwnersTable>): OwnerRecord {
@@ -49,6 +55,7 @@ function toOwner(row: Selectable<OwnersTable>): OwnerRecord {
     role: row.role === 'member' ? 'member' : 'owner',
     passwordHash: row.password_hash,
     totpSecret: row.totp_secret,
+    totpLastStep: row.totp_last_step === null ? null : Number(row.totp_last_step),
     createdAt: Number(row.created_at),
   };
 }
@@ -69,11 +76,22 @@ function toSession(row: Selectable<DashboardSessionsTable>): SessionRecord {
 }
 
 export class OwnersRepository {
-  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+  /** The sign-in throttle's attempts. */
+  readonly attempts: SignInAttemptsRepository;
+  /** TOTP secrets, last steps and recovery codes. */
+  readonly secondFactor: SecondFactorRepository;
+
+  constructor(
+    private readonly db: Kysely<DatabaseSchema>,
+    dialect: 'sqlite' | 'postgres' = 'sqlite',
+  ) {
+    this.attempts = new SignInAttemptsRepository(db, dialect === 'postgres');
+    this.secondFactor = new SecondFactorRepository(db);
+  }
 
   /** Creates the organization if needed (with `allowedTiers` when given), then the owner. */
   async createOwner(
-    owner: Omit<OwnerRecord, 'passwordHash' | 'totpSecret'> & { passwordHash: string | null },
+    owner: Omit<OwnerRecord, 'passwordHash' | 'totpSecret' | 'totpLastStep'> & { passwordHash: string | null },
     allowedTiers?: string[],
   ): Promise<OwnerRecord> {
     await this.db.transaction().execute(async (transaction) => {
@@ -107,7 +125,7 @@ export class OwnersRepository {
         })
         .execute();
     });
-    return { ...owner, totpSecret: null };
+    return { ...owner, totpSecret: null, totpLastStep: null };
   }
 
   async findOwnerByEmail(email: string): Promise<OwnerRecord | undefined> {
@@ -131,10 +149,6 @@ export class OwnersRepository {
 
   async setPasswordHash(ownerId: string, passwordHash: string): Promise<void> {
     await this.db.updateTable('owners').set({ password_hash: passwordHash }).where('id', '=', ownerId).execute();
-  }
-
-  async setTotpSecret(ownerId: string, secret: string | null): Promise<void> {
-    await this.db.updateTable('owners').set({ totp_secret: secret }).where('id', '=', ownerId).execute();
   }
 
   /** Tier names the organization's owners may give keys; undefined when the operator set none. */
@@ -210,46 +224,47 @@ export class OwnersRepository {
     return rows.map(toSession);
   }
 
-  /** Revokes one of the owner's sessions (all of them when `sessionId` is undefined); returns how many. */
-  async revokeSessions(ownerId: string, now: number, sessionId?: string): Promise<number> {
+  /**
+   * Revokes one of the owner's sessions (`only`), or all of them but `except` (every one when neither
+   * is given); returns how many.
+   */
+  async revokeSessions(ownerId: string, now: number, scope: { only?: string; except?: string } = {}): Promise<number> {
     let query = this.db
       .updateTable('dashboard_sessions')
       .set({ revoked_at: now })
       .where('owner_id', '=', ownerId)
       .where('revoked_at', 'is', null);
-    if (sessionId !== undefined) query = query.where('id', '=', sessionId);
+    if (scope.only !== undefined) query = query.where('id', '=', scope.only);
+    if (scope.except !== undefined) query = query.where('id', '<>', scope.except);
     const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 
-  async recordAttempt(subject: string, succeeded: boolean, now: number): Promise<void> {
-    await this.db
-      .insertInto('sign_in_attempts')
-      .values({ subject, succeeded: succeeded ? 1 : 0, created_at: now })
-      .execute();
-  }
-
-  /** Failed attempts of a subject since `sinceMs` that came after its last success. */
-  async recentFailures(subject: string, sinceMs: number): Promise<number> {
-    const lastSuccess = await this.db
-      .selectFrom('sign_in_attempts')
-      .select((eb) => eb.fn.max<number>('created_at').as('at'))
-      .where('subject', '=', subject)
-      .where('succeeded', '=', 1)
-      .where('created_at', '>=', sinceMs)
-      .executeTakeFirst();
-    const from = Math.max(sinceMs, lastSuccess?.at === null || lastSuccess?.at === undefined ? 0 : Number(lastSuccess.at) + 1);
+  /** Whether the owner signed in from `address` since `sinceMs` (a session was opened from there): a known device. */
+  async signedInFrom(ownerId: string, address: string, sinceMs: number): Promise<boolean> {
     const row = await this.db
-      .selectFrom('sign_in_attempts')
-      .select((eb) => eb.fn.countAll<number>().as('total'))
-      .where('subject', '=', subject)
-      .where('succeeded', '=', 0)
-      .where('created_at', '>=', from)
-      .executeTakeFirstOrThrow();
-    return Number(row.total);
+      .selectFrom('dashboard_sessions')
+      .select('id')
+      .where('owner_id', '=', ownerId)
+      .where('address', '=', address)
+      .where('created_at', '>=', sinceMs)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
-  async appendAudit(entry: Omit<AuditEntry, 'id'>): Promise<void> {
+  /** Deletes at most `batchSize` sessions whose absolute expiry is before `beforeMs`; returns how many. */
+  async deleteSessionsExpiredBefore(beforeMs: number, batchSize: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('dashboard_sessions')
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('dashboard_sessions').select('id').where('absolute_expires_at', '<', beforeMs).limit(batchSize),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  async appendAudit(entry: Omit<AuditEntry, 'id' | 'occurrences'>): Promise<void> {
     await this.db
       .insertInto('audit_log')
       .values({
@@ -261,6 +276,37 @@ export class OwnersRepository {
         created_at: entry.createdAt,
       })
       .execute();
+  }
+
+  /**
+   * Counts one more occurrence of `entry.action` by `entry.actor` on the row of the window that starts
+   * at `windowStartMs` (the address becomes the latest one), or starts that row. Instances racing on
+   * the first occurrence may start two rows; the count stays right and the rows stay few.
+   */
+  async appendAggregatedAudit(entry: Omit<AuditEntry, 'id' | 'occurrences'>, windowStartMs: number): Promise<void> {
+    const result = await this.db
+      .updateTable('audit_log')
+      .set((eb) => ({ occurrences: eb('occurrences', '+', 1), address: entry.address }))
+      .where('id', '=', (eb) =>
+        eb
+          .selectFrom('audit_log')
+          .select((inner) => inner.fn.max<number>('id').as('id'))
+          .where('organization_id', '=', entry.organizationId)
+          .where('actor', '=', entry.actor)
+          .where('action', '=', entry.action)
+          .where('created_at', '>=', windowStartMs),
+      )
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) await this.appendAudit(entry);
+  }
+
+  /** Deletes at most `batchSize` audit entries older than `beforeMs`; returns how many. */
+  async deleteAuditOlderThan(beforeMs: number, batchSize: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('audit_log')
+      .where('id', 'in', (eb) => eb.selectFrom('audit_log').select('id').where('created_at', '<', beforeMs).limit(batchSize))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   /** The organization's audit entries, newest first. */
@@ -280,6 +326,7 @@ export class OwnersRepository {
       target: row.target,
       address: row.address,
       createdAt: Number(row.created_at),
+      occurrences: Number(row.occurrences),
     }));
   }
 }

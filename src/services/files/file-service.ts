@@ -190,7 +190,8 @@ export class FileService {
       await this.repository.insert(record);
       return record;
     } catch (error) {
-      if (stored !== undefined) await this.store.delete(stored.id);
+      // The original failure is what the client hears about, even when the clean-up fails too.
+      if (stored !== undefined) await this.store.delete(stored.id).catch(() => undefined);
       throw error;
     }
   }
