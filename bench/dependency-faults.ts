@@ -10,7 +10,7 @@
  *
  * Run: node --import tsx bench/dependency-faults.ts [scale] [batchLines]
  *      (scale multiplies each dependency outage: 1 = the issue's 15-20 s, about 2.5 minutes in all;
- *       0.25 gives a ~1 minute run; batchLines default 200;
+ *       0.25 about 1.5 minutes, the batch then finishing after the faults; batchLines default 200;
  *       CHAOS_OUTCOMES=<file> writes every client outcome there, one JSON line each)
  */
 import { canRunChaos, ChaosEnvironment, DEPENDENCY_BOUNDS_MS } from '../test/support/chaos/environment.ts';
