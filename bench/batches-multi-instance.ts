@@ -64,7 +64,7 @@ async function run(instances: number): Promise<number> {
     const migrated = await runCli(['migrate'], env);
     if (migrated.code !== 0) throw new Error(migrated.stderr);
     for (let index = 0; index < instances; index++) servers.push(await startServerProcess({ ...env, INSTANCE_ID: `bench-${index}` }));
-    const created = await runCli(['keys', 'create', '--org', 'org-bench', '--tier', 'Enterprise', '--json'], env);
+    const created = await runCli(['keys', 'create', '--org', 'org-bench', '--create-org', '--tier', 'Enterprise', '--json'], env);
     if (created.code !== 0) throw new Error(created.stderr);
     const { key } = JSON.parse(created.stdout) as { key: string };
     const client = new OpenAI({ apiKey: key, baseURL: `${servers[0]!.origin}/v1`, maxRetries: 0 });

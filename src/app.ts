@@ -11,6 +11,7 @@ import { newId } from './core/ids.ts';
 import type { Database } from './db/database.ts';
 import type { DashboardApiDependencies } from './dashboard/dashboard-api.ts';
 import { registerDashboard } from './dashboard/register-dashboard.ts';
+import type { AccessLog } from './http/access-log.ts';
 import { lazyRequestLoggerFactory } from './http/lazy-request-logger.ts';
 import { installEdge } from './http/edge.ts';
 import { HttpMetrics } from './http/metrics.ts';
@@ -26,6 +27,7 @@ import { registerModerationRoutes } from './routes/moderations.ts';
 import { registerMessagesRoutes } from './routes/messages.ts';
 import { registerModelRoutes } from './routes/models.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
+import { registerRootRoute } from './routes/root.ts';
 import { registerOperationsRoutes, type ReadinessReport } from './routes/operations.ts';
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { registerGenerationRoute } from './routes/generation-routes.ts';
@@ -66,6 +68,8 @@ export interface AppDependencies {
   readiness?: () => Promise<ReadinessReport>;
   /** The Prometheus registry served at /metrics, when the composition root shares it (routing metrics); default: a new one. */
   metrics?: HttpMetrics;
+  /** One line per request (http/access-log.ts), fed by the usage ledger's observer; absent: no access log. */
+  accessLog?: AccessLog;
 }
 
 export interface BuildAppOptions {
@@ -133,19 +137,21 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     streamStallTimeoutMs: config.server.streamStallTimeoutMs,
     decodeOptions: dependencies.decodeOptions,
   });
+  dependencies.accessLog?.install(app);
   installSlowClientGuards(app, {
     operator: config.operator,
     usage: dependencies.metering,
     bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs,
   });
   registerOpenApiRoute(app, config.operator);
+  registerRootRoute(app, { dashboard: dependencies.dashboard !== undefined });
   const readiness =
     dependencies.readiness ??
     (async (): Promise<ReadinessReport> => ({
       draining: false,
       checks: { database: (await dependencies.database.ping()) ? { ok: true } : { ok: false, error: 'the database did not answer' } },
     }));
-  registerOperationsRoutes(app, readiness, metrics);
+  registerOperationsRoutes(app, readiness, metrics, { operationsToken: config.server.operationsToken, logger: app.log });
   registerModelRoutes(app, config);
   registerAuthKeyRoutes(app, dependencies.metering);
   registerFileRoutes(app, dependencies.files, { uploadLimitBytes: config.server.uploadLimitBytes });

@@ -17,10 +17,11 @@ const HELP = `Usage: switchyard <command> [options]
 Commands:
   serve                         start the HTTP service (default)
   migrate                       apply pending database migrations
-  keys create [--org O] [--tier T] [--permissions a,b] [--expires-in 30d] [--name N] [--json]
+  keys create [--org O [--create-org]] [--tier T] [--permissions a,b] [--expires-in 30d] [--name N] [--json]
+                                --org must name an existing organization unless --create-org
   keys list [--org O] [--json]
   keys revoke <key id>
-  usage --org O [--since 2026-11-01|30d] [--json]   per-model token totals and cost
+  usage --org O [--since 2026-11-01|30d] [--json]   per-model token totals and cost (O must exist)
   owners create --org O --email E [--role owner|member] [--tiers A,B] [--password-stdin] [--base-url URL]
                                 dashboard account; prints a one-time set-password link (24 h)
   routes [--model M] [--json]   each model's deployments with their live routing state

@@ -36,7 +36,9 @@ import { createLimitStore } from './limits/create-limit-store.ts';
 import { windowsAt } from './limits/limit-windows.ts';
 import { MemoryLimitStore } from './limits/memory/memory-limit-store.ts';
 import { ProviderRegistry } from './providers/registry.ts';
+import { AccessLog } from './http/access-log.ts';
 import { DeploymentMetrics, HttpMetrics } from './http/metrics.ts';
+import { UsageMetrics } from './http/usage-metrics.ts';
 import { createDeploymentState } from './limits/create-deployment-state.ts';
 import { GenerationService } from './services/generation/generation-service.ts';
 import { deploymentTable } from './services/generation/routing/deployment-table.ts';
@@ -49,7 +51,8 @@ import { batchLineHandlers } from './routes/batch-line-handlers.ts';
 import { generationEndpoints, type StoredResponseStore } from './routes/generation-endpoints.ts';
 import { MeteredGenerations } from './services/generation/metered-generations.ts';
 import type { ReadinessReport } from './routes/operations.ts';
-import { UsageLedger } from './services/metering/usage-ledger.ts';
+import { ObservedUsageLedger } from './services/metering/observed-usage-ledger.ts';
+import type { LedgerRecord } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
 
 export interface Runtime {
@@ -225,12 +228,17 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       const windows = windowsAt(Date.now());
       limitStore.restoreTotals(await ledgerRepository.organizationTotals(windows.month.startMs, windows.day.startMs));
     }
-    const ledger = new UsageLedger({
-      sink: ledgerRepository,
-      logger,
-      memoryRecords: bounds.ledgerMemoryRecords,
-      journal: new FileLedgerJournal(join(config.dataDir, 'ledger-journal')),
-    });
+    // Every ledger record also feeds the per-model token and cost metrics and the access log (set below).
+    let observeUsage: (record: LedgerRecord) => void = () => undefined;
+    const ledger = new ObservedUsageLedger(
+      {
+        sink: ledgerRepository,
+        logger,
+        memoryRecords: bounds.ledgerMemoryRecords,
+        journal: new FileLedgerJournal(join(config.dataDir, 'ledger-journal')),
+      },
+      (record) => observeUsage(record),
+    );
     const metering = new MeteringService(config, limitStore, ledger, logger);
     const registry = ProviderRegistry.fromConfig(config, { logger });
     opened.push(() => registry.close());
@@ -252,6 +260,12 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       state: deploymentState,
       observer: new DeploymentMetrics(metrics.registry),
     });
+    const usageMetrics = new UsageMetrics(metrics.registry);
+    const accessLog = config.server.accessLog ? new AccessLog(logger) : undefined;
+    observeUsage = (record) => {
+      usageMetrics.observe(record);
+      accessLog?.usageRecorded(record);
+    };
     const generation = new GenerationService({ config, registry, router, logger });
     const clock = options.clock;
     const filesBreaker =
@@ -350,6 +364,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         dashboard,
         readiness,
         metrics,
+        ...(accessLog === undefined ? {} : { accessLog }),
       },
       { ...options, logger },
     );
@@ -368,6 +383,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           authenticateKeyId: (keyId) => authenticator.authenticateKeyId(keyId),
           batchRefusal: (auth) => batches.refusal(auth),
           renderError: (error, requestId) => renderError(error, errorMetadata(config.operator, requestId)),
+          observeLedger: (record) => usageMetrics.observe(record),
         }),
         maxLineBytes: config.server.bodyLimitBytes,
         workerId: config.instanceId ?? persistedInstanceId(config.dataDir),

@@ -31,6 +31,8 @@ export interface ServiceLineExecutorOptions {
   batchRefusal?(auth: AuthContext): ServiceError | undefined;
   /** The error body the endpoint's clients would read (the edge's renderer). */
   renderError(error: ServiceError, requestId: string): object;
+  /** Told of each line's ledger record as it is made (the per-model token and cost metrics). */
+  observeLedger?(record: LedgerRecord): void;
 }
 
 export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineExecutor {
@@ -64,7 +66,10 @@ export function serviceLineExecutor(options: ServiceLineExecutorOptions): LineEx
         batch: true,
         startedAt: process.hrtime.bigint(),
         signal,
-        ledgerSink: (record) => ledger.push(record),
+        ledgerSink: (record) => {
+          ledger.push(record);
+          options.observeLedger?.(record);
+        },
       };
       const answer = await handler(caller, JSON.parse(body));
       return { statusCode: 200, headers: { 'x-request-id': requestId }, body: JSON.stringify(answer), ledger };

@@ -8,6 +8,7 @@ import { ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { OwnersRepository } from '../db/repositories/owners-repository.ts';
 import { openMigratedDatabase } from '../runtime.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
+import { requireKnownOrganization } from './known-organization.ts';
 
 function iso(milliseconds: number | null): string {
   return milliseconds === null ? '-' : new Date(milliseconds).toISOString();
@@ -17,7 +18,8 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
   const [action, ...rest] = parsed.positionals;
   const database = await openMigratedDatabase(config);
   try {
-    const keys = new KeyService(config, new ApiKeysRepository(database.db));
+    const repository = new ApiKeysRepository(database.db);
+    const keys = new KeyService(config, repository);
     // What the operator does to an organization's keys shows in that organization's audit log too.
     const owners = new OwnersRepository(database.db);
     const audit = (organizationId: string, action: string, target: string): Promise<void> =>
@@ -32,6 +34,14 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
           if (expiresInMs === undefined) throw new CliUsageError(`--expires-in "${expiresIn}" is not a duration; use e.g. 30d, 12h, 90m.`);
         }
         const permissions = parsed.flags['permissions'];
+        // A new organization only when asked: a typo in --org must not make one silently.
+        if (typeof parsed.flags['org'] === 'string' && parsed.flags['create-org'] !== true) {
+          await requireKnownOrganization(
+            repository,
+            parsed.flags['org'],
+            'Add --create-org to create it with this key (`switchyard keys list` shows the organizations of existing keys).',
+          );
+        }
         const created = await keys.create({
           ...(typeof parsed.flags['org'] === 'string' ? { organization: parsed.flags['org'] } : {}),
           ...(typeof parsed.flags['tier'] === 'string' ? { tier: parsed.flags['tier'] } : {}),

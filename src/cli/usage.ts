@@ -6,7 +6,9 @@ import { parseDuration } from '../accounts/key-service.ts';
 import type { Config } from '../config/index.ts';
 import { UsageLedgerRepository } from '../db/repositories/usage-ledger-repository.ts';
 import { openMigratedDatabase } from '../runtime.ts';
+import { ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
+import { requireKnownOrganization } from './known-organization.ts';
 
 /** `--since` as a date (`2026-11-01`, any ISO date-time) or a duration back from now (`30d`); default: start of this month (UTC). */
 export function parseSince(value: string | true | undefined, now: number): number {
@@ -28,6 +30,11 @@ export async function usageCommand(config: Config, parsed: ParsedArguments, prin
   const since = parseSince(parsed.flags['since'], Date.now());
   const database = await openMigratedDatabase(config);
   try {
+    await requireKnownOrganization(
+      new ApiKeysRepository(database.db),
+      organization,
+      'Organizations are created with their first key or owner.',
+    );
     const rows = await new UsageLedgerRepository(database.db).summarize(organization, since);
     if (parsed.flags['json'] === true) {
       print(JSON.stringify({ organization, since: new Date(since).toISOString(), models: rows }));

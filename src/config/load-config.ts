@@ -111,6 +111,14 @@ function integerFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefine
   return parsed;
 }
 
+/** An on/off switch: `on`/`off`, `true`/`false`, `1`/`0`. */
+function onOffFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = (env[name] ?? '').toLowerCase();
+  if (['on', 'true', '1'].includes(value)) return true;
+  if (['off', 'false', '0'].includes(value)) return false;
+  throw new ConfigError(`${name}=${env[name]} is not on or off. Set ${name}=on or ${name}=off.`);
+}
+
 /** TRUST_PROXY: `true`/`false`, a hop count, or comma-separated proxy addresses/CIDRs. */
 function trustProxyFromEnv(value: string): boolean | number | string {
   if (value === 'true') return true;
@@ -126,6 +134,8 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env['HOST']) server['host'] = env['HOST'];
   if (env['PUBLIC_BASE_URL']) server['publicBaseUrl'] = env['PUBLIC_BASE_URL'];
   if (env['TRUST_PROXY']) server['trustProxy'] = trustProxyFromEnv(env['TRUST_PROXY']);
+  if (env['LOG_ACCESS']) server['accessLog'] = onOffFromEnv(env, 'LOG_ACCESS');
+  if (env['OPERATIONS_TOKEN']) server['operationsToken'] = env['OPERATIONS_TOKEN'];
   if (env['DRAIN_DELAY_SECONDS']) {
     const delay = Number(env['DRAIN_DELAY_SECONDS']);
     if (!Number.isFinite(delay) || delay < 0) {

@@ -276,6 +276,16 @@ export const configSchema = z.strictObject({
        * peer), a hop count, or addresses/CIDRs of the proxies (`"10.0.0.0/8,127.0.0.1"`).
        */
       trustProxy: z.union([z.boolean(), z.number().int().nonnegative(), z.string().min(1), z.array(z.string().min(1))]).default(false),
+      /** One `info` line per answered request (env `LOG_ACCESS=off` turns it off). */
+      accessLog: z.boolean().default(true),
+      /**
+       * When set, `/metrics` and the detail of `/readyz` answer only to `Authorization: Bearer <token>`
+       * (env `OPERATIONS_TOKEN`); `/readyz`'s status code stays public for balancers. At least 16 characters.
+       */
+      operationsToken: z
+        .string()
+        .min(16, 'operationsToken (OPERATIONS_TOKEN) must be at least 16 characters; generate one with `openssl rand -hex 32`.')
+        .optional(),
     })
     .prefault({}),
   /** Directory for the SQLite database and stored files. */

@@ -53,6 +53,12 @@ export interface StartedGeneration {
   onFinal?: (body: Record<string, unknown>) => Promise<void>;
 }
 
+/** What a format may read of the SPEC error envelope it wraps (http/error-envelope.ts renders it). */
+export interface WrappableErrorEnvelope {
+  error: { type: string };
+  info_metadata: { request_id: string | null };
+}
+
 /**
  * A format's answer object as the JSON body the edge sends (it adds `_metadata` in place). A typed
  * interface has no index signature, so it is not a Record by type; copying it into one (`{ ...answer }`)
@@ -76,6 +82,9 @@ export interface GenerationFormat<Context> {
   encodeStream(parts: AsyncIterable<StreamPart>, context: Context, started: StartedGeneration): AsyncIterable<SseEvent>;
   /** Sent while a stream is silent; default an SSE comment. */
   readonly keepAlive?: SseEvent;
-  /** This format's clients' error body around the SPEC envelope (Anthropic clients read a top-level `"type":"error"`). */
-  wrapErrorEnvelope?<Envelope extends object>(envelope: Envelope): Envelope;
+  /**
+   * This format's clients' error body around the SPEC envelope (Anthropic clients read a top-level
+   * `"type":"error"` and `request_id`); `status` is the HTTP status the body is answered with.
+   */
+  wrapErrorEnvelope?<Envelope extends WrappableErrorEnvelope>(envelope: Envelope, status: number): Envelope;
 }

@@ -16,6 +16,7 @@ import { buildMetadata, metadataWith, usageInHand, type Metadata, type MetadataS
 import type { HttpMetrics } from './metrics.ts';
 import type { SendEventsOptions } from './request-context.ts';
 import { routeFacts } from './route-facts.ts';
+import { unknownRouteError, unusableAuthorization } from './route-hints.ts';
 import { RouteTable } from './route-table.ts';
 import { writeSse } from './sse-writer.ts';
 import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../core/generation-format.ts';
@@ -70,7 +71,7 @@ function describeReason(error: unknown): string {
 export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   const decodeOptions = options.decodeOptions ?? SPEC_DECODE_OPTIONS;
   const routes = new RouteTable();
-  app.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  app.addHook('onRoute', (route) => routes.add(route.method, route.url, route.config?.switchyard?.format));
 
   app.decorateRequest('auth', undefined);
   app.decorateRequest('startedAt', 0n);
@@ -185,6 +186,10 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     };
     try {
       const secret = presentedKey(request);
+      if (secret === undefined) {
+        const refusal = unusableAuthorization(request.headers.authorization);
+        if (refusal !== undefined) throw refusal;
+      }
       const cached = options.authenticator.authenticateCached(secret);
       if (cached !== undefined) {
         accept(cached);
@@ -254,22 +259,23 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
         })
         .send();
     }
+    // A path near a known one (`/v1` missing or doubled) says which, in that route's client format.
+    const unknown = allowed.length > 0 ? undefined : unknownRouteError(request.method, path, routes);
     const error =
-      allowed.length > 0
-        ? new ServiceError({
-            status: 405,
-            type: 'invalid_request_error',
-            code: 'method_not_allowed',
-            message: `${request.method} is not allowed on ${path}. Allowed: ${allowed.join(', ')}.`,
-            headers: { allow: allowed.join(', ') },
-          })
-        : new ServiceError({
-            status: 404,
-            type: 'invalid_request_error',
-            code: 'not_found',
-            message: `Unknown route: ${request.method} ${path}. See GET /v1/openapi.json for the routes this server has.`,
-          });
+      unknown?.error ??
+      new ServiceError({
+        status: 405,
+        type: 'invalid_request_error',
+        code: 'method_not_allowed',
+        message: `${request.method} is not allowed on ${path}. Allowed: ${allowed.join(', ')}.`,
+        headers: { allow: allowed.join(', ') },
+      });
+    const format = unknown?.intended === undefined ? undefined : routes.formatFor(unknown.intended);
     const metadata = await buildMetadata(request, options, false);
-    return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(renderError(error, metadata));
+    return reply
+      .code(error.status)
+      .headers(error.headers)
+      .type('application/json; charset=utf-8')
+      .send(renderError(error, metadata, format));
   });
 }

@@ -30,7 +30,7 @@ export function renderError(
     error: { message: error.message, type: error.type, code: error.code, param: error.param, details: error.details },
     info_metadata: metadata,
   };
-  return format?.wrapErrorEnvelope?.(body) ?? body;
+  return format?.wrapErrorEnvelope?.(body, error.status) ?? body;
 }
 
 interface FrameworkError {

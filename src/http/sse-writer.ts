@@ -6,7 +6,6 @@
  * full for `stallTimeoutMs`) is treated as gone: the connection is closed and the upstream aborted,
  * so that it cannot hold an upstream request and its buffers forever.
  */
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { batchesOf } from '../core/batched.ts';
 import type { SseEvent } from '../core/sse-event.ts';
@@ -43,16 +42,28 @@ export interface WriteSseOptions {
   onStall?: () => void;
 }
 
-/** Resolves on `drain` or `close`, or after `timeoutMs` (true: the wait timed out). */
-async function waitForDrain(response: ServerResponse, timeoutMs: number | undefined): Promise<boolean> {
-  const waits: Array<Promise<unknown>> = [once(response, 'drain'), once(response, 'close')];
-  let timer: NodeJS.Timeout | undefined;
-  if (timeoutMs !== undefined) waits.push(new Promise((resolve) => (timer = setTimeout(() => resolve('stalled'), timeoutMs))));
-  try {
-    return (await Promise.race(waits)) === 'stalled';
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-  }
+/**
+ * Resolves on `drain` or `close`, or after `timeoutMs` (true: the wait timed out). Every listener and the
+ * timer it sets are removed when the wait ends, whichever way it ends: a slow reader makes one wait per
+ * full buffer, and listeners left behind would pile up on the response for the whole stream.
+ */
+function waitForDrain(response: ServerResponse, timeoutMs: number | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (stalledWaiting: boolean): void => {
+      response.off('drain', onDrain);
+      response.off('close', onDrain);
+      response.off('error', onDrain);
+      if (timer !== undefined) clearTimeout(timer);
+      resolve(stalledWaiting);
+    };
+    // `error` ends the wait like `close` (the response is gone either way; `close` follows it).
+    const onDrain = (): void => finish(false);
+    response.on('drain', onDrain);
+    response.on('close', onDrain);
+    response.on('error', onDrain);
+    if (timeoutMs !== undefined) timer = setTimeout(() => finish(true), timeoutMs);
+  });
 }
 
 /** How a stream ended: the source finished, the client went away, or the client stopped reading and was cut. */
@@ -107,8 +118,6 @@ export async function writeSse(response: ServerResponse, events: AsyncIterable<S
     wroteOnce = true;
     if (!response.write(chunk) && drained === undefined) {
       drained = waitForDrain(response, options.stallTimeoutMs);
-      // Handled here too: the loop may end (source done, client gone) without awaiting it.
-      drained.catch(() => undefined);
     }
   };
   // A batched source (core/batched.ts) hands over every event one upstream read produced at once.

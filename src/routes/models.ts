@@ -2,6 +2,7 @@
  * GET /v1/models and GET /v1/models/{model}: the catalogue from the config (SPEC "Model").
  * The id is taken from a wildcard so that ids containing `/` work percent-encoded or not.
  */
+import { didYouMean } from '../core/closest-name.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Config, ModelConfig } from '../config/index.ts';
 import { stableCreatedSeconds } from '../config/index.ts';
@@ -57,7 +58,11 @@ export function registerModelRoutes(app: FastifyInstance, config: Config): void 
       }
       const model = byName.get(name);
       if (model === undefined)
-        throw notFound('model_not_found', `The model '${name}' does not exist. GET /v1/models lists the models.`, 'model');
+        throw notFound(
+          'model_not_found',
+          `The model '${name}' does not exist.${didYouMean(name, byName.keys())} GET /v1/models lists the models.`,
+          'model',
+        );
       return reply.sendData({ ...catalogueEntry(model, config) });
     },
   );

@@ -216,7 +216,7 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
         },
         ['prompt_tokens', 'completion_tokens', 'total_tokens'],
       ),
-      system_fingerprint: nullable(string),
+      system_fingerprint: string,
     },
     ['id', 'object', 'created', 'model', 'choices'],
   ),
@@ -365,7 +365,12 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
         objectOf(
           {
             input_tokens: integer,
-            input_tokens_details: objectOf({ cached_tokens: integer, text_tokens: integer, audio_tokens: integer }),
+            input_tokens_details: objectOf({
+              cached_tokens: integer,
+              cache_write_tokens: integer,
+              text_tokens: integer,
+              audio_tokens: integer,
+            }),
             output_tokens: integer,
             output_tokens_details: objectOf({ reasoning_tokens: integer, text_tokens: integer, audio_tokens: integer }),
             total_tokens: integer,

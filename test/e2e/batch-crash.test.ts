@@ -44,7 +44,7 @@ interface Scenario {
 
 /** Creates the batch through `first`, kills it once some lines are done, lets `resume()` finish, checks files and ledger. */
 async function crashAndCheck(scenario: Scenario, first: ServerProcess, resume: () => Promise<ServerProcess>): Promise<void> {
-  const created = await runCli(['keys', 'create', '--org', 'org-crash', '--json'], scenario.env);
+  const created = await runCli(['keys', 'create', '--org', 'org-crash', '--create-org', '--json'], scenario.env);
   assert.equal(created.code, 0, created.stderr);
   const { key, id: keyId } = JSON.parse(created.stdout) as { key: string; id: string };
   const firstClient = new OpenAI({ apiKey: key, baseURL: `${first.origin}/v1`, maxRetries: 0 });

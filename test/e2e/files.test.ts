@@ -271,8 +271,12 @@ describe('files end to end', () => {
     const late = await fetch(link);
     assert.equal(late.status, 403);
     assert.equal(((await late.json()) as any).error.code, 'url_expired');
-    // The image is an ordinary file of its organization too.
+    // The image is a file of its organization, retrievable by id, but kept out of the files list.
     assert.equal((await client.files.retrieve(fileId)).purpose, 'image_output');
+    assert.equal(
+      (await client.files.list()).data.some((entry) => entry.id === fileId),
+      false,
+    );
   });
 
   test('a key without the files permission is refused with 403', async () => {

@@ -269,7 +269,20 @@ describe('foundation end to end', () => {
   test('the CLI creates a key that works over HTTP at once, and a revocation stops it within a second', async () => {
     const env = { DATA_DIR: server.dataDir, LOG_LEVEL: 'silent' };
     const created = await runCli(
-      ['keys', 'create', '--org', 'org-cli', '--tier', 'Production', '--permissions', 'models,embeddings', '--expires-in', '30d', '--json'],
+      [
+        'keys',
+        'create',
+        '--org',
+        'org-cli',
+        '--create-org',
+        '--tier',
+        'Production',
+        '--permissions',
+        'models,embeddings',
+        '--expires-in',
+        '30d',
+        '--json',
+      ],
       env,
     );
     assert.equal(created.code, 0, created.stderr);

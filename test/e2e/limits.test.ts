@@ -109,11 +109,11 @@ if (!redisUrl || !databaseServer) {
         }),
       );
       const env = { DATABASE_URL: database.url, REDIS_URL: redisUrl, SWITCHYARD_CONFIG: configFile, DATA_DIR: directory };
-      const created = await runCli(['keys', 'create', '--org', `org-exact-${randomHex(8)}`, '--json'], env);
+      const created = await runCli(['keys', 'create', '--org', `org-exact-${randomHex(8)}`, '--create-org', '--json'], env);
       assert.equal(created.code, 0, created.stderr);
       key = (JSON.parse(created.stdout) as { key: string }).key;
       const tokenCreated = await runCli(
-        ['keys', 'create', '--org', `org-exact-tokens-${randomHex(8)}`, '--tier', 'DailyTokens', '--json'],
+        ['keys', 'create', '--org', `org-exact-tokens-${randomHex(8)}`, '--create-org', '--tier', 'DailyTokens', '--json'],
         env,
       );
       assert.equal(tokenCreated.code, 0, tokenCreated.stderr);

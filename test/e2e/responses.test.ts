@@ -177,7 +177,12 @@ describe('POST /v1/responses end to end', () => {
       const usage = response.usage!;
       assert.ok(usage.input_tokens > 0 && usage.output_tokens > 0);
       assert.equal(usage.total_tokens, usage.input_tokens + usage.output_tokens);
-      assert.deepEqual(Object.keys(usage.input_tokens_details).sort(), ['audio_tokens', 'cached_tokens', 'text_tokens']);
+      assert.deepEqual(Object.keys(usage.input_tokens_details).sort(), [
+        'audio_tokens',
+        'cache_write_tokens',
+        'cached_tokens',
+        'text_tokens',
+      ]);
       assert.deepEqual(Object.keys(usage.output_tokens_details).sort(), ['audio_tokens', 'reasoning_tokens', 'text_tokens']);
       const metadata = (response as unknown as { _metadata: Record<string, unknown> })._metadata;
       assert.equal(metadata['status'], true);

@@ -35,7 +35,7 @@ describe('graceful shutdown', () => {
   });
 
   test('SIGTERM lets an in-flight stream finish, refuses new connections, flushes the ledger and exits 0', async () => {
-    const created = await runCli(['keys', 'create', '--org', 'org-shutdown', '--json'], env);
+    const created = await runCli(['keys', 'create', '--org', 'org-shutdown', '--create-org', '--json'], env);
     assert.equal(created.code, 0, created.stderr);
     const { key } = JSON.parse(created.stdout) as { key: string };
     const server = await startServerProcess(env);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { SseEvent } from '../../src/core/sse-event.ts';
 import { writeSse } from '../../src/http/sse-writer.ts';
@@ -86,4 +87,74 @@ describe('writeSse', () => {
     assert.equal(response.status, 200);
     assert.equal(await response.text(), '');
   });
+});
+
+describe('writeSse and a slow reader', () => {
+  const LISTENED = ['close', 'error', 'drain', 'finish'] as const;
+  const listeners = (response: ServerResponse): number => LISTENED.reduce((sum, name) => sum + response.listenerCount(name), 0);
+
+  test(
+    '1,000 writes that each wait for drain leave no listener behind and raise no MaxListenersExceededWarning',
+    { timeout: 60_000 },
+    async () => {
+      const warnings: string[] = [];
+      const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
+      process.on('warning', onWarning);
+      // Each event is larger than the response's 16 KiB high-water mark, so every write returns false and
+      // the writer waits for `drain`: one wait per event, 1,000 waits in one stream.
+      const event = 'y'.repeat(17 * 1024);
+      const WRITES = 1000;
+      let baseline = -1;
+      let most = 0;
+      let waits = 0;
+      const closed = new Promise<ServerResponse>((resolve) => {
+        const server = createServer((_request, response) => {
+          response.on('close', () => setImmediate(() => resolve(response)));
+          baseline = listeners(response);
+          const write = response.write.bind(response) as (chunk: string) => boolean;
+          response.write = ((chunk: string) => {
+            const ready = write(chunk);
+            if (!ready) waits++;
+            most = Math.max(most, listeners(response));
+            return ready;
+          }) as typeof response.write;
+          void writeSse(
+            response,
+            (async function* () {
+              for (let index = 0; index < WRITES; index++) {
+                await nextTurn(); // one event per turn: each is its own write
+                yield { data: event };
+              }
+            })(),
+            { headers: {}, keepAliveMs: 60_000, stallTimeoutMs: 30_000 },
+          ).finally(() => server.close());
+        });
+        server.listen(0, '127.0.0.1', () => {
+          // A raw socket reads slowly: it pauses after every chunk it receives.
+          const socket = connect((server.address() as AddressInfo).port, '127.0.0.1', () => {
+            socket.write('GET / HTTP/1.1\r\nhost: test\r\nconnection: close\r\n\r\n');
+          });
+          socket.on('data', () => {
+            socket.pause();
+            void sleep(1).then(() => socket.resume());
+          });
+          socket.on('error', () => undefined);
+        });
+      });
+      try {
+        const response = await closed;
+        assert.ok(waits >= WRITES - 1, `every write but the last (it ends the body) waited for drain: ${waits} waits`);
+        // The writer holds its own `close` listener and at most one wait (drain, close, error) at a time.
+        assert.ok(most <= baseline + 4, `listeners during the stream: at most ${most} against a baseline of ${baseline}`);
+        assert.equal(listeners(response), baseline, 'listeners once the stream has ended');
+        await nextTurn();
+        assert.deepEqual(
+          warnings.filter((warning) => warning.includes('MaxListenersExceeded')),
+          [],
+        );
+      } finally {
+        process.off('warning', onWarning);
+      }
+    },
+  );
 });

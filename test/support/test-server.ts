@@ -36,6 +36,8 @@ export interface StartTestServerOptions {
   env?: NodeJS.ProcessEnv;
   /** Routes added behind Switchyard's edge (BuildAppOptions.extraRoutes). */
   extraRoutes?: StartRuntimeOptions['extraRoutes'];
+  /** The process logger (default: silent), e.g. one writing into a test's own stream. */
+  logger?: StartRuntimeOptions['logger'];
 }
 
 export async function startTestServer(options: StartTestServerOptions = {}): Promise<TestServer> {
@@ -53,7 +55,7 @@ export async function startTestServer(options: StartTestServerOptions = {}): Pro
   let runtime: Runtime;
   try {
     runtime = await startRuntime(config, {
-      logger: pino({ level: 'silent' }),
+      logger: options.logger ?? pino({ level: 'silent' }),
       ...(options.extraRoutes === undefined ? {} : { extraRoutes: options.extraRoutes }),
     });
   } catch (error) {

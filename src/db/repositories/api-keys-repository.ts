@@ -152,4 +152,10 @@ export class ApiKeysRepository {
     const row = await this.db.selectFrom('counters').select('value').where('name', '=', 'keys_version').executeTakeFirstOrThrow();
     return Number(row.value);
   }
+
+  /** Every organization's id (created with its first key or its first owner), sorted. */
+  async organizationIds(): Promise<string[]> {
+    const rows = await this.db.selectFrom('organizations').select('id').orderBy('id').execute();
+    return rows.map((row) => row.id);
+  }
 }

@@ -28,6 +28,8 @@ export interface FileRecord {
 export interface FileListQuery {
   organizationId: string;
   purpose?: string;
+  /** Purposes left out of the list (when no `purpose` is asked for). */
+  excludePurposes?: readonly string[];
   /** `desc`: newest first. */
   order: 'asc' | 'desc';
   /** Most rows returned. */
@@ -90,6 +92,8 @@ export class FilesRepository {
       .where('deleted_at', 'is', null)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', query.now)]));
     if (query.purpose !== undefined) select = select.where('purpose', '=', query.purpose);
+    else if (query.excludePurposes !== undefined && query.excludePurposes.length > 0)
+      select = select.where('purpose', 'not in', [...query.excludePurposes]);
     const after = query.after;
     if (after !== undefined) {
       const comparison = descending ? '<' : '>';

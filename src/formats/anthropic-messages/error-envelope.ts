@@ -1,17 +1,28 @@
 /**
  * Errors as the message-style endpoint shows them, following docs/wire-contracts.md ("Anthropic SDK": error
  * body and mid-stream `event: error`). The SPEC envelope stays as it is (`error.message/type/code/param/
- * details` + `info_metadata`); this endpoint adds the top-level `"type":"error"` Anthropic clients read.
- * Both Anthropic SDKs (0.x and 1.x) classify HTTP errors by status, so the SPEC `error.type` values are
- * kept in HTTP bodies; only the mid-stream error event, which has no status, carries an Anthropic type.
+ * details` + `info_metadata`); this endpoint adds the top-level `"type":"error"` and `request_id` Anthropic
+ * clients read. Both Anthropic SDKs (0.x and 1.x) classify HTTP errors by status, so the SPEC `error.type`
+ * values are kept in HTTP bodies where SPEC gives one (404 excepted: see `withMessagesErrorType`); the
+ * mid-stream error event, which has no status, carries an Anthropic type.
  */
 import { isServiceError } from '../../core/service-error.ts';
+import type { WrappableErrorEnvelope } from '../../core/generation-format.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
 import type { AnthropicErrorType } from './wire-types.ts';
 
-/** Adds the top-level `"type":"error"` to a rendered SPEC error envelope (the edge's per-route envelope hook). */
-export function withMessagesErrorType<Envelope extends object>(envelope: Envelope): { type: 'error' } & Envelope {
-  return { type: 'error', ...envelope };
+/**
+ * Adds what Anthropic's `ErrorResponse` requires to a rendered SPEC error envelope (the edge's per-route
+ * envelope hook): the top-level `"type":"error"` and `request_id` (the one `info_metadata` carries). A 404
+ * is typed `not_found_error` as Anthropic's API types it: SPEC's 404 row types only the file endpoints'
+ * `file_not_found`. Other statuses keep the SPEC type (docs/wire-contracts.md "SPEC-mandated differences").
+ */
+export function withMessagesErrorType<Envelope extends WrappableErrorEnvelope>(
+  envelope: Envelope,
+  status: number,
+): { type: 'error'; request_id: string | null } & Envelope {
+  const error = status === 404 ? { ...envelope.error, type: toAnthropicErrorType(404) } : envelope.error;
+  return { type: 'error', ...envelope, error, request_id: envelope.info_metadata.request_id };
 }
 
 /** Anthropic error type for an HTTP status (docs/wire-contracts.md table); `service_unavailable` reads as overloaded. */

@@ -68,7 +68,6 @@ export interface ChatCompletion {
     finish_reason: ChatFinishReason;
   }>;
   usage: ChatCompletionUsage;
-  system_fingerprint: null;
 }
 
 /**
@@ -131,6 +130,5 @@ export function encodeChatCompletion(result: GenerationResult, context: ChatComp
     model: context.model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: mapFinishReason(result.finishReason) }],
     usage: encodeUsage(result.usage),
-    system_fingerprint: null,
   };
 }

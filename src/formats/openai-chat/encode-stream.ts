@@ -60,7 +60,7 @@ async function* chatCompletionEvents(
   options: ChatCompletionStreamOptions,
 ): AsyncGenerator<SseEvent[], void, undefined> {
   const usageNull = options.includeUsage ? ',"usage":null' : '';
-  const prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${context.created},"model":${JSON.stringify(context.model)},"system_fingerprint":null,"choices":`;
+  const prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${context.created},"model":${JSON.stringify(context.model)},"choices":`;
   const head = `${prefix}[{"index":0,"delta":`;
   const tail = `,"logprobs":null,"finish_reason":null}]${usageNull}}`;
 

@@ -47,11 +47,19 @@ export function createResponseContext(options: Pick<ResponsesRequestOptions, 'mo
   return { id: newId.response(), createdAt: Math.floor(Date.now() / 1000), model: options.model, echo: options.echo };
 }
 
-/** Canonical usage -> SPEC response usage. All input is text here: no audio tokens. */
+/**
+ * Canonical usage -> SPEC response usage, with OpenAI's `cache_write_tokens` (its ResponseUsage requires
+ * it beside `cached_tokens`; docs/wire-contracts.md "Responses"). All input is text here: no audio tokens.
+ */
 export function encodeUsage(usage: Usage): ResponseUsage {
   return {
     input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: usage.cachedInputTokens, text_tokens: usage.inputTokens, audio_tokens: 0 },
+    input_tokens_details: {
+      cached_tokens: usage.cachedInputTokens,
+      cache_write_tokens: usage.cacheWriteInputTokens,
+      text_tokens: usage.inputTokens,
+      audio_tokens: 0,
+    },
     output_tokens: usage.outputTokens,
     output_tokens_details: {
       reasoning_tokens: usage.reasoningTokens,

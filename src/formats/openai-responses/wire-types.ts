@@ -162,7 +162,8 @@ export interface ResponseEcho {
 /** All figures are token counts. */
 export interface ResponseUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number; text_tokens: number; audio_tokens: number };
+  /** `cached_tokens` and `cache_write_tokens` are OpenAI's (both required by its ResponseUsage); the text and audio split is SPEC's. */
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number; text_tokens: number; audio_tokens: number };
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number; text_tokens: number; audio_tokens: number };
   total_tokens: number;

@@ -18,6 +18,13 @@ export const UPLOAD_PURPOSES = ['batch', 'user_data', 'vision', 'assistants'] as
 /** Every purpose a stored file can have: uploads, batch results (server-written), generated images. */
 export type FilePurpose = (typeof UPLOAD_PURPOSES)[number] | 'batch_output' | 'image_output';
 
+/**
+ * Server-written files no client lists: generated images (OpenAI keeps them out of its files list; no
+ * client knows the purpose). They stay retrievable by id and downloadable through their signed link;
+ * `?purpose=image_output` lists them on purpose.
+ */
+const UNLISTED_PURPOSES: readonly FilePurpose[] = ['image_output'];
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Batch input and output files expire after 30 days unless asked otherwise (as the OpenAI API does). */
 export const BATCH_FILE_LIFETIME_MS = 30 * DAY_MS;
@@ -222,7 +229,7 @@ export class FileService {
     return file.expiresAt !== null && file.expiresAt <= this.clock.now();
   }
 
-  /** One page of live files and whether more follow. */
+  /** One page of live files (generated images only when asked for by purpose) and whether more follow. */
   async list(organizationId: string, options: FileListOptions): Promise<{ files: FileRecord[]; hasMore: boolean }> {
     let after: { createdAt: number; id: string } | undefined;
     if (options.after !== undefined) {
@@ -236,7 +243,7 @@ export class FileService {
       order: options.order,
       limit: options.limit + 1,
       now: this.clock.now(),
-      ...(options.purpose === undefined ? {} : { purpose: options.purpose }),
+      ...(options.purpose === undefined ? { excludePurposes: UNLISTED_PURPOSES } : { purpose: options.purpose }),
       ...(after === undefined ? {} : { after }),
     });
     return { files: rows.slice(0, options.limit), hasMore: rows.length > options.limit };

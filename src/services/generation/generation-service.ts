@@ -16,6 +16,7 @@
  * Timeouts: the provider's `timeoutMs` bounds each wait for the backend, the first part as well as
  * every later one (an idle timeout): a stream that keeps producing is never cut, a silent one is.
  */
+import { didYouMean } from '../../core/closest-name.ts';
 import type { Capability, Config, DeploymentTarget, ModelConfig, ResolvedProviderConfig } from '../../config/index.ts';
 import { CancellationSource, type Cancellation } from '../../core/cancellation.ts';
 import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
@@ -255,7 +256,8 @@ export class GenerationService {
   private resolveNeeds(modelName: string, needs: readonly CapabilityNeed[]): ResolvedModel {
     const model = this.modelsByName.get(modelName);
     if (model === undefined) {
-      throw notFound('model_not_found', `The model '${modelName}' does not exist or you do not have access to it.`, 'model');
+      const hint = didYouMean(modelName, this.modelsByName.keys());
+      throw notFound('model_not_found', `The model '${modelName}' does not exist or you do not have access to it.${hint}`, 'model');
     }
     for (const need of needs) assertCapability(model, need);
     const provider = this.providers[model.provider];

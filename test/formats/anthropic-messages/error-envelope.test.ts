@@ -4,14 +4,24 @@ import { messagesErrorEvent, toAnthropicErrorType, withMessagesErrorType } from 
 import { invalidParameter, serverError } from '../../../src/core/service-error.ts';
 
 describe('message-style error envelope', () => {
-  test('the SPEC envelope keeps its fields and gains top-level type "error"', () => {
+  test('the SPEC envelope keeps its fields and gains top-level type "error" and request_id', () => {
     const envelope = {
       error: { message: 'bad', type: 'invalid_request_error', code: 'invalid_parameter', param: 'temperature', details: null },
-      info_metadata: { creator: 'switchyard', status: false },
+      info_metadata: { creator: 'switchyard', status: false, request_id: 'req_1' },
     };
-    const body = withMessagesErrorType(envelope);
-    assert.deepEqual(body, { type: 'error', ...envelope });
-    assert.deepEqual(Object.keys(body), ['type', 'error', 'info_metadata']);
+    const body = withMessagesErrorType(envelope, 400);
+    assert.deepEqual(body, { type: 'error', ...envelope, request_id: 'req_1' });
+    assert.deepEqual(Object.keys(body), ['type', 'error', 'info_metadata', 'request_id']);
+  });
+
+  test('a 404 is typed not_found_error (Anthropic API); other statuses keep the SPEC type', () => {
+    const envelope = {
+      error: { message: 'no model', type: 'invalid_request_error', code: 'model_not_found', param: 'model', details: null },
+      info_metadata: { request_id: null },
+    };
+    assert.equal(withMessagesErrorType(envelope, 404).error.type, 'not_found_error');
+    assert.equal(withMessagesErrorType(envelope, 404).error.code, 'model_not_found');
+    assert.equal(withMessagesErrorType({ ...envelope, error: { ...envelope.error, type: 'auth_error' } }, 401).error.type, 'auth_error');
   });
 
   test('Anthropic error types by status (wire-contracts.md)', () => {

@@ -102,7 +102,7 @@ describe('encodeChatCompletionStream', () => {
       assert.equal(chunk['object'], 'chat.completion.chunk');
       assert.equal(chunk['created'], 1_700_000_000);
       assert.equal(chunk['model'], 'test-model');
-      assert.equal(chunk['system_fingerprint'], null);
+      assert.equal('system_fingerprint' in chunk, false, 'no system_fingerprint (OpenAI types it string; none is known here)');
       assert.equal('usage' in chunk, false, 'no usage key without include_usage');
     }
   });
@@ -127,7 +127,8 @@ describe('encodeChatCompletionStream', () => {
       string,
       Chunk
     >;
-    const openAiOnly = new Set(['service_tier', 'obfuscation']);
+    // system_fingerprint: OpenAI's is a string naming its backend; we have none, so it is omitted (never null).
+    const openAiOnly = new Set(['service_tier', 'obfuscation', 'system_fingerprint']);
     const keys = (chunk: Chunk) => Object.keys(chunk).filter((key) => !openAiOnly.has(key));
     const chunks = chunksOf(await encode(replay(textParts), true));
     const ours = { role: chunks[0]!, content: chunks[1]!, finish: chunks.at(-2)!, usage: chunks.at(-1)! };

@@ -60,7 +60,7 @@ describe('encodeResponse', () => {
     assert.deepEqual(response.metadata, { a: 'b' });
     assert.deepEqual(response.usage, {
       input_tokens: 12,
-      input_tokens_details: { cached_tokens: 2, text_tokens: 12, audio_tokens: 0 },
+      input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0, text_tokens: 12, audio_tokens: 0 },
       output_tokens: 9,
       output_tokens_details: { reasoning_tokens: 3, text_tokens: 6, audio_tokens: 0 },
       total_tokens: 21,
