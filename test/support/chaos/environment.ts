@@ -91,7 +91,7 @@ export class ChaosEnvironment {
         ...Object.fromEntries(Object.entries(DEPENDENCY_BOUNDS_MS).map(([name, value]) => [name, String(value)])),
       };
       parts.fleet = await Fleet.start(options.instances ?? 2, env);
-      const created = await runCli(['keys', 'create', '--org', 'org-chaos', '--tier', 'Production', '--json'], env);
+      const created = await runCli(['keys', 'create', '--org', 'org-chaos', '--create-org', '--tier', 'Production', '--json'], env);
       if (created.code !== 0) throw new Error(`keys create failed: ${created.stderr}`);
       const { key } = JSON.parse(created.stdout) as { key: string };
       const environment = new ChaosEnvironment(parts.postgres, parts.redis, parts.s3, parts.upstream, parts.fleet, key, directory);
