@@ -16,7 +16,12 @@
  * any gateway that parses and re-encodes pays. Then time to first byte of a stream through the proxy and
  * the gateway, and RSS of the gateway after the load.
  *
- *   node --import tsx bench/gateway-chat.ts [seconds] [--rounds N] [--limits] [--spaced]
+ *   node --import tsx bench/gateway-chat.ts [seconds] [--rounds N] [--limits] [--spaced] [--tracing] [--brief]
+ *
+ * `--brief` only checks that the script runs (1-second warm-ups, no steady state): its figures are cold.
+ * `--tracing` starts a second Switchyard with tracing on (OTEL_EXPORTER_OTLP_ENDPOINT pointing at a
+ * local OTLP/HTTP sink that discards, support/otlp-sink.ts; every request sampled, the default) and
+ * loads it right after the untraced one on every case: its requests per second and CPU beside tracing off.
  *
  * `--limits` adds chat runs with limits off and on Redis (REDIS_URL or TEST_REDIS_URL). `--spaced`
  * has the mock write a stream one event at a time (support/mock-openai-upstream.ts), so every
@@ -35,13 +40,18 @@ runPinnedTo(1);
 const roundsFlag = process.argv.indexOf('--rounds');
 const rounds = roundsFlag === -1 ? 1 : Math.max(1, Number(process.argv[roundsFlag + 1]));
 const durationSeconds = Number(process.argv.find((argument, index) => /^\d+$/.test(argument) && index !== roundsFlag + 1) ?? 5);
-const WARM_UP_SECONDS = 2;
+/** `--brief`: a check that the benchmark runs (1-second warm-ups, no steady-state load), not a measurement. */
+const brief = process.argv.includes('--brief');
+const WARM_UP_SECONDS = brief ? 1 : 2;
 /** Seconds of load on each case of each server before the first measured run (steady state; see above). */
-const STEADY_STATE_SECONDS = 3;
+const STEADY_STATE_SECONDS = brief ? 0 : 3;
 /** The issue's target: Switchyard's requests per second over the proxy's, in a back-to-back pair. */
 const THROUGHPUT_TARGET = 0.7;
 const withLimitRuns = process.argv.includes('--limits');
 const spacedStreams = process.argv.includes('--spaced');
+const withTracing = process.argv.includes('--tracing');
+const SINK_PORT = 18_430;
+const TRACED_PORT = 18_412;
 const redisUrl = process.env['REDIS_URL'] ?? process.env['TEST_REDIS_URL'];
 const UPSTREAM_PORT = 18_420;
 const PROXY_PORT = 18_421;
@@ -62,6 +72,8 @@ interface RatioRow {
   gateway: LoadResult[];
   /** The lean translating gateway (chat completions only), run right after the pair. */
   translator: LoadResult[];
+  /** Switchyard with tracing on (`--tracing`), run right after the untraced one. */
+  traced: LoadResult[];
 }
 const ratios: RatioRow[] = [];
 const throughput: LoadResult[] = [];
@@ -102,17 +114,33 @@ try {
     GATEWAY_CORE,
   );
   const translatorUrl = `http://127.0.0.1:${TRANSLATOR_PORT}/v1/chat/completions`;
-  const gateway = await startSwitchyard({ SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory' }, 18_411, GATEWAY_CORE);
+  // Tracing off, whatever the shell exports; the traced twin (`--tracing`) exports to the local sink.
+  const untraced = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' };
+  const gateway = await startSwitchyard({ SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory', ...untraced }, 18_411, GATEWAY_CORE);
+  const sink = withTracing ? await startProcess('bench/support/otlp-sink.ts', [String(SINK_PORT)], {}, /listening/, LOAD_CORE) : undefined;
+  const traced = withTracing
+    ? await startSwitchyard(
+        {
+          SWITCHYARD_CONFIG: configFile,
+          LIMITS_BACKEND: 'memory',
+          ...untraced,
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${SINK_PORT}`,
+        },
+        TRACED_PORT,
+        GATEWAY_CORE,
+      )
+    : undefined;
   try {
+    const tracedHeaders = traced === undefined ? {} : { authorization: `Bearer ${traced.key}`, 'content-type': 'application/json' };
     const proxyUrl = `http://127.0.0.1:${PROXY_PORT}/v1/chat/completions`;
     const proxyHeaders = { 'content-type': 'application/json' };
     const headers = { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' };
     for (const testCase of CASES) {
       for (const stream of [false, true])
-        ratios.push({ label: `${testCase.format}, ${stream ? 'stream' : 'JSON'}`, proxy: [], gateway: [], translator: [] });
+        ratios.push({ label: `${testCase.format}, ${stream ? 'stream' : 'JSON'}`, proxy: [], gateway: [], translator: [], traced: [] });
     }
     // Steady state first: every server on each of its cases (the proxy and the translator on both chat bodies).
-    for (const stream of [false, true]) {
+    for (const stream of STEADY_STATE_SECONDS === 0 ? [] : [false, true]) {
       const warm = { method: 'POST' as const, durationSeconds: STEADY_STATE_SECONDS };
       await runLoad('steady-state warm-up', { ...warm, url: proxyUrl, headers: proxyHeaders, body: proxyBody(stream) });
       await runLoad('steady-state warm-up', {
@@ -121,8 +149,16 @@ try {
         headers: { authorization: `Bearer ${TRANSLATOR_KEY}`, 'content-type': 'application/json' },
         body: CASES[0]!.body(stream),
       });
-      for (const testCase of CASES)
+      for (const testCase of CASES) {
         await runLoad('steady-state warm-up', { ...warm, url: `${gateway.origin}${testCase.path}`, headers, body: testCase.body(stream) });
+        if (traced !== undefined)
+          await runLoad('steady-state warm-up', {
+            ...warm,
+            url: `${traced.origin}${testCase.path}`,
+            headers: tracedHeaders,
+            body: testCase.body(stream),
+          });
+      }
     }
     for (let round = 1; round <= rounds; round++) {
       let row = 0;
@@ -141,6 +177,17 @@ try {
           throughput.push(proxied, served);
           ratio.proxy.push(proxied);
           ratio.gateway.push(served);
+          if (traced !== undefined) {
+            const tracedRun = await load(
+              `switchyard traced ${ratio.label}${suffix}`,
+              `${traced.origin}${testCase.path}`,
+              testCase.body(stream),
+              tracedHeaders,
+              traced.child.pid!,
+            );
+            throughput.push(tracedRun);
+            ratio.traced.push(tracedRun);
+          }
           if (testCase.path === '/v1/chat/completions') {
             const translated = await load(
               `lean translating gateway, ${ratio.label}${suffix}`,
@@ -167,7 +214,11 @@ try {
     rss.push({ label: 'proxy', megabytes: residentMegabytes(proxy.child.pid!) });
     rss.push({ label: 'switchyard, after all runs', megabytes: residentMegabytes(gateway.child.pid!) });
     rss.push({ label: 'switchyard, highest during the runs', megabytes: peakResidentMegabytes(gateway.child.pid!) });
+    if (traced !== undefined) rss.push({ label: 'switchyard traced, after all runs', megabytes: residentMegabytes(traced.child.pid!) });
   } finally {
+    await traced?.stop();
+    await sink?.stop();
+    if (sink !== undefined) console.log(sink.output().trim().split('\n').at(-1));
     await gateway.stop();
     await translator.stop();
     await proxy.stop();
@@ -242,6 +293,7 @@ for (const row of ratios) {
   );
 }
 printRelativeCost();
+if (withTracing) printTracingCost();
 console.log(
   "\nWhere each server's CPU goes, µs per request: main thread in user mode (JavaScript, the runtime, the GC's share on that thread) / main thread in the kernel (mostly socket reads and writes) / all other threads (V8's helpers: concurrent marking, parallel scavenges, background compilation)",
 );
@@ -280,4 +332,29 @@ function printRelativeCost(): void {
   console.log('| format | switchyard | lean translator |');
   console.log('|---|---:|---:|');
   for (const row of ratios) console.log(`| ${row.label} | ${relative(row.gateway, row.proxy)} | ${relative(row.translator, row.proxy)} |`);
+}
+
+/**
+ * Tracing on beside tracing off (`--tracing`): the traced Switchyard's run follows the untraced one on
+ * the same case, so each pair sees the same drift; median over rounds.
+ */
+function printTracingCost(): void {
+  console.log(
+    '\nTracing on (every request sampled; OTLP/HTTP JSON to a local sink that discards) beside tracing off, back-to-back runs (median over rounds)',
+  );
+  console.log('| format | off req/s | on req/s | on / off req/s | off CPU µs/req | on CPU µs/req | on / off CPU |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const row of ratios) {
+    if (row.traced.length === 0) continue;
+    const each = row.traced.map((result, index) => result.requestsPerSecond / row.gateway[index]!.requestsPerSecond);
+    const cpuEach = row.traced.map(
+      (result, index) =>
+        (result.serverMicrosecondsPerRequest ?? Number.NaN) / (row.gateway[index]!.serverMicrosecondsPerRequest ?? Number.NaN),
+    );
+    const cpu = (results: LoadResult[]): string =>
+      String(Math.round(median(results.map((result) => result.serverMicrosecondsPerRequest ?? Number.NaN))));
+    console.log(
+      `| ${row.label} | ${Math.round(median(row.gateway.map((result) => result.requestsPerSecond)))} | ${Math.round(median(row.traced.map((result) => result.requestsPerSecond)))} | ${median(each).toFixed(2)} | ${cpu(row.gateway)} | ${cpu(row.traced)} | ${median(cpuEach).toFixed(2)}x |`,
+    );
+  }
 }

@@ -39,6 +39,7 @@ import type { MeteredGenerations } from './services/generation/metered-generatio
 import type { GenerationEndpoint } from './services/generation/run-generation-endpoint.ts';
 import type { FileService } from './services/files/file-service.ts';
 import type { MeteringService } from './services/metering/metering-service.ts';
+import type { Tracing } from './telemetry/trace-types.ts';
 
 export interface AppDependencies {
   config: Config;
@@ -70,6 +71,8 @@ export interface AppDependencies {
   metrics?: HttpMetrics;
   /** One line per request (http/access-log.ts), fed by the usage ledger's observer; absent: no access log. */
   accessLog?: AccessLog;
+  /** Traces (telemetry/start-tracing.ts); undefined: tracing off. */
+  tracing?: Tracing | undefined;
 }
 
 export interface BuildAppOptions {
@@ -136,12 +139,15 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     keepAliveSeconds: config.server.keepAliveSeconds,
     streamStallTimeoutMs: config.server.streamStallTimeoutMs,
     decodeOptions: dependencies.decodeOptions,
+    tracing: dependencies.tracing,
   });
   dependencies.accessLog?.install(app);
   installSlowClientGuards(app, {
     operator: config.operator,
     usage: dependencies.metering,
     bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs,
+    bodyTimeoutMs: config.server.bodyTimeoutMs,
+    bodyMinBytesPerSecond: config.server.bodyMinBytesPerSecond,
   });
   registerOpenApiRoute(app, config.operator);
   registerRootRoute(app, { dashboard: dependencies.dashboard !== undefined });

@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from './config/index.ts';
 import { CliUsageError, parseArguments } from './cli/arguments.ts';
 import { keysCommand } from './cli/keys.ts';
 import { ownersCommand } from './cli/owners.ts';
+import { operatorsCommand, orgsCommand } from './cli/orgs.ts';
 import { routesCommand } from './cli/routes.ts';
 import { serve } from './cli/serve.ts';
 import { usageCommand } from './cli/usage.ts';
@@ -21,14 +22,19 @@ Commands:
                                 --org must name an existing organization unless --create-org
   keys list [--org O] [--json]
   keys revoke <key id>
-  usage --org O [--since 2026-11-01|30d] [--json]   per-model token totals and cost (O must exist)
+  keys update <key id> [--tier T] [--permissions a,b] [--name N]   bounded by the organization's plan
+  usage --org O | --all [--since 2026-11-01|30d] [--json]   per-model token totals and cost
   owners create --org O --email E [--role owner|member] [--tiers A,B] [--password-stdin] [--base-url URL]
                                 dashboard account; prints a one-time set-password link (24 h)
+  owners list --org O | remove --email E | set-role --email E --role owner|member | reset-link --email E
+  operators create --email E [--base-url URL]   operator account; prints a set-password link
+  orgs list [--search S] | show O | set-plan O --plan T [--overrides JSON | --clear-overrides]
+  orgs suspend O | resume O     a suspended organization's keys answer 403, its batches pause
   routes [--model M] [--json]   each model's deployments with their live routing state
 
 Global options:
   --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
-Environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, LOG_LEVEL, SWITCHYARD_CONFIG`;
+Environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, LOG_LEVEL, SWITCHYARD_CONFIG, SMTP_URL, SMTP_FROM, PUBLIC_BASE_URL`;
 
 export async function main(
   argv: readonly string[],
@@ -56,6 +62,10 @@ export async function main(
       return usageCommand(config, { positionals: rest, flags: parsed.flags }, print);
     case 'owners':
       return ownersCommand(config, { positionals: rest, flags: parsed.flags }, print);
+    case 'orgs':
+      return orgsCommand(config, { positionals: rest, flags: parsed.flags }, print);
+    case 'operators':
+      return operatorsCommand(config, { positionals: rest, flags: parsed.flags }, print);
     case 'routes':
       return routesCommand(config, { positionals: rest, flags: parsed.flags }, print);
     default:

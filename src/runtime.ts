@@ -13,6 +13,10 @@ import { KeyService, type CreatedKey } from './accounts/key-service.ts';
 import { OwnerAccounts, type OwnerAccountsOptions } from './accounts/owner-accounts.ts';
 import { AccountsRetention, type AccountsRetentionOptions } from './accounts/accounts-retention.ts';
 import { OwnersRepository } from './db/repositories/owners-repository.ts';
+import { createAccountServices, planLimitsOf } from './accounts/account-services.ts';
+import type { OrganizationService } from './accounts/organizations.ts';
+import type { PeopleService } from './accounts/people.ts';
+import { startHeartbeat } from './batches/instance-heartbeat.ts';
 import { UsageRollupsRepository } from './db/repositories/usage-rollups-repository.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
 import { BatchService } from './batches/batch-service.ts';
@@ -54,6 +58,8 @@ import type { ReadinessReport } from './routes/operations.ts';
 import { ObservedUsageLedger } from './services/metering/observed-usage-ledger.ts';
 import type { LedgerRecord } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
+import { startTracing } from './telemetry/start-tracing.ts';
+import type { Tracing } from './telemetry/trace-types.ts';
 
 export interface Runtime {
   config: Config;
@@ -70,6 +76,12 @@ export interface Runtime {
   bootstrapOwnerLink: { email: string; token: string } | undefined;
   /** The dashboard's owners, sessions and audit log. */
   accounts: OwnerAccounts;
+  /** Traces, when an OTLP endpoint is configured (`forceFlush()` exports what has ended). */
+  tracing: Tracing | undefined;
+  /** Organizations, plans and suspension (the operator console and CLI). */
+  organizations: OrganizationService;
+  /** People of organizations and operators: invitations, roles, removal, links. */
+  people: PeopleService;
   /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -181,8 +193,14 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
   const opened: Array<() => Promise<void> | void> = [() => breakers.stop(), () => database.close()];
   try {
     const repository = new ApiKeysRepository(database.db);
-    const keys = new KeyService(config, repository);
-    const authenticator = new Authenticator(repository, { maxStalenessMs: bounds.cachedKeysMaxStalenessMs });
+    // Plans per organization (accounts/plans.ts): keys are bounded by them and limited under them.
+    const accountServices = createAccountServices(config, database.db, logger);
+    await accountServices.organizations.backfillPlans();
+    const keys = new KeyService(config, repository, Date.now, accountServices.organizations);
+    const authenticator = new Authenticator(repository, {
+      maxStalenessMs: bounds.cachedKeysMaxStalenessMs,
+      planLimits: planLimitsOf(config),
+    });
     await authenticator.start();
     opened.push(() => authenticator.stop());
     const filesRepository = new FilesRepository(database.db);
@@ -195,6 +213,14 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       if ((await filesRepository.ensureSetting(BOOTSTRAP_MARKER_SETTING, claimant)) === claimant) {
         bootstrapKey = await keys.create({ name: 'bootstrap' });
       }
+    }
+    const tracing = await startTracing(config.tracing, logger);
+    if (tracing !== undefined) {
+      opened.push(() => tracing.shutdown());
+      logger.info(
+        { endpoint: config.tracing.endpoint, serviceName: config.tracing.serviceName, sampler: config.tracing.sampler },
+        'traces are exported over OTLP/HTTP',
+      );
     }
     // Redis: one bounded connection shared by the limit store and the routing state, one breaker.
     let redis: Redis | undefined;
@@ -334,9 +360,18 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const retention = new AccountsRetention(ownersRepository, logger, options.dashboardRetention);
     retention.start();
     opened.push(() => retention.stop());
+    const instanceId = config.instanceId ?? persistedInstanceId(config.dataDir);
+    const heartbeat = startHeartbeat(accountServices.operatorAudit, instanceId);
+    opened.push(() => heartbeat.stop());
     const dashboard = {
       accounts,
       keys,
+      operator: {
+        organizations: accountServices.organizations,
+        operatorAudit: accountServices.operatorAudit,
+        people: accountServices.people(accounts),
+        deploymentState,
+      },
       rollups: new UsageRollupsRepository(database.db),
       sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000),
     };
@@ -365,6 +400,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         readiness,
         metrics,
         ...(accessLog === undefined ? {} : { accessLog }),
+        tracing,
       },
       { ...options, logger },
     );
@@ -382,11 +418,16 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           handlers: batchLineHandlers({ endpoints, generations, decodeOptions, config, models: generation, registry, metering }),
           authenticateKeyId: (keyId) => authenticator.authenticateKeyId(keyId),
           batchRefusal: (auth) => batches.refusal(auth),
+          endpointRefusal: (auth, url) => batches.endpointRefusal(auth, url),
           renderError: (error, requestId) => renderError(error, errorMetadata(config.operator, requestId)),
           observeLedger: (record) => usageMetrics.observe(record),
+          tracing,
         }),
         maxLineBytes: config.server.bodyLimitBytes,
-        workerId: config.instanceId ?? persistedInstanceId(config.dataDir),
+        workerId: instanceId,
+        requestsPerBatchOf: async (organizationId) =>
+          (await accountServices.organizations.planOf(organizationId))?.maxRequestsPerBatch ??
+          config.tiers[config.defaultTier]!.maxRequestsPerBatch,
         leaseMs: config.batches.leaseMs,
         concurrency: config.batches.concurrency,
         chunkSize: config.batches.chunkSize,
@@ -411,6 +452,9 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       bootstrapKey,
       bootstrapOwnerLink,
       accounts,
+      tracing,
+      organizations: accountServices.organizations,
+      people: dashboard.operator.people,
       startDraining() {
         draining = true;
       },
@@ -418,6 +462,8 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         closing ??= (async () => {
           // Batch lines use the same services as the app: stop them before anything closes.
           await batchWorker?.stop();
+          heartbeat.stop();
+          accountServices.mailer.close();
           await app.close();
           await retention.stop();
           authenticator.stop();
@@ -431,6 +477,8 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           breakers.stop();
           await blobStore.close();
           await database.close();
+          // Last: the spans of everything above are exported before the process goes.
+          await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'traces could not be exported at shutdown'));
         })();
         return closing;
       },

@@ -10,6 +10,7 @@ import type { Permission } from '../config/index.ts';
 import { ServiceError } from '../core/service-error.ts';
 import type { ApiKeyRecord, ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { hashKeySecret, hasKeyFormat } from './api-key-secret.ts';
+import type { KeyPlanLimits } from './plans.ts';
 
 /** Who is calling: attached to every authenticated request. */
 export interface AuthContext {
@@ -19,7 +20,14 @@ export interface AuthContext {
   permissions: ReadonlySet<Permission>;
   /** Milliseconds since epoch, or null. */
   expiresAt: number | null;
+  /**
+   * The limits this key runs under, from its tier and its organization's plan (accounts/plans.ts);
+   * absent for contexts built without plans (then the key's tier alone decides).
+   */
+  limits?: KeyPlanLimits;
 }
+
+type CachedContext = AuthContext & { revoked: boolean; suspended: boolean };
 
 export interface AuthenticatorOptions {
   /** How often the key version is read, milliseconds. Default 500 (revocation visible within 1 s). */
@@ -33,6 +41,8 @@ export interface AuthenticatorOptions {
    */
   maxStalenessMs?: number;
   now?: () => number;
+  /** A key's limits from its tier and its organization's plan (read with the key); absent: tiers only. */
+  planLimits?: (record: ApiKeyRecord) => KeyPlanLimits;
 }
 
 /** A SPEC 401 `auth_error` with the given code (API keys here; dashboard sessions in owner-accounts.ts). */
@@ -40,11 +50,29 @@ export function authError(code: string, message: string): ServiceError {
   return new ServiceError({ status: 401, type: 'auth_error', code, message });
 }
 
+/**
+ * 403 for a key of a suspended organization: the SPEC's refused-key type and code, with a message that
+ * says why (the status tells SDKs not to retry and tells the caller the key itself is fine).
+ */
+export function organizationSuspended(organizationId: string): ServiceError {
+  return new ServiceError({
+    status: 403,
+    type: 'auth_error',
+    code: 'invalid_api_key',
+    message: `The organization ${organizationId} is suspended: its API keys are refused until the operator reactivates it.`,
+  });
+}
+
+export function isSuspension(error: unknown): boolean {
+  return error instanceof ServiceError && error.status === 403 && error.type === 'auth_error';
+}
+
 export class Authenticator {
-  private readonly known = new Map<string, AuthContext & { revoked: boolean }>();
+  private readonly known = new Map<string, CachedContext>();
   /** SHA-256 (hex) of unknown well-formed secrets: never the secret itself. */
   private readonly unknown = new Set<string>();
-  private readonly byId = new Map<string, AuthContext & { revoked: boolean }>();
+  private readonly byId = new Map<string, CachedContext>();
+  private readonly planLimits: ((record: ApiKeyRecord) => KeyPlanLimits) | undefined;
   private version = -1;
   private timer: NodeJS.Timeout | undefined;
   private readonly pollIntervalMs: number;
@@ -65,6 +93,7 @@ export class Authenticator {
     this.negativeCacheSize = options.negativeCacheSize ?? 10_000;
     this.now = options.now ?? Date.now;
     this.maxStalenessMs = options.maxStalenessMs ?? 300_000;
+    this.planLimits = options.planLimits;
   }
 
   /** True once keys have gone unverified (database away) for longer than `maxStalenessMs`. */
@@ -147,20 +176,35 @@ export class Authenticator {
         this.unknown.add(hash);
         throw this.invalid();
       }
-      entry = toContext(record);
+      entry = this.toContext(record);
       if (this.known.size >= this.negativeCacheSize) this.known.clear();
       this.known.set(secret, entry);
     }
     return this.check(entry);
   }
 
-  private check(entry: AuthContext & { revoked: boolean }): AuthContext {
+  private check(entry: CachedContext): AuthContext {
     if (this.stale) throw staleKeys();
     if (entry.revoked) throw this.invalid();
     if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {
       throw authError('token_expired', 'This API key has expired. Ask the operator for a new key.');
     }
+    if (entry.suspended) throw organizationSuspended(entry.organizationId);
     return entry;
+  }
+
+  private toContext(record: ApiKeyRecord): CachedContext {
+    const context: CachedContext = {
+      keyId: record.id,
+      organizationId: record.organizationId,
+      tier: record.tier,
+      permissions: new Set(record.permissions as Permission[]),
+      expiresAt: record.expiresAt,
+      revoked: record.revokedAt !== null,
+      suspended: record.organization?.status === 'suspended',
+    };
+    if (this.planLimits !== undefined) context.limits = this.planLimits(record);
+    return context;
   }
 
   /**
@@ -172,14 +216,10 @@ export class Authenticator {
     if (entry === undefined) {
       const record = await this.repository.findById(keyId);
       if (record === undefined) throw this.invalid();
-      entry = toContext(record);
+      entry = this.toContext(record);
       this.byId.set(keyId, entry);
     }
-    if (entry.revoked) throw this.invalid();
-    if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {
-      throw authError('token_expired', 'This API key has expired. Ask the operator for a new key.');
-    }
-    return entry;
+    return this.check(entry);
   }
 
   private invalid(): ServiceError {
@@ -196,15 +236,4 @@ function staleKeys(): ServiceError {
     message: 'API keys cannot be verified while the database is unavailable; try again shortly.',
     headers: { 'retry-after': '1' },
   });
-}
-
-function toContext(record: ApiKeyRecord): AuthContext & { revoked: boolean } {
-  return {
-    keyId: record.id,
-    organizationId: record.organizationId,
-    tier: record.tier,
-    permissions: new Set(record.permissions as Permission[]),
-    expiresAt: record.expiresAt,
-    revoked: record.revokedAt !== null,
-  };
 }

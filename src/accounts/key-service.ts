@@ -7,6 +7,13 @@ import { PERMISSIONS } from '../config/index.ts';
 import { randomAlphanumeric } from '../core/ids.ts';
 import type { ApiKeyRecord, ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { generateKeySecret, hashKeySecret, redactKeySecret } from './api-key-secret.ts';
+import { allowedKeyTiers, keyPlanProblem, type EffectivePlan } from './plans.ts';
+
+/** Where the key service reads an organization's plan (accounts/organizations.ts). */
+export interface OrganizationPlans {
+  /** Undefined when the organization does not exist yet (its first key then sets its plan). */
+  planOf(organizationId: string): Promise<EffectivePlan | undefined>;
+}
 
 export class KeyRequestError extends Error {
   constructor(message: string) {
@@ -36,23 +43,53 @@ export class KeyService {
     private readonly config: Config,
     private readonly repository: ApiKeysRepository,
     private readonly now: () => number = Date.now,
+    /** With plans, a key can never exceed its organization's plan (tier and permissions). */
+    private readonly plans?: OrganizationPlans,
   ) {}
 
-  async create(request: CreateKeyRequest): Promise<CreatedKey> {
-    const tierName = request.tier ?? this.config.defaultTier;
-    const tier = this.config.tiers[tierName];
-    if (tier === undefined) {
-      throw new KeyRequestError(`Unknown tier "${tierName}". Configured tiers: ${Object.keys(this.config.tiers).join(', ')}.`);
+  /** The tier and permissions a key may have: both checked against the organization's plan. */
+  private async checkAgainstPlan(
+    organization: string,
+    tierName: string | undefined,
+    permissions: string[] | undefined,
+  ): Promise<{ tier: string; permissions: string[] }> {
+    const plan = await this.plans?.planOf(organization);
+    const defaultTier =
+      plan === undefined || allowedKeyTiers(this.config, plan).includes(this.config.defaultTier) ? this.config.defaultTier : plan.tier;
+    const tier = tierName ?? defaultTier;
+    const tierConfig = this.config.tiers[tier];
+    if (tierConfig === undefined) {
+      throw new KeyRequestError(`Unknown tier "${tier}". Configured tiers: ${Object.keys(this.config.tiers).join(', ')}.`);
     }
-    const permissions = request.permissions ?? [...tier.permissions];
-    const unknown = permissions.filter((permission) => !(PERMISSIONS as readonly string[]).includes(permission));
+    // A new organization starts on the plan of its first key's tier, so that tier bounds it too.
+    const bound = plan ?? { tier, permissions: tierConfig.permissions };
+    const chosen = permissions ?? tierConfig.permissions.filter((permission) => (bound.permissions as string[]).includes(permission));
+    const unknown = chosen.filter((permission) => !(PERMISSIONS as readonly string[]).includes(permission));
     if (unknown.length > 0) {
       throw new KeyRequestError(`Unknown permission(s): ${unknown.join(', ')}. Known: ${PERMISSIONS.join(', ')}.`);
     }
+    if (plan !== undefined) {
+      const problem = keyPlanProblem(this.config, plan, tier, chosen);
+      if (problem !== undefined) throw new KeyRequestError(problem);
+    } else if (this.plans !== undefined) {
+      const outside = chosen.filter((permission) => !(tierConfig.permissions as string[]).includes(permission));
+      if (outside.length > 0)
+        throw new KeyRequestError(
+          `The ${tier} plan does not allow the permission(s) ${outside.join(', ')}; it allows: ${tierConfig.permissions.join(', ')}.`,
+        );
+    }
+    return { tier, permissions: chosen };
+  }
+
+  async create(request: CreateKeyRequest): Promise<CreatedKey> {
+    const organizationId = request.organization ?? this.config.defaultOrganization;
+    const checked = await this.checkAgainstPlan(organizationId, request.tier, request.permissions);
+    const tierName = checked.tier;
+    const permissions = checked.permissions;
     if (request.expiresInMs !== undefined && !(request.expiresInMs > 0)) {
       throw new KeyRequestError('The expiry must be a positive duration, e.g. 30d, 12h or 90m.');
     }
-    const organization = request.organization ?? this.config.defaultOrganization;
+    const organization = organizationId;
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(organization)) {
       throw new KeyRequestError('Organization ids use letters, digits, dot, dash and underscore (at most 100 characters).');
     }
@@ -74,6 +111,27 @@ export class KeyService {
 
   list(organization?: string): Promise<ApiKeyRecord[]> {
     return this.repository.list(organization);
+  }
+
+  /**
+   * Changes a key's name, tier or permissions (the operator's `keys update`, the owners' dashboard);
+   * refused when the result would exceed the organization's plan. Takes effect on every instance within
+   * a poll of the key cache (the write bumps `keys_version`).
+   */
+  async update(id: string, changes: { name?: string | null; tier?: string; permissions?: string[] }): Promise<ApiKeyRecord> {
+    const current = await this.repository.findById(id);
+    if (current === undefined || current.revokedAt !== null) throw new KeyRequestError(`No active key with id ${id}.`);
+    const checked = await this.checkAgainstPlan(
+      current.organizationId,
+      changes.tier ?? current.tier,
+      changes.permissions ?? current.permissions,
+    );
+    await this.repository.update(id, {
+      ...(changes.name === undefined ? {} : { name: changes.name }),
+      tier: checked.tier,
+      permissions: [...new Set(checked.permissions)],
+    });
+    return (await this.repository.findById(id))!;
   }
 
   revoke(id: string): Promise<boolean> {

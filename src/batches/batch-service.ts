@@ -3,6 +3,7 @@
  * itself is done by the BatchWorker; this only records what was asked and nudges it.
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
+import type { Permission } from '../config/index.ts';
 import { newId } from '../core/ids.ts';
 import { invalidFormat, invalidParameter, isServiceError, permissionDenied, type ServiceError } from '../core/service-error.ts';
 import { BATCH_STATUSES, type BatchesRepository, type BatchRecord, type BatchStatus } from '../db/repositories/batches-repository.ts';
@@ -22,6 +23,12 @@ import {
 
 /** SPEC: batch processing is supported for these endpoints. */
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/responses'] as const;
+/** The permission each batch endpoint needs, the same one its synchronous route asks for. */
+const ENDPOINT_PERMISSIONS: Readonly<Record<(typeof BATCH_ENDPOINTS)[number], Permission>> = {
+  '/v1/chat/completions': 'chat.completions',
+  '/v1/embeddings': 'embeddings',
+  '/v1/responses': 'responses',
+};
 /** SPEC "Limits": every batch finishes within 24 hours. */
 export const COMPLETION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -92,14 +99,35 @@ export class BatchService {
   private authorize(auth: AuthContext): number {
     const refusal = this.refusal(auth);
     if (refusal !== undefined) throw refusal;
-    return this.tiers[auth.tier]?.concurrentBatches ?? 0;
+    return this.concurrentBatches(auth);
   }
 
-  /** Why `auth` may not use batches (also asked before each line of a running batch), or undefined. */
+  /** The organization's plan decides (accounts/plans.ts); without one, the key's tier. */
+  private concurrentBatches(auth: AuthContext): number {
+    return auth.limits?.concurrentBatches ?? this.tiers[auth.tier]?.concurrentBatches ?? 0;
+  }
+
+  /**
+   * Why `auth` may not use batches (also asked before each line of a running batch), or undefined.
+   * SPEC: a key on a tier without batches (Free) is refused whatever its organization's plan; so is
+   * every key of a plan without batches.
+   */
   refusal(auth: AuthContext): ServiceError | undefined {
     if ((this.tiers[auth.tier]?.concurrentBatches ?? 0) === 0) return batchApiNotAllowed(auth.tier);
+    if (this.concurrentBatches(auth) === 0) return batchApiNotAllowed(auth.limits?.plan ?? auth.tier);
     if (!auth.permissions.has('batches')) return permissionDenied('batches');
     return undefined;
+  }
+
+  /**
+   * Why `auth` may not run a line of `endpoint` (the key lacks that endpoint's permission), or
+   * undefined: asked at creation and before every line, with the key's current permissions, so a
+   * batch is never a way around a permission its key does not have (or no longer has).
+   */
+  endpointRefusal(auth: AuthContext, endpoint: string): ServiceError | undefined {
+    const permission = ENDPOINT_PERMISSIONS[endpoint as (typeof BATCH_ENDPOINTS)[number]] as Permission | undefined;
+    if (permission === undefined) return invalidEndpoint(endpoint, BATCH_ENDPOINTS);
+    return auth.permissions.has(permission) ? undefined : permissionDenied(permission);
   }
 
   /** POST /v1/batches: checks the request, records the batch as `validating` with zero counts. */
@@ -111,6 +139,8 @@ export class BatchService {
     const endpoint = requiredString(body, 'endpoint');
     const completionWindow = requiredString(body, 'completion_window');
     if (!(BATCH_ENDPOINTS as readonly string[]).includes(endpoint)) throw invalidEndpoint(endpoint, BATCH_ENDPOINTS);
+    const endpointRefusal = this.endpointRefusal(auth, endpoint);
+    if (endpointRefusal !== undefined) throw endpointRefusal;
     if (completionWindow !== '24h') throw invalidParameter('completion_window', "completion_window must be '24h'.");
     const metadata = checkMetadata(body['metadata']);
     await this.checkInputFile(auth.organizationId, inputFileId);

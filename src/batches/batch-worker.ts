@@ -39,6 +39,9 @@ export interface LineRequest {
   url: string;
   /** JSON text of the request body. */
   body: string;
+  /** The batch and the 1-based line this request is (for its trace). */
+  batchId?: string;
+  line?: number;
 }
 
 export interface LineResponse {
@@ -86,6 +89,8 @@ export interface BatchWorkerOptions {
   pollIntervalMs?: number;
   /** Most requests per batch (SPEC: above 50,000 needs a custom plan). Default 50,000. */
   maxRequestsPerBatch?: number;
+  /** The batch's organization's requests-per-batch figure (its plan); when given, it replaces `maxRequestsPerBatch`. */
+  requestsPerBatchOf?: (organizationId: string) => Promise<number>;
   /** Longest wait before retrying a rate-limited line (no retry-after) or a failing claim, milliseconds. Default 60,000. */
   maxBackoffMs?: number;
   /** First backoff of a failed batch-level step, doubled after each further failure, milliseconds. Default 1,000. */
@@ -211,6 +216,7 @@ export class BatchWorker {
   private readonly leaseMs: number;
   private readonly pollIntervalMs: number;
   private readonly maxRequestsPerBatch: number;
+  private readonly requestsPerBatchOf: ((organizationId: string) => Promise<number>) | undefined;
   private readonly maxBackoffMs: number;
   private readonly stepRetryBaseMs: number;
   private readonly maxStepAttempts: number;
@@ -249,6 +255,7 @@ export class BatchWorker {
     this.leaseMs = options.leaseMs ?? 9_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.maxRequestsPerBatch = options.maxRequestsPerBatch ?? 50_000;
+    this.requestsPerBatchOf = options.requestsPerBatchOf;
     this.maxBackoffMs = options.maxBackoffMs ?? 60_000;
     this.stepRetryBaseMs = options.stepRetryBaseMs ?? 1_000;
     this.maxStepAttempts = Math.max(1, options.maxStepAttempts ?? 5);
@@ -482,7 +489,7 @@ export class BatchWorker {
     }
     let response: LineResponse;
     try {
-      response = await this.execute({ keyId: batch.keyId, url: batch.endpoint, body: row.body });
+      response = await this.execute({ keyId: batch.keyId, url: batch.endpoint, body: row.body, batchId: batch.id, line: row.line });
     } catch (error) {
       if (isUnreachableError(error)) {
         const now = this.clock.now();
@@ -687,9 +694,11 @@ export class BatchWorker {
     }
     // A worker that died half-way through validation may have stored some rows already.
     await this.repository.deleteRequests(batch.id);
+    const maxRequests =
+      this.requestsPerBatchOf === undefined ? this.maxRequestsPerBatch : await this.requestsPerBatchOf(batch.organizationId);
     const summary = await validateBatchInput(
       content,
-      { endpoint: batch.endpoint, maxLineBytes: this.maxLineBytes, maxRequests: this.maxRequestsPerBatch },
+      { endpoint: batch.endpoint, maxLineBytes: this.maxLineBytes, maxRequests },
       (requests) => this.repository.insertRequests(batch.id, requests),
     );
     if (summary.errors.length > 0) {

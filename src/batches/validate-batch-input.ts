@@ -7,6 +7,7 @@
  */
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
+import { findTooDeepValue, MAX_JSON_DEPTH } from '../core/json-depth.ts';
 import type { BatchError, NewBatchRequest } from '../db/repositories/batches-repository.ts';
 
 export interface BatchInputRules {
@@ -118,6 +119,9 @@ function checkLine(text: string, line: number, rules: BatchInputRules, firstLine
   const body = parsed['body'];
   if (body === undefined) return lineError(line, 'body', `Line ${line} has no body.`);
   if (!isPlainObject(body)) return lineError(line, 'body', `Line ${line}: body must be a JSON object.`);
+  // Checked before anything recurses over the body (JSON.stringify below): a line error, not a stack overflow.
+  const tooDeep = findTooDeepValue(body, MAX_JSON_DEPTH, 'body');
+  if (tooDeep !== undefined) return lineError(line, tooDeep.param, `Line ${line}: ${tooDeep.message}`);
   if (body['stream'] === true)
     return lineError(line, 'body.stream', `Line ${line}: streaming is not available in a batch; leave body.stream unset or false.`);
   const earlier = firstLineOf.get(customId);

@@ -14,7 +14,7 @@ export interface ParsedArguments {
   flags: Record<string, string | true>;
 }
 
-const BOOLEAN_FLAGS = new Set(['json', 'help', 'password-stdin', 'create-org']);
+const BOOLEAN_FLAGS = new Set(['json', 'help', 'password-stdin', 'create-org', 'all', 'clear-overrides']);
 
 export function parseArguments(argv: readonly string[]): ParsedArguments {
   const positionals: string[] = [];

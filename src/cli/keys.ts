@@ -1,5 +1,5 @@
 /**
- * `switchyard keys create|list|revoke`: the operator's key management (SPEC: keys are not created
+ * `switchyard keys create|list|revoke|update`: the operator's key management (SPEC: keys are not created
  * through the interface).
  */
 import { KeyRequestError, KeyService, parseDuration } from '../accounts/key-service.ts';
@@ -9,6 +9,9 @@ import { OwnersRepository } from '../db/repositories/owners-repository.ts';
 import { openMigratedDatabase } from '../runtime.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
 import { requireKnownOrganization } from './known-organization.ts';
+import { createAccountServices } from '../accounts/account-services.ts';
+import { CLI_ACTOR } from '../accounts/organizations.ts';
+import { commaList } from './operator-services.ts';
 
 function iso(milliseconds: number | null): string {
   return milliseconds === null ? '-' : new Date(milliseconds).toISOString();
@@ -18,8 +21,9 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
   const [action, ...rest] = parsed.positionals;
   const database = await openMigratedDatabase(config);
   try {
-    const repository = new ApiKeysRepository(database.db);
-    const keys = new KeyService(config, repository);
+    // Keys are bounded by their organization's plan (accounts/plans.ts).
+    const { organizations } = createAccountServices(config, database.db, { info: () => undefined, error: () => undefined });
+    const keys = new KeyService(config, new ApiKeysRepository(database.db), Date.now, organizations);
     // What the operator does to an organization's keys shows in that organization's audit log too.
     const owners = new OwnersRepository(database.db);
     const audit = (organizationId: string, action: string, target: string): Promise<void> =>
@@ -37,7 +41,7 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
         // A new organization only when asked: a typo in --org must not make one silently.
         if (typeof parsed.flags['org'] === 'string' && parsed.flags['create-org'] !== true) {
           await requireKnownOrganization(
-            repository,
+            new ApiKeysRepository(database.db),
             parsed.flags['org'],
             'Add --create-org to create it with this key (`switchyard keys list` shows the organizations of existing keys).',
           );
@@ -101,8 +105,30 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
         print(`Revoked ${id}.`);
         return;
       }
+      case 'update': {
+        const id = rest[0];
+        const tier = parsed.flags['tier'];
+        const permissions = parsed.flags['permissions'];
+        const name = parsed.flags['name'];
+        if (id === undefined || (typeof tier !== 'string' && typeof permissions !== 'string' && typeof name !== 'string'))
+          throw new CliUsageError('Usage: switchyard keys update <key id> [--tier T] [--permissions a,b] [--name N]');
+        const updated = await keys.update(id, {
+          ...(typeof tier === 'string' ? { tier } : {}),
+          ...(typeof permissions === 'string' ? { permissions: commaList(permissions) } : {}),
+          ...(typeof name === 'string' ? { name } : {}),
+        });
+        await audit(updated.organizationId, 'key.updated', id);
+        await organizations.audit(CLI_ACTOR, 'key.updated', updated.organizationId, id, {
+          tier: updated.tier,
+          permissions: updated.permissions,
+        });
+        print(
+          `Updated ${id}: tier ${updated.tier}, permissions ${updated.permissions.join(', ')}; every instance uses it within a second.`,
+        );
+        return;
+      }
       default:
-        throw new CliUsageError('Usage: switchyard keys create|list|revoke ...');
+        throw new CliUsageError('Usage: switchyard keys create|list|revoke|update ...');
     }
   } catch (error) {
     if (error instanceof KeyRequestError) throw new CliUsageError(error.message);

@@ -9,14 +9,18 @@ import { isServiceError } from '../core/service-error.ts';
 import { OwnersRepository } from '../db/repositories/owners-repository.ts';
 import { openMigratedDatabase } from '../runtime.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
+import { CLI_ACTOR } from '../accounts/organizations.ts';
+import { createAccountServices } from '../accounts/account-services.ts';
+import { setPasswordLink } from '../accounts/people.ts';
+import { linkBaseUrl, withOperatorServices } from './operator-services.ts';
 
-const USAGE =
-  'Usage: switchyard owners create --org <organization> --email <email> [--role owner|member] [--tiers Developer,Production] [--password-stdin] [--base-url URL]';
+const USAGE = `Usage: switchyard owners create --org <organization> --email <email> [--role owner|member] [--tiers Developer,Production] [--password-stdin] [--base-url URL]
+       switchyard owners list --org <organization> [--json]
+       switchyard owners remove --email <email>
+       switchyard owners set-role --email <email> --role owner|member
+       switchyard owners reset-link --email <email> [--base-url URL]`;
 
-/** The link an owner opens to set a password; the token is in the fragment, so it never reaches a server log. */
-export function setPasswordLink(baseUrl: string, token: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}/dashboard/set-password#token=${token}`;
-}
+export { setPasswordLink };
 
 async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
@@ -35,6 +39,10 @@ export async function ownersCommand(
   const [action] = parsed.positionals;
   const organization = parsed.flags['org'];
   const email = parsed.flags['email'];
+  if (action === 'list' || action === 'remove' || action === 'set-role' || action === 'reset-link') {
+    await managePeople(config, action, parsed, print);
+    return;
+  }
   if (action !== 'create' || typeof organization !== 'string' || typeof email !== 'string') throw new CliUsageError(USAGE);
   const role = parsed.flags['role'] ?? 'owner';
   if (role !== 'owner' && role !== 'member') throw new CliUsageError('--role is owner or member.');
@@ -61,10 +69,13 @@ export async function ownersCommand(
       ...(allowedTiers === undefined ? {} : { allowedTiers }),
     });
     await accounts.audit({ organizationId: owner.organizationId, email: 'operator' }, 'owner.created', owner.email, null);
+    // A new organization's plan: the highest of `--tiers` (else the default tier); keys are bounded by it.
+    const services = createAccountServices(config, database.db, { info: () => undefined, error: () => undefined });
+    await services.organizations.backfillPlans();
+    services.mailer.close();
     print(`Created ${owner.role} ${owner.email} of organization ${owner.organizationId}.`);
     if (linkToken !== undefined) {
-      const baseUrl =
-        typeof parsed.flags['base-url'] === 'string' ? parsed.flags['base-url'] : `http://${config.server.host}:${config.server.port}`;
+      const baseUrl = linkBaseUrl(config, parsed);
       print('One-time sign-in link to set the password (valid 24 hours):');
       print(setPasswordLink(baseUrl, linkToken));
     } else {
@@ -76,4 +87,48 @@ export async function ownersCommand(
   } finally {
     await database.close();
   }
+}
+
+/** `owners list|remove|set-role|reset-link`: the operator's people management, logged in the operators' audit log. */
+async function managePeople(
+  config: Config,
+  action: 'list' | 'remove' | 'set-role' | 'reset-link',
+  parsed: ParsedArguments,
+  print: (text: string) => void,
+): Promise<void> {
+  await withOperatorServices(config, async ({ people, organizations, owners }) => {
+    if (action === 'list') {
+      const organization = parsed.flags['org'];
+      if (typeof organization !== 'string') throw new CliUsageError(USAGE);
+      await organizations.get(organization);
+      const list = await people.list(organization);
+      if (parsed.flags['json'] === true) return print(JSON.stringify(list));
+      for (const person of list)
+        print(
+          `${person.email}  ${person.role}  ${person.passwordSet ? 'password set' : 'no password yet'}  ${person.totpEnabled ? 'TOTP on' : 'TOTP off'}  last seen ${person.lastSeenAt === null ? '-' : new Date(person.lastSeenAt).toISOString()}`,
+        );
+      if (list.length === 0) print(`No people in ${organization}.`);
+      return;
+    }
+    const email = parsed.flags['email'];
+    if (typeof email !== 'string') throw new CliUsageError(USAGE);
+    const person = await owners.findOwnerByEmail(email.trim().toLowerCase());
+    if (person === undefined) throw new CliUsageError(`No account for ${email}.`);
+    if (action === 'remove') {
+      await people.remove(person);
+      await organizations.audit(CLI_ACTOR, 'owner.removed', person.organizationId, person.email, null);
+      print(`Removed ${person.email} from ${person.organizationId}; their sessions ended.`);
+    } else if (action === 'set-role') {
+      const role = parsed.flags['role'];
+      if (role !== 'owner' && role !== 'member') throw new CliUsageError('--role is owner or member.');
+      await people.setRole(person, role);
+      await organizations.audit(CLI_ACTOR, 'owner.role_changed', person.organizationId, person.email, { from: person.role, to: role });
+      print(`${person.email} is now ${role === 'owner' ? 'an owner' : 'a read-only member'} of ${person.organizationId}.`);
+    } else {
+      const issued = await people.resetLink(person, linkBaseUrl(config, parsed));
+      await organizations.audit(CLI_ACTOR, 'owner.link_issued', person.organizationId, person.email, { delivery: issued.delivery });
+      print(`One-time sign-in link for ${person.email} (valid 24 hours${issued.delivery === 'sent' ? ', also mailed' : ''}):`);
+      print(issued.link);
+    }
+  });
 }

@@ -7,32 +7,15 @@
 import type { Config } from '../config/index.ts';
 import { systemClock, type Clock } from '../limits/clock.ts';
 import { createDeploymentState } from '../limits/create-deployment-state.ts';
-import type { DeploymentState, DeploymentStateStore } from '../limits/deployment-state.ts';
+import type { DeploymentStateStore } from '../limits/deployment-state.ts';
 import { deploymentTable } from '../services/generation/routing/deployment-table.ts';
+import { deploymentRows, type DeploymentRow } from '../services/generation/routing/deployment-report.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
 
 export interface RoutesCommandOptions {
   /** The state to read (tests); default: the one the config names. */
   state?: DeploymentStateStore;
   clock?: Clock;
-}
-
-interface DeploymentRow {
-  model: string;
-  strategy: string;
-  deployment: string;
-  upstream_model: string;
-  weight: number;
-  requests_per_minute_limit: number | null;
-  tokens_per_minute_limit: number | null;
-  /** Null for a model with one deployment and no limits: it is routed without shared state. */
-  live: {
-    in_flight: number;
-    requests_this_minute: number;
-    tokens_this_minute: number;
-    cooling_until: string | null;
-    latency_ms: number | null;
-  } | null;
 }
 
 export async function routesCommand(
@@ -52,36 +35,7 @@ export async function routesCommand(
   const clock = options.clock ?? systemClock;
   const rows: DeploymentRow[] = [];
   try {
-    for (const routed of table.values()) {
-      if (typeof only === 'string' && routed.modelId !== only) continue;
-      const live: Array<DeploymentState | undefined> =
-        state === undefined || routed.direct
-          ? routed.deployments.map(() => undefined)
-          : await state.read(routed.deployments.map((deployment) => deployment.ref));
-      const nowMs = clock.now();
-      routed.deployments.forEach((deployment, index) => {
-        const current = live[index];
-        rows.push({
-          model: routed.modelId,
-          strategy: routed.direct ? 'direct' : routed.strategy,
-          deployment: deployment.id,
-          upstream_model: deployment.target.upstreamModel,
-          weight: deployment.weight,
-          requests_per_minute_limit: deployment.limits.requestsPerMinute || null,
-          tokens_per_minute_limit: deployment.limits.tokensPerMinute || null,
-          live:
-            current === undefined
-              ? null
-              : {
-                  in_flight: current.inFlight,
-                  requests_this_minute: current.requests,
-                  tokens_this_minute: current.tokens,
-                  cooling_until: current.coolingUntilMs > nowMs ? new Date(current.coolingUntilMs).toISOString() : null,
-                  latency_ms: current.latencyMs === null ? null : Math.round(current.latencyMs),
-                },
-        });
-      });
-    }
+    rows.push(...(await deploymentRows(table, state, clock.now(), typeof only === 'string' ? only : undefined)));
   } finally {
     if (options.state === undefined) await state?.close();
   }

@@ -22,3 +22,4 @@ export {
   type RoutingStrategyName,
 } from './schema.ts';
 export { BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
+export { TRACE_SAMPLERS, type TracingConfig, type TraceSamplerName } from './tracing-config.ts';

@@ -10,6 +10,7 @@ import type * as Yaml from 'yaml';
 import type { z } from 'zod';
 import { BUILTIN_MODELS, BUILTIN_PROVIDER, BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
 import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, type TierConfig } from './schema.ts';
+import { tracingFromEnvironment, type TracingConfig } from './tracing-config.ts';
 
 /** A configuration problem, with the field it concerns and how to fix it. Start-up prints it and exits. */
 export class ConfigError extends Error {
@@ -68,6 +69,10 @@ export interface Config {
   readonly limits: z.infer<typeof configSchema>['limits'];
   readonly routingState: z.infer<typeof configSchema>['routingState'];
   readonly dependencies: z.infer<typeof configSchema>['dependencies'];
+  /** Traces: on when `tracing.endpoint` is set (OTEL_EXPORTER_OTLP_ENDPOINT). */
+  readonly tracing: TracingConfig;
+  /** SMTP for invitations and set-password links (SMTP_URL, SMTP_FROM); no `url`: links go to the log. */
+  readonly smtp: z.infer<typeof configSchema>['smtp'];
 }
 
 export interface LoadConfigOptions {
@@ -185,6 +190,14 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (Object.keys(dependencies).length > 0) result['dependencies'] = dependencies;
   if (env['LIMITS_ON_STORE_FAILURE']) result['limits'] = { onStoreFailure: env['LIMITS_ON_STORE_FAILURE'] };
   if (env['ROUTING_ON_STORE_FAILURE']) result['routingState'] = { onStoreFailure: env['ROUTING_ON_STORE_FAILURE'] };
+  try {
+    const tracing = tracingFromEnvironment(env);
+    if (tracing !== undefined) result['tracing'] = tracing;
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  if (env['SMTP_URL'] || env['SMTP_FROM'])
+    result['smtp'] = { ...(env['SMTP_URL'] ? { url: env['SMTP_URL'] } : {}), ...(env['SMTP_FROM'] ? { from: env['SMTP_FROM'] } : {}) };
   return result;
 }
 
@@ -239,7 +252,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Sections the environment sets field by field: a file's other fields of the same section stay. */
-const MERGED_SECTIONS = new Set(['server', 'batches', 'limits', 'routingState', 'dependencies']);
+const MERGED_SECTIONS = new Set(['server', 'batches', 'limits', 'routingState', 'dependencies', 'tracing']);
 
 /** Later layers win; the sections above merge key by key, everything else is replaced. */
 function mergeLayers(...layers: unknown[]): Record<string, unknown> {
@@ -409,6 +422,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     limits: config.limits,
     routingState: config.routingState,
     dependencies: config.dependencies,
+    tracing: config.tracing,
+    smtp: config.smtp,
   });
 }
 

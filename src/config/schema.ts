@@ -3,6 +3,7 @@
  * empty config (fresh install) gives a working service with the built-in engines.
  */
 import { z } from 'zod';
+import { tracingSchema } from './tracing-config.ts';
 
 /** Every permission a key can carry; each endpoint family requires one. */
 export const PERMISSIONS = [
@@ -45,6 +46,8 @@ export const tierSchema = z.strictObject({
   tokensPerMonth: nonNegativeInteger,
   /** Batches validating or in progress at once; 0 means the batch API is not available. */
   concurrentBatches: nonNegativeInteger,
+  /** Most requests (lines) in one batch (SPEC: above 50,000 needs a custom plan: a per-organization override). */
+  maxRequestsPerBatch: z.number().int().positive().default(50_000),
   /** Permissions given to new keys of this tier when none are named. */
   permissions: z.array(z.enum(PERMISSIONS)),
   /** Run the moderation pre-check on generation inputs for keys of this tier. */
@@ -128,6 +131,12 @@ export const providerSchema = z.discriminatedUnion('kind', [
      * base URL's host is api.openai.com, else `generic`.
      */
     dialect: z.enum(['openai', 'generic']).optional(),
+    /**
+     * Download image `url` results from any address. Default false: only public addresses (no
+     * loopback, private, link-local, CGNAT or metadata ranges), for a backend whose images are served
+     * from a private network.
+     */
+    allowPrivateImageUrls: z.boolean().optional(),
     ...providerBase,
   }),
   z.strictObject({
@@ -253,6 +262,14 @@ export const configSchema = z.strictObject({
       headersTimeoutMs: z.number().int().positive().default(30_000),
       /** Longest silence while a request body is being received, milliseconds; then 408 and the connection is closed. */
       bodyIdleTimeoutMs: z.number().int().positive().default(30_000),
+      /**
+       * Minimum body rate, as Apache's mod_reqtimeout (`body=20,MinRate=500`): a request body gets
+       * `bodyTimeoutMs` to arrive, extended by one second per `bodyMinBytesPerSecond` bytes received;
+       * past that, 408 and the connection is closed. Milliseconds.
+       */
+      bodyTimeoutMs: z.number().int().positive().default(20_000),
+      /** Bytes per second a request body must average beyond `bodyTimeoutMs` (each such many bytes buys one more second). */
+      bodyMinBytesPerSecond: z.number().int().positive().default(500),
       /** Longest time to receive a whole request (headers and body), milliseconds; bounds a body that trickles in. */
       requestTimeoutMs: z.number().int().positive().default(300_000),
       /**
@@ -314,6 +331,19 @@ export const configSchema = z.strictObject({
   /** Create and print one key on the first start of an empty database. */
   bootstrapKey: z.boolean().default(true),
   tiers: z.record(z.string().min(1), tierSchema).prefault(DEFAULT_TIERS),
+  /**
+   * Mail that leaves (invitations, set-password links): an `smtp://` or `smtps://` URL for nodemailer
+   * (SMTP_URL) and the sender (SMTP_FROM). Without a URL, links are written to the log instead.
+   */
+  smtp: z
+    .strictObject({
+      url: z
+        .string()
+        .regex(/^smtps?:\/\//, 'use smtp://user:password@host:port or smtps://...')
+        .optional(),
+      from: z.string().min(3).default('Switchyard <switchyard@localhost>'),
+    })
+    .prefault({}),
   /** Tier of the bootstrap key and of `keys create` without `--tier`. */
   defaultTier: z.string().default('Developer'),
   providers: z.record(z.string().min(1), providerSchema).default({}),
@@ -346,7 +376,7 @@ export const configSchema = z.strictObject({
   dependencies: z
     .strictObject({
       /** Longest wait for one Redis command, ms (on the hot path: admission, routing state). */
-      redisCommandTimeoutMs: z.number().int().positive().default(300),
+      redisCommandTimeoutMs: z.number().int().positive().default(1_000),
       /** Longest wait for a Redis connection, ms. */
       redisConnectTimeoutMs: z.number().int().positive().default(1_000),
       /** Longest wait for a Postgres connection (new or from the pool), ms. */
@@ -378,6 +408,8 @@ export const configSchema = z.strictObject({
       interactiveThreshold: z.number().int().nonnegative().default(32),
     })
     .prefault({}),
+  /** Traces over OTLP/HTTP (config/tracing-config.ts; the OTEL_* variables). Off without an endpoint. */
+  tracing: tracingSchema.prefault({}),
 });
 export type ConfigInput = z.input<typeof configSchema>;
 

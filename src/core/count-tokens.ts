@@ -9,9 +9,10 @@
  * seconds. Runs of non-whitespace (or of whitespace) longer than MAX_RUN_LENGTH are therefore counted
  * in pieces of that length, which makes counting linear in the input; ordinary text (no run that long) is counted
  * exactly as before, and a split word costs at most about one token per piece. For very large inputs
- * `countTextTokensAsync` / `countRequestTokensAsync` also yield to the event loop between slices, so
- * that other requests keep being served while one huge prompt is counted.
+ * `countTextTokensAsync` / `countRequestTokensAsync` also yield to the event loop between slices
+ * (EVENT_LOOP_SLICE_MS), so that other requests keep being served while one huge prompt is counted.
  */
+import { EventLoopSlicer } from './event-loop-slices.ts';
 import { loadO200k } from './tokenizer/o200k.ts';
 import type { GenerationRequest, Message } from './generation.ts';
 
@@ -21,8 +22,10 @@ const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_IMAGE = 85;
 /** Longest run of non-whitespace characters handed to the tokenizer in one piece. */
 export const MAX_RUN_LENGTH = 256;
-/** Characters counted between two yields to the event loop by the asynchronous counters. */
+/** Longest text (all of a prompt's texts together) the counters handle without yielding to the event loop, characters. */
 export const ASYNC_SLICE_LENGTH = 32 * 1024;
+/** Characters counted per step by the asynchronous counters (~1-2 ms here); they yield once a slice's time is used (core/event-loop-slices.ts). */
+const ASYNC_STEP_LENGTH = 8 * 1024;
 
 /** ASCII whitespace: where the tokenizer's pre-tokens (and so the counting pieces) may be cut. */
 export function isWhitespace(code: number): boolean {
@@ -100,9 +103,9 @@ export function countTextTokens(text: string): number {
   return text.length === 0 ? 0 : countRange(text, 0, text.length);
 }
 
-/** Where a slice of at most ASYNC_SLICE_LENGTH characters from `start` may end: after a whitespace when there is one. */
+/** Where a step of at most ASYNC_STEP_LENGTH characters from `start` may end: after a whitespace when there is one. */
 function sliceEnd(text: string, start: number): number {
-  const limit = start + ASYNC_SLICE_LENGTH;
+  const limit = start + ASYNC_STEP_LENGTH;
   if (limit >= text.length) return text.length;
   // Cut before a whitespace character (o200k attaches a leading space to the next word), searching back
   // a little; inside a long run the cut is a run piece boundary anyway.
@@ -110,24 +113,19 @@ function sliceEnd(text: string, start: number): number {
   return isHighSurrogate(text.charCodeAt(limit - 1)) ? limit + 1 : limit;
 }
 
-/** Resolves on the next turn of the event loop, after pending I/O callbacks. */
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 /**
- * Same count as `countTextTokens` for short texts; long texts are counted in slices of about
- * ASYNC_SLICE_LENGTH characters with a yield to the event loop between slices, so that no request can
- * hold the instance for longer than one slice.
+ * Same count as `countTextTokens` for short texts; long texts are counted in steps of about
+ * ASYNC_STEP_LENGTH characters, yielding to the event loop whenever `slicer`'s slice is used up, so
+ * that no request can hold the instance for longer than one slice (EVENT_LOOP_SLICE_MS).
  */
-export async function countTextTokensAsync(text: string): Promise<number> {
-  if (text.length <= ASYNC_SLICE_LENGTH) return countTextTokens(text);
+export async function countTextTokensAsync(text: string, slicer: EventLoopSlicer = new EventLoopSlicer()): Promise<number> {
+  if (text.length <= ASYNC_STEP_LENGTH) return countTextTokens(text);
   let tokens = 0;
   for (let start = 0; start < text.length;) {
     const end = sliceEnd(text, start);
     tokens += countRange(text, start, end);
     start = end;
-    if (start < text.length) await yieldToEventLoop();
+    if (start < text.length) await slicer.checkpoint();
   }
   return tokens;
 }
@@ -204,16 +202,12 @@ export function countShortRequestTokens(request: GenerationRequest): number | un
 /** `countRequestTokens` that yields to the event loop while counting a large prompt (see countTextTokensAsync). */
 export async function countRequestTokensAsync(request: GenerationRequest): Promise<number> {
   const pieces = promptPieces(request);
+  const slicer = new EventLoopSlicer();
   let tokens = pieces.fixedTokens;
-  let sinceYield = 0;
   for (const text of pieces.texts) {
-    tokens += await countTextTokensAsync(text);
-    sinceYield += text.length;
+    tokens += await countTextTokensAsync(text, slicer);
     // Many medium texts add up like one long one.
-    if (sinceYield >= ASYNC_SLICE_LENGTH) {
-      sinceYield = 0;
-      await yieldToEventLoop();
-    }
+    await slicer.checkpoint();
   }
   return tokens;
 }

@@ -16,11 +16,33 @@ export interface CallOptions {
   /** Request id, forwarded upstream where the backend accepts one (for tracing). */
   requestId?: string;
   /**
+   * Whom the work is for (the caller's organization id). An engine shared by every caller (the
+   * built-in sentence encoder) serves tenants in turn, so one tenant's long job cannot hold it.
+   */
+  tenant?: string;
+  /**
    * The caller assembles the whole answer before replying (a non-streaming client request). A backend
    * may then fetch it in one piece instead of as an upstream stream, and emit it as the same parts:
    * one JSON parse instead of one per chunk.
    */
   preferWholeResponse?: boolean;
+  /** The upstream attempt's trace, when tracing is on: its headers go upstream, the call reports to it. */
+  trace?: UpstreamTrace;
+}
+
+/**
+ * What a provider tells the trace of one upstream call (telemetry/ implements it): the W3C
+ * trace-context headers to send, and when the call connected, answered and ended.
+ */
+export interface UpstreamTrace {
+  /** `traceparent` (and `tracestate`) of the attempt, sent with the upstream request. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The request was handed to a connection (after any wait in the pool and the TCP/TLS connect). */
+  connected(): void;
+  /** The response's status and headers arrived (first byte). */
+  responded(status: number): void;
+  /** The response body ended, or the call failed. */
+  ended(error?: unknown): void;
 }
 
 /** A chat/text model. Streaming is the only primitive: non-streaming answers are assembled from parts. */

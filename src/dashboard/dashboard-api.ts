@@ -21,6 +21,9 @@ import type { AccountUsageReader } from '../services/account-usage.ts';
 import { toFileObject } from '../services/files/file-object.ts';
 import type { FileService } from '../services/files/file-service.ts';
 import { usageReport, usageCsv, parseUsageRange } from './usage-report.ts';
+import { allowedKeyTiers, keyLimits } from '../accounts/plans.ts';
+import type { OperatorApiDependencies } from './operator-api.ts';
+import { accessRefusal, type Access } from './dashboard-access.ts';
 
 export const SESSION_COOKIE = 'switchyard_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -35,12 +38,11 @@ export interface DashboardApiDependencies {
   files: FileService;
   /** Absolute session lifetime, for the cookie's Max-Age. */
   sessionMaxAgeSeconds: number;
+  /** The operator console and people management (operator-api.ts, people-api.ts); absent: not mounted. */
+  operator?: OperatorApiDependencies;
 }
 
-/** Who may call a route: anyone (sign-in), any signed-in account, or owners only (not members). */
-type Access = 'public' | 'member' | 'owner';
-
-interface DashboardContext {
+export interface DashboardContext {
   token: string;
   session: SessionRecord;
   owner: OwnerRecord;
@@ -81,7 +83,7 @@ const totpEnableBody = z.object({ code: z.string().min(1).max(10), password: z.s
 const totpDisableBody = z.object({ password: z.string().max(200).optional(), code: z.string().max(40).optional() });
 
 /** Parses a JSON body with zod into the SPEC 400 (first problem, with its field as `param`). */
-function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body ?? {});
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
@@ -150,14 +152,9 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
         throw authError('invalid_token', 'The CSRF token is missing or does not match this session. Reload the page.');
       }
     }
-    if (access === 'owner' && resolved.owner.role !== 'owner') {
-      throw new ServiceError({
-        status: 403,
-        type: 'permission_error',
-        code: 'permission_denied',
-        message: 'Members can look but not change: ask an owner.',
-      });
-    }
+    const refusal = accessRefusal(access, resolved.owner.role, request.routeOptions.url ?? request.url);
+    if (refusal !== undefined)
+      throw new ServiceError({ status: 403, type: 'permission_error', code: 'permission_denied', message: refusal });
     request.dashboard = { token: token!, ...resolved };
   });
 
@@ -251,8 +248,12 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
     return { object: 'dashboard.totp', enabled: false };
   });
 
-  const allowedTiers = async (organizationId: string): Promise<string[]> =>
-    ((await accounts.allowedTiers(organizationId)) ?? [config.defaultTier]).filter((tier) => config.tiers[tier] !== undefined);
+  // The organization's plan bounds its keys (accounts/plans.ts): its tier and those ranked below it.
+  const allowedTiers = async (organizationId: string): Promise<string[]> => {
+    const plan = await dependencies.operator?.organizations.planOf(organizationId);
+    if (plan !== undefined) return allowedKeyTiers(config, plan).reverse();
+    return ((await accounts.allowedTiers(organizationId)) ?? [config.defaultTier]).filter((tier) => config.tiers[tier] !== undefined);
+  };
 
   app.get('/dashboard/api/keys', route('member'), async (request) => {
     const { organizationId } = context(request).owner;
@@ -262,9 +263,12 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
       allowedTiers(organizationId),
     ]);
     const now = Date.now();
+    const plan = await dependencies.operator?.organizations.planOf(organizationId);
+    const inPlan = (permission: string): boolean => plan === undefined || (plan.permissions as string[]).includes(permission);
     return {
       object: 'list',
-      allowed_tiers: tiers.map((name) => ({ name, permissions: config.tiers[name]!.permissions })),
+      allowed_tiers: tiers.map((name) => ({ name, permissions: config.tiers[name]!.permissions.filter(inPlan) })),
+      plan_permissions: plan?.permissions ?? PERMISSIONS,
       permissions: PERMISSIONS,
       data: records.reverse().map((record) => keyObject(record, lastUsed.get(record.id), now)),
     };
@@ -295,7 +299,7 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
       await accounts.audit(owner, 'key.created', created.record.id, request.ip);
       return reply.code(201).send({ ...keyObject(created.record, undefined, Date.now()), key: created.key });
     } catch (error) {
-      if (error instanceof KeyRequestError) throw invalidParameter(null, error.message);
+      if (error instanceof KeyRequestError) throw invalidParameter(body.permissions === undefined ? 'tier' : 'permissions', error.message);
       throw error;
     }
   });
@@ -327,11 +331,14 @@ export function registerDashboardApi(app: FastifyInstance, dependencies: Dashboa
   app.get<{ Querystring: Record<string, string | undefined> }>('/dashboard/api/usage', route('member'), async (request) => {
     const { organizationId } = context(request).owner;
     const range = parseUsageRange(request.query, Date.now());
+    // One rule (accounts/plans.ts): the day and month limits are the organization's plan.
+    const plan = await dependencies.operator?.organizations.planOf(organizationId);
     return usageReport({
       rollups: dependencies.rollups,
       usage: dependencies.usage,
       organizationId,
-      tier: (await allowedTiers(organizationId))[0] ?? config.defaultTier,
+      tier: plan?.tier ?? (await allowedTiers(organizationId))[0] ?? config.defaultTier,
+      ...(plan === undefined ? {} : { limits: keyLimits(config, plan.tier, plan) }),
       range,
     });
   });

@@ -11,6 +11,8 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { notFound } from '../core/service-error.ts';
 import { registerDashboardApi, type DashboardApiDependencies } from './dashboard-api.ts';
+import { registerOperatorApi } from './operator-api.ts';
+import { registerPeopleApi } from './people-api.ts';
 
 /** The folder the build writes the bundle to, found from this file whether run from src/ or dist/src/. */
 export function dashboardAssetsDirectory(): string {
@@ -67,6 +69,11 @@ export async function registerDashboard(app: FastifyInstance, dependencies: Dash
         void reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
     });
     registerDashboardApi(scope, dependencies);
+    if (dependencies.operator !== undefined) {
+      const { config, accounts, keys } = dependencies;
+      registerOperatorApi(scope, { ...dependencies.operator, config, accounts, keys });
+      registerPeopleApi(scope, { ...dependencies.operator, accounts, config });
+    }
     const shell = async (_request: unknown, reply: FastifyReply) =>
       reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(SHELL);
     scope.get('/dashboard', shell);

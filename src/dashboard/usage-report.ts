@@ -3,6 +3,7 @@
  * today's and this month's usage against the tier's limits from the AccountUsageReader, the very
  * reader `/v1/auth/key` answers from (so the two cannot disagree).
  */
+import type { KeyPlanLimits } from '../accounts/plans.ts';
 import { invalidParameter } from '../core/service-error.ts';
 import type { DailyUsageRow, UsageRollupsRepository } from '../db/repositories/usage-rollups-repository.ts';
 import type { AccountUsageReader } from '../services/account-usage.ts';
@@ -52,6 +53,8 @@ export interface UsageReportInput {
   organizationId: string;
   /** The tier whose daily and monthly limits the organization is measured against. */
   tier: string;
+  /** The organization's plan limits (accounts/plans.ts), when plans are on: they decide the day and month. */
+  limits?: KeyPlanLimits;
   range: UsageRange;
 }
 
@@ -59,7 +62,12 @@ export async function usageReport(input: UsageReportInput): Promise<Record<strin
   const [rows, limits] = await Promise.all([
     input.rollups.daily(input.organizationId, input.range.fromDayStart, input.range.toDayStart),
     // Daily and monthly figures belong to the organization; the key id only selects per-minute buckets, unused here.
-    input.usage.read({ organizationId: input.organizationId, keyId: 'dashboard', tier: input.tier }),
+    input.usage.read({
+      organizationId: input.organizationId,
+      keyId: 'dashboard',
+      tier: input.tier,
+      ...(input.limits === undefined ? {} : { limits: input.limits }),
+    }),
   ]);
   const totals = { requests: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
   for (const row of rows) {

@@ -10,8 +10,16 @@ export interface OrganizationsTable {
   name: string;
   /** Milliseconds since epoch. */
   created_at: number;
-  /** JSON array of tier names the organization's owners may give new keys; null: the default tier only. */
+  /** JSON array of tier names the organization's owners may give new keys; null: the default tier only (superseded by `plan`, migration 0100). */
   allowed_tiers: string | null;
+  /** The configured tier this organization's plan starts from (migration 0100); null until set (filled at start). */
+  plan: string | null;
+  /** JSON object of per-organization overrides of the plan's figures (accounts/plans.ts `PlanOverrides`), or null. */
+  plan_overrides: string | null;
+  /** `active`, `suspended`, or `system` for the operators' reserved organization. */
+  status: Generated<string>;
+  /** Milliseconds since epoch of the suspension, or null. */
+  suspended_at: number | null;
   /** The deployment that answered (migration 0050); null for older rows and requests no deployment answered. */
   deployment: string | null;
 }
@@ -301,7 +309,37 @@ export interface StoredResponseItemsTable {
   response_id: string;
 }
 
+/** What operators did (migration 0100), kept apart from the organizations' own audit logs. */
+export interface OperatorAuditTable {
+  id: Generated<number>;
+  /** The operator's email, or `cli` for the admin commands. */
+  actor: string;
+  /** `organization.plan_changed`, `organization.suspended`, `key.updated`, `owner.removed`, ... */
+  action: string;
+  /** The organization acted on, or null. */
+  organization_id: string | null;
+  /** What inside it (a key id, an email), or null. */
+  target: string | null;
+  /** JSON of what changed, or null. */
+  detail: string | null;
+  address: string | null;
+  created_at: number;
+}
+
+/** One row per running instance, renewed every few seconds (the operator's fleet page). */
+export interface InstancesTable {
+  /** The instance id of batch leases. */
+  id: string;
+  /** package.json version. */
+  version: string;
+  /** Milliseconds since epoch. */
+  started_at: number;
+  last_seen_at: number;
+}
+
 export interface DatabaseSchema {
+  operator_audit: OperatorAuditTable;
+  instances: InstancesTable;
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   counters: CountersTable;

@@ -8,7 +8,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext, Authenticator } from '../accounts/authenticator.ts';
 import { CancellationSource } from '../core/cancellation.ts';
 import { DependencyUnavailableError, isUnreachableError } from '../core/circuit-breaker.ts';
-import { permissionDenied, ServiceError } from '../core/service-error.ts';
+import { findTooDeepValue } from '../core/json-depth.ts';
+import { invalidParameter, permissionDenied, ServiceError } from '../core/service-error.ts';
 import type { SseEvent } from '../core/sse-event.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
@@ -21,6 +22,9 @@ import { RouteTable } from './route-table.ts';
 import { writeSse } from './sse-writer.ts';
 import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../core/generation-format.ts';
 import { drainRequestBody } from './drain-request-body.ts';
+import { startRequestTrace } from './request-trace.ts';
+import { SPAN_NAMES, traceStep, type Tracing } from '../telemetry/trace-types.ts';
+import { SWITCHYARD } from '../telemetry/gen-ai-attributes.ts';
 
 export interface EdgeOptions extends MetadataSource {
   authenticator: Authenticator;
@@ -33,6 +37,8 @@ export interface EdgeOptions extends MetadataSource {
   decodeOptions?: DecodeOptions;
   /** Longest wait for a client that stopped reading a stream, milliseconds (then it is cut). */
   streamStallTimeoutMs?: number;
+  /** Traces (undefined: tracing off, and no request carries a trace). */
+  tracing?: Tracing | undefined;
 }
 
 /** True when the client is gone: its request or response was closed before the answer was complete. */
@@ -62,6 +68,29 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   return typeof apiKey === 'string' ? apiKey.trim() : undefined;
 }
 
+/**
+ * Bodies longer than this many characters are parsed one per turn of the event loop: one `JSON.parse`
+ * cannot be cut (~3.5 ms per MB here), but several large bodies arriving together are not parsed back
+ * to back, so other requests wait for at most one of them.
+ */
+const LARGE_BODY_CHARACTERS = 1024 * 1024;
+const largeBodies: Array<() => void> = [];
+
+/** Runs `parse` on a later turn of the event loop, after the large bodies queued before it, one per turn. */
+function parseInTurn(parse: () => void): void {
+  largeBodies.push(parse);
+  if (largeBodies.length === 1) setImmediate(parseNextLargeBody);
+}
+
+function parseNextLargeBody(): void {
+  try {
+    largeBodies[0]?.();
+  } finally {
+    largeBodies.shift();
+    if (largeBodies.length > 0) setImmediate(parseNextLargeBody);
+  }
+}
+
 /** A short description of why a request ended, without a stack. */
 function describeReason(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
@@ -79,11 +108,16 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   app.decorateRequest('extraHeaders', undefined);
   app.decorateRequest('admission', undefined);
   app.decorateRequest('routeFactsCache', undefined);
+  app.decorateRequest('trace', undefined);
+  const tracing = options.tracing;
   // One frozen object shared by every request (decorating with an object value is safe when it is never mutated).
   app.decorateRequest('decodeOptions', { getter: () => decodeOptions });
   app.decorateRequest('admit', async function admit(this: FastifyRequest, estimatedTokens: number) {
     if (this.auth === undefined) throw new Error('admit() called on a route without authentication');
-    const admission = await options.metering.admit(this.auth, estimatedTokens);
+    const admission =
+      this.trace === undefined
+        ? await options.metering.admit(this.auth, estimatedTokens)
+        : await traceAdmission(this, options.metering.admit(this.auth, estimatedTokens));
     this.admission = admission;
     this.extraHeaders = { ...this.extraHeaders, ...admission.headers };
     return admission;
@@ -147,27 +181,44 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       // Metrics: the onResponse hook still runs for a hijacked reply, when the stream has ended.
       try {
         const outcome = await writeSse(this.raw, events, writeOptions);
-        if (outcome === 'client-left') request.log.info('client disconnected during the stream');
+        if (outcome === 'client-left') {
+          request.log.info('client disconnected during the stream');
+          request.trace?.end(499);
+        }
       } catch (error) {
         // A client that left mid-stream is not a server failure: one line at info, no stack.
-        if (clientGone(request)) request.log.info({ reason: describeReason(error) }, 'client disconnected during the stream');
-        else request.log.error({ err: error }, 'stream failed');
+        if (clientGone(request)) {
+          request.log.info({ reason: describeReason(error) }, 'client disconnected during the stream');
+          request.trace?.end(499);
+        } else {
+          request.log.error({ err: error }, 'stream failed');
+          request.trace?.fail(error, 500);
+        }
         if (!this.raw.writableEnded) this.raw.end();
       }
     },
   );
 
-  // JSON bodies: strict parse, empty body allowed (GET/DELETE/cancel calls send none).
+  // JSON bodies: strict parse, nesting at most MAX_JSON_DEPTH levels, empty body allowed (GET/DELETE/cancel calls send none).
   app.removeContentTypeParser(['application/json']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (error) {
-      done(toServiceError(error), undefined);
-    }
+    if (text.length > LARGE_BODY_CHARACTERS) return parseInTurn(() => parseJsonBody(text, done));
+    parseJsonBody(text, done);
   });
+  function parseJsonBody(text: string, done: (error: Error | null, body?: unknown) => void): void {
+    if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      return done(toServiceError(error), undefined);
+    }
+    // Too deep for the steps that recurse over a body (core/json-depth.ts): a 400 naming the parameter.
+    const tooDeep = findTooDeepValue(parsed);
+    if (tooDeep !== undefined) return done(invalidParameter(tooDeep.param, tooDeep.message), undefined);
+    done(null, parsed);
+  }
 
   // The per-request hooks use callbacks, not async functions: on the common path (a cached key, a
   // token route) they finish synchronously, and skipping a promise per hook shows in the gateway's CPU.
@@ -177,6 +228,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     void reply.header('x-request-id', request.id).header('request-id', request.id);
     // Only browsers send Origin and read CORS headers; SDK and server clients get none of those bytes.
     if (request.headers.origin !== undefined) void reply.headers(CORS_HEADERS);
+    if (tracing !== undefined) request.trace = startRequestTrace(tracing, request);
     const routeConfig = routeFacts(request).settings;
     if (routeConfig === undefined || routeConfig.permission === null) return done();
     const permission = routeConfig.permission;
@@ -184,6 +236,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       request.auth = auth;
       if (permission !== 'authenticated' && !auth.permissions.has(permission)) throw permissionDenied(permission);
     };
+    const next = request.trace === undefined ? done : tracedAuthentication(request, done);
     try {
       const secret = presentedKey(request);
       if (secret === undefined) {
@@ -193,16 +246,23 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       const cached = options.authenticator.authenticateCached(secret);
       if (cached !== undefined) {
         accept(cached);
-        return done();
+        return next();
       }
       options.authenticator
         .authenticate(secret)
         .then((auth) => accept(auth))
-        .then(() => done(), done);
+        .then(() => next(), next);
     } catch (error) {
-      done(error as Error);
+      next(error as Error);
     }
   });
+  if (tracing !== undefined) {
+    // A client that leaves before the answer is complete: no `finish`, so onResponse may never run.
+    app.addHook('onRequestAbort', (request, done) => {
+      request.trace?.end(499);
+      done();
+    });
+  }
 
   // Request-only routes are admitted before their handler; token routes admit in the handler.
   app.addHook('preHandler', (request, _reply, done) => {
@@ -214,6 +274,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   });
 
   app.addHook('onResponse', (request, reply, done) => {
+    request.trace?.end(reply.statusCode);
     options.metrics.observe(request.method, routeFacts(request).url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     // A handler that admitted tokens and then failed before settling must not leave them reserved.
     if (request.admission !== undefined && !request.admission.isSettled) {
@@ -235,6 +296,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     if (serviceError instanceof DependencyUnavailableError || isUnreachableError(error)) {
       request.log.debug({ err: serviceError.cause ?? error }, 'request refused: a dependency is unavailable');
     } else if (serviceError.status >= 500) request.log.error({ err: serviceError.cause ?? error }, 'request failed');
+    request.trace?.fail(serviceError, serviceError.status);
     const metadata = await buildMetadata(request, options, false);
     void reply.headers({ ...request.extraHeaders, ...serviceError.headers });
     // The client may still be uploading (a 413, or a refusal before the body was read): let it finish,
@@ -278,4 +340,27 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       .type('application/json; charset=utf-8')
       .send(renderError(error, metadata, format));
   });
+}
+
+/** Wraps the auth hook's `done` in the authentication span: it ends with the verdict (a refusal fails it). */
+function tracedAuthentication(request: FastifyRequest, done: (error?: Error) => void): (error?: Error) => void {
+  const span = request.trace!.startStep(SPAN_NAMES.auth);
+  return (error?: Error) => {
+    const auth = request.auth;
+    if (auth !== undefined) {
+      for (const traced of [span, request.trace!]) {
+        traced.setAttribute(SWITCHYARD.keyId, auth.keyId);
+        traced.setAttribute(SWITCHYARD.organizationId, auth.organizationId);
+        traced.setAttribute(SWITCHYARD.tier, auth.tier);
+      }
+    }
+    if (error !== undefined) span.fail(error);
+    span.end();
+    done(error);
+  };
+}
+
+/** The admission of a request-limited route, in the limits span. */
+function traceAdmission(request: FastifyRequest, admission: Promise<Admission>): Promise<Admission> {
+  return traceStep(request.trace, SPAN_NAMES.admit, admission);
 }

@@ -9,6 +9,10 @@
  *   the body is incomplete, the request is answered 408 in the SPEC envelope (`connection: close`)
  *   and the connection is closed once the answer is out. Progress is read from the socket's byte
  *   count, so the watchdog works whoever consumes the body (JSON parser or multipart uploads).
+ * - Body rate: the same sweep cuts a body that trickles in, as Apache's mod_reqtimeout
+ *   (`body=20,MinRate=500`) does: a body gets `bodyTimeoutMs` from its request's start, plus one second
+ *   per `bodyMinBytesPerSecond` bytes received so far; past that, 408 as above. One byte every few
+ *   seconds never goes silent long enough for the idle rule, but falls behind this one.
  * - The whole request: Node's `requestTimeout` bounds a body that trickles in just fast enough.
  */
 import type { Socket } from 'node:net';
@@ -18,15 +22,20 @@ import { renderError } from './error-envelope.ts';
 import { buildMetadata, type Metadata, type MetadataSource } from './metadata.ts';
 
 export interface SlowClientOptions extends MetadataSource {
+  /** Longest silence while a body arrives, milliseconds. */
   bodyIdleTimeoutMs: number;
+  /** Time a body gets before the rate rule applies, milliseconds (default 20 s). */
+  bodyTimeoutMs?: number;
+  /** Each this many bytes received extends `bodyTimeoutMs` by one second (default 500). */
+  bodyMinBytesPerSecond?: number;
 }
 
-function requestTimeoutError(what: string): ServiceError {
+function requestTimeoutError(what: string, detail = 'Send the whole request without long pauses.'): ServiceError {
   return new ServiceError({
     status: 408,
     type: 'invalid_request_error',
     code: 'request_timeout',
-    message: `The client took too long to send the request ${what}. Send the whole request without long pauses.`,
+    message: `The client took too long to send the request ${what}. ${detail}`,
   });
 }
 
@@ -49,6 +58,9 @@ interface UploadWatch {
   socket: Socket;
   bytesRead: number;
   lastProgress: number;
+  /** When the watch began, and the socket's byte count then: the rate rule's origin. */
+  startedAt: number;
+  startBytes: number;
 }
 
 /** Where a request keeps its UploadWatch while it is watched. */
@@ -60,6 +72,19 @@ export function installSlowClientGuards(app: FastifyInstance, options: SlowClien
   // almost every body is complete by the first sweep, and the per-request timer showed in profiles.
   const uploading = new Set<UploadWatch>();
   let sweeper: NodeJS.Timeout | undefined;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 20_000;
+  const bodyMinBytesPerSecond = options.bodyMinBytesPerSecond ?? 500;
+  const cut = (upload: UploadWatch, error: ServiceError, details: object, message: string): void => {
+    const { request, reply, socket } = upload;
+    uploading.delete(upload);
+    request.log.info(details, message);
+    // The rest of the body will not be read: the connection cannot carry another request.
+    reply.raw.once('finish', () => socket.destroy());
+    void buildMetadata(request, options, false).then((metadata) => {
+      if (reply.sent || socket.destroyed) return;
+      void reply.code(408).header('connection', 'close').type('application/json; charset=utf-8').send(renderError(error, metadata));
+    });
+  };
   const sweep = (): void => {
     const now = Date.now();
     for (const upload of uploading) {
@@ -71,21 +96,28 @@ export function installSlowClientGuards(app: FastifyInstance, options: SlowClien
       if (socket.bytesRead !== upload.bytesRead) {
         upload.bytesRead = socket.bytesRead;
         upload.lastProgress = now;
+      }
+      const received = upload.bytesRead - upload.startBytes;
+      const allowedMs = bodyTimeoutMs + (received * 1000) / bodyMinBytesPerSecond;
+      if (now - upload.startedAt > allowedMs) {
+        cut(
+          upload,
+          requestTimeoutError(
+            'body',
+            `A body must arrive at ${bodyMinBytesPerSecond} bytes per second or more after its first ${bodyTimeoutMs} ms.`,
+          ),
+          { bodyTimeoutMs, bodyMinBytesPerSecond, received },
+          'request body too slow: answering 408 and closing the connection',
+        );
         continue;
       }
       if (now - upload.lastProgress < options.bodyIdleTimeoutMs) continue;
-      uploading.delete(upload);
-      request.log.info({ bodyIdleTimeoutMs: options.bodyIdleTimeoutMs }, 'request body stalled: answering 408 and closing the connection');
-      // The rest of the body will not be read: the connection cannot carry another request.
-      reply.raw.once('finish', () => socket.destroy());
-      void buildMetadata(request, options, false).then((metadata) => {
-        if (reply.sent || socket.destroyed) return;
-        void reply
-          .code(408)
-          .header('connection', 'close')
-          .type('application/json; charset=utf-8')
-          .send(renderError(requestTimeoutError('body'), metadata));
-      });
+      cut(
+        upload,
+        requestTimeoutError('body'),
+        { bodyIdleTimeoutMs: options.bodyIdleTimeoutMs },
+        'request body stalled: answering 408 and closing the connection',
+      );
     }
     if (uploading.size === 0) {
       clearInterval(sweeper);
@@ -97,11 +129,20 @@ export function installSlowClientGuards(app: FastifyInstance, options: SlowClien
     const socket = request.raw.socket as Socket | null;
     // In-process requests (app.inject, batch lines) have no real socket to watch.
     if (socket === null || typeof socket.bytesRead !== 'number') return done();
-    const upload: UploadWatch = { request, reply, socket, bytesRead: socket.bytesRead, lastProgress: Date.now() };
+    const now = Date.now();
+    const upload: UploadWatch = {
+      request,
+      reply,
+      socket,
+      bytesRead: socket.bytesRead,
+      lastProgress: now,
+      startedAt: now,
+      startBytes: socket.bytesRead,
+    };
     uploading.add(upload);
     (request as WatchedRequest)[UPLOAD] = upload;
     if (sweeper === undefined) {
-      sweeper = setInterval(sweep, checkInterval(options.bodyIdleTimeoutMs));
+      sweeper = setInterval(sweep, checkInterval(Math.min(options.bodyIdleTimeoutMs, bodyTimeoutMs)));
       sweeper.unref();
     }
     done();

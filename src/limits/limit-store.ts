@@ -30,7 +30,7 @@ export interface LimitPolicy {
   tokensPerMonth: number;
 }
 
-export function limitPolicyFromTier(tier: TierConfig): LimitPolicy {
+export function limitPolicyFromTier(tier: Omit<TierConfig, 'maxRequestsPerBatch'>): LimitPolicy {
   return {
     requestsPerMinute: tier.requestsPerMinute,
     tokensPerMinute: tier.tokensPerMinute,

@@ -7,6 +7,8 @@
  * Upstream failures are not retried here (the SDKs retry 429 and 5xx themselves); they reach the
  * client mapped by the provider (core/upstream-error.ts).
  */
+import { startModelCallTrace } from '../services/trace-hooks.ts';
+import { SPAN_NAMES, spanUntil, traceStep } from '../telemetry/trace-types.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Capability, Config, ModelConfig } from '../config/index.ts';
 import type { EmbeddingModel, EmbeddingResult } from '../core/language-model.ts';
@@ -21,7 +23,7 @@ import { callerOf, defaultModelWith } from './metering-context.ts';
 
 export interface EmbeddingRouteDependencies {
   /** The catalogue: the default model is its first model with the `embeddings` capability. */
-  config: Pick<Config, 'models'>;
+  config: Pick<Config, 'models' | 'providers'>;
   /** Model lookup by id or alias with a capability check (GenerationService.resolve). */
   models: { resolve(modelName: string, needs?: readonly Capability[], param?: string): { model: ModelConfig } };
   /** Backends (ProviderRegistry). */
@@ -84,21 +86,33 @@ export function createEmbeddingsHandler(
     const { model } = resolveEmbeddingModel(dependencies, decoded.model);
     const tokens = checkEmbeddingInputTokens(decoded, model.contextWindow);
     const promptTokens = tokens.reduce((sum, count) => sum + count, 0);
-    const admission = await dependencies.metering.admit(caller.auth, promptTokens, { batch: caller.batch, ledgerSink: caller.ledgerSink });
+    const admission = await traceStep(
+      caller.trace,
+      SPAN_NAMES.admit,
+      dependencies.metering.admit(caller.auth, promptTokens, { batch: caller.batch, ledgerSink: caller.ledgerSink }),
+    );
     const ledger = ledgerContextOf(caller, model, '/v1/embeddings');
     let result: EmbeddingResult;
     try {
+      const call =
+        caller.trace === undefined
+          ? undefined
+          : startModelCallTrace(caller.trace, 'embeddings', model, dependencies.config.providers[model.provider]);
       const options = {
         signal: caller.signal,
         requestId: caller.requestId,
+        tenant: caller.auth.organizationId,
         ...(decoded.dimensions === undefined ? {} : { dimensions: decoded.dimensions }),
+        ...(call === undefined ? {} : { trace: call }),
       };
-      result = await embedInSlices(dependencies.registry.embeddingModel(model), decoded.inputs, options);
+      result = await spanUntil(call, embedInSlices(dependencies.registry.embeddingModel(model), decoded.inputs, options));
     } catch (error) {
       await admission.settle(undefined, ledger, isServiceError(error) ? error.status : 500);
       throw error;
     }
-    await admission.settle({ ...emptyUsage(), inputTokens: result.inputTokens, estimated: result.estimated }, ledger);
+    const usage = { ...emptyUsage(), inputTokens: result.inputTokens, estimated: result.estimated };
+    caller.trace?.usage(usage);
+    await admission.settle(usage, ledger);
     const encoded = encodeEmbeddingsResponse({
       model: model.id,
       embeddings: result.embeddings,

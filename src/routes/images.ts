@@ -8,6 +8,8 @@
  * Warning header: accepted-but-not-honoured styling parameters (`quality`, `style`...) are listed in
  * `x-switchyard-ignored-parameters`, as the chat route does.
  */
+import { startModelCallTrace } from '../services/trace-hooks.ts';
+import { spanUntil } from '../telemetry/trace-types.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Capability, Config, ModelConfig } from '../config/index.ts';
 import type { GeneratedImage, ImageModel } from '../core/language-model.ts';
@@ -33,7 +35,7 @@ export interface ImageFileStore {
 
 export interface ImageRouteDependencies {
   /** The catalogue: the default model is its first model with the `image_generation` capability. */
-  config: Pick<Config, 'models'>;
+  config: Pick<Config, 'models' | 'providers'>;
   /** Model lookup by id or alias with a capability check (GenerationService.resolve). */
   models: { resolve(modelName: string, needs?: readonly Capability[], param?: string): { model: ModelConfig } };
   /** Backends (ProviderRegistry). */
@@ -75,13 +77,21 @@ export function registerImageRoutes(app: FastifyInstance, dependencies: ImageRou
       }
       const ledger = ledgerContextOf(callerOf(request), model, '/v1/images/generations');
       let delivered: DeliveredImage[];
+      const call =
+        request.trace === undefined
+          ? undefined
+          : startModelCallTrace(request.trace, 'generate_content', model, dependencies.config.providers[model.provider]);
       try {
-        const images = await dependencies.registry
-          .imageModel(model)
-          .generate(
-            { prompt: decoded.prompt, n: decoded.n, size, ...(decoded.user === undefined ? {} : { user: decoded.user }) },
-            { signal: request.clientSignal(), requestId: request.id },
-          );
+        const options = { signal: request.clientSignal(), requestId: request.id, ...(call === undefined ? {} : { trace: call }) };
+        const images = await spanUntil(
+          call,
+          dependencies.registry
+            .imageModel(model)
+            .generate(
+              { prompt: decoded.prompt, n: decoded.n, size, ...(decoded.user === undefined ? {} : { user: decoded.user }) },
+              options,
+            ),
+        );
         delivered = await deliver(request, images, decoded.responseFormat, dependencies.files);
       } catch (error) {
         await request.admission?.settle(undefined, ledger, isServiceError(error) ? error.status : 500);

@@ -23,5 +23,12 @@ export function callerOf(request: FastifyRequest): Caller {
   const auth = request.auth;
   // The edge authenticates every route registered with a permission before its handler runs.
   if (auth === undefined) throw new Error(`${request.url} reached without authentication`);
-  return { auth, requestId: request.id, batch: false, startedAt: request.startedAt, signal: request.clientCancellation() };
+  return {
+    auth,
+    requestId: request.id,
+    batch: false,
+    startedAt: request.startedAt,
+    signal: request.clientCancellation(),
+    trace: request.trace,
+  };
 }

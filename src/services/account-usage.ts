@@ -16,7 +16,7 @@ export interface AccountUsageSnapshot {
 }
 
 /** Whose usage: daily and monthly figures are the organization's, measured against the tier's limits. */
-export type UsageSubject = Pick<AuthContext, 'organizationId' | 'keyId' | 'tier'>;
+export type UsageSubject = Pick<AuthContext, 'organizationId' | 'keyId' | 'tier' | 'limits'>;
 
 /**
  * The one reader of usage against limits: `/v1/auth/key`, `_metadata` and the dashboard's usage page

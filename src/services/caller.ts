@@ -7,6 +7,7 @@ import type { ModelConfig } from '../config/index.ts';
 import type { Cancellation } from '../core/cancellation.ts';
 import type { LedgerContext } from './metering/metering-service.ts';
 import type { LedgerRecord } from './metering/usage-ledger.ts';
+import type { RequestTrace } from '../telemetry/trace-types.ts';
 
 export interface Caller {
   auth: AuthContext;
@@ -25,6 +26,8 @@ export interface Caller {
    * collects a line's record and writes it in the transaction that records the line's outcome.
    */
   ledgerSink?: LedgerSink;
+  /** The request's trace when tracing is on (child spans for limits, upstream attempts, the ledger). */
+  trace?: RequestTrace | undefined;
 }
 
 /** Takes a request's ledger record (see `Caller.ledgerSink`). */
@@ -39,5 +42,6 @@ export function ledgerContextOf(caller: Caller, model: ModelConfig, endpoint: st
     pricing: model.pricing,
     batch: caller.batch,
     startedAt: caller.startedAt,
+    trace: caller.trace,
   };
 }

@@ -24,7 +24,7 @@ const AUTH: AuthContext = {
   keyId: 'key_test',
   organizationId: 'org-test',
   tier: 'Developer',
-  permissions: new Set(['batches', 'files']),
+  permissions: new Set(['batches', 'files', 'chat.completions']),
   expiresAt: null,
 };
 const DAY_MS = 86_400_000;

@@ -64,6 +64,8 @@ for (const backend of storageBackends()) {
         createdAt: 1_700_000_000_000,
         expiresAt: 1_800_000_000_000,
         revokedAt: null,
+        // Read with the key for the authenticator: the organization its first key created, on that key's tier.
+        organization: { plan: 'Developer', planOverrides: null, status: 'active' },
       });
       assert.equal((await keys.findById('key_b'))?.tier, 'Free');
       assert.equal(await keys.findByHash('nope'), undefined);

@@ -1,6 +1,8 @@
 // A batch and its own key, end to end (real server, official openai SDK): a key revoked mid-run fails
-// the batch with `errors` naming the cause (not `completed` with lines failed with 401), and a running
-// batch does not spend its owner's per-minute request budget (their own calls are not 429).
+// the batch with `errors` naming the cause (not `completed` with lines failed with 401), a running
+// batch does not spend its owner's per-minute request budget (their own calls are not 429), and a batch
+// is no way around an endpoint permission: refused at creation without it, and lines of a key that
+// loses it mid-run fail with `permission_denied`.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
@@ -8,6 +10,12 @@ import type { Permission } from '../../src/config/index.ts';
 import { ManualClock } from '../batches/support/manual-clock.ts';
 import { startBatchTestServer, type BatchTestServer } from '../batches/support/batch-test-server.ts';
 import { until } from '../support/until.ts';
+
+function embeddingLines(count: number): string {
+  return Array.from({ length: count }, (_, index) =>
+    JSON.stringify({ custom_id: `line-${index}`, method: 'POST', url: '/v1/embeddings', body: { input: `hello ${index}` } }),
+  ).join('\n');
+}
 
 function chatLines(count: number): string {
   return Array.from({ length: count }, (_, index) =>
@@ -135,5 +143,99 @@ describe('a batch and its own key', () => {
       max_tokens: 10,
     });
     assert.equal(answer.object, 'chat.completion');
+  });
+
+  test('an embeddings batch from a key without `embeddings` is refused at creation: 403 permission_denied', async () => {
+    // The input file comes from a key of the same organization that may upload; the batch key may not embed.
+    const uploader = new OpenAI({ apiKey: server.key, baseURL: server.baseUrl, maxRetries: 0 });
+    const input = await uploader.files.create({ file: await toFile(Buffer.from(embeddingLines(2)), 'input.jsonl'), purpose: 'batch' });
+    const owner = await server.createKey({ tier: 'Developer', permissions: ['batches', 'chat.completions', 'files'] });
+    const client = new OpenAI({ apiKey: owner.key, baseURL: server.baseUrl, maxRetries: 0 });
+    const direct = await client.embeddings.create({ model: 'switchyard-embeddings', input: 'hello' }).catch((error: unknown) => error);
+    assert.ok(direct instanceof OpenAI.PermissionDeniedError);
+    const refused = await client.batches
+      .create({ input_file_id: input.id, endpoint: '/v1/embeddings', completion_window: '24h' })
+      .catch((error: unknown) => error);
+    assert.ok(refused instanceof OpenAI.PermissionDeniedError, `expected a 403, got ${String(refused)}`);
+    assert.equal(refused.status, 403);
+    assert.equal(refused.code, 'permission_denied');
+    assert.equal((refused.error as { type?: string }).type, 'permission_error');
+    assert.match(refused.message, /'embeddings' permission/);
+    const rows = await server.runtime.database.db.selectFrom('batches').select('id').where('key_id', '=', owner.id).execute();
+    assert.deepEqual(rows, [], 'nothing recorded for a refused batch');
+    // The same key may still batch what it may call.
+    const chatInput = await client.files.create({ file: await toFile(Buffer.from(chatLines(1)), 'chat.jsonl'), purpose: 'batch' });
+    const accepted = await client.batches.create({
+      input_file_id: chatInput.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    assert.equal(accepted.status, 'validating');
+  });
+
+  test('a key that loses the endpoint permission mid-run: its remaining lines fail with permission_denied', async () => {
+    const owner = await server.createKey({ tier: 'Trickle', organization: 'org-narrowed' });
+    const client = new OpenAI({ apiKey: owner.key, baseURL: server.baseUrl, maxRetries: 0 });
+    const input = await client.files.create({ file: await toFile(Buffer.from(chatLines(3)), 'input.jsonl'), purpose: 'batch' });
+    const created = await client.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const database = server.runtime.database.db;
+    const retryAt = await until(async () => {
+      const rows = await database
+        .selectFrom('batch_requests')
+        .select(['attempts', 'next_attempt_at'])
+        .where('batch_id', '=', created.id)
+        .execute();
+      return rows.length === 3 && rows.every((row) => Number(row.attempts) >= 1)
+        ? Math.max(...rows.map((row) => Number(row.next_attempt_at)))
+        : undefined;
+    }, 'every line to be rate limited');
+
+    // Narrow the key: no more chat.completions (as an operator editing the key would), and tell every
+    // instance's key cache through the version counter.
+    await database.transaction().execute(async (transaction) => {
+      await transaction
+        .updateTable('api_keys')
+        .set({ permissions: JSON.stringify(['files', 'batches', 'models']) })
+        .where('id', '=', owner.id)
+        .execute();
+      await transaction
+        .updateTable('counters')
+        .set((eb) => ({ value: eb('value', '+', 1) }))
+        .where('name', '=', 'keys_version')
+        .execute();
+    });
+    await until(async () => {
+      const answer = await fetch(`${server.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 }),
+      });
+      return answer.status === 403 ? true : undefined;
+    }, 'the narrowed permissions to be seen');
+    clock.advance(retryAt - clock.now() + 1);
+    server.runtime.batchWorker?.wake();
+
+    const done = await until(async () => {
+      const row = await database
+        .selectFrom('batches')
+        .select(['status', 'error_file_id', 'failed', 'completed'])
+        .where('id', '=', created.id)
+        .executeTakeFirst();
+      return row?.status === 'completed' && row.error_file_id !== null ? row : undefined;
+    }, 'the batch to finish');
+    assert.deepEqual([Number(done.completed), Number(done.failed)], [0, 3]);
+    const content = await server.runtime.files.openContent('org-narrowed', done.error_file_id!);
+    let text = '';
+    for await (const chunk of content.content) text += String(chunk);
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { response: { status_code: number; body: { error: { code: string; type: string } } } });
+    assert.equal(lines.length, 3);
+    for (const line of lines) {
+      assert.equal(line.response.status_code, 403);
+      assert.equal(line.response.body.error.code, 'permission_denied');
+      assert.equal(line.response.body.error.type, 'permission_error');
+    }
   });
 });

@@ -453,8 +453,14 @@ describe('batches end to end: expiry under an injected clock', () => {
   });
 
   test('rate-limited lines wait (not fail); 24 hours later the batch expires and they go to the error file as batch_expired', async () => {
-    const watcher = new OpenAI({ apiKey: server.key, baseURL: server.baseUrl, maxRetries: 0 });
-    const trickle = new OpenAI({ apiKey: (await server.createKey({ tier: 'Trickle' })).key, baseURL: server.baseUrl, maxRetries: 0 });
+    // The daily quota is the organization's plan (accounts/plans.ts): the Trickle key has an
+    // organization of its own, on the Trickle plan, which uploads, watches and reads the results too.
+    const trickle = new OpenAI({
+      apiKey: (await server.createKey({ tier: 'Trickle', organization: 'org-trickle' })).key,
+      baseURL: server.baseUrl,
+      maxRetries: 0,
+    });
+    const watcher = trickle;
     const inputFileId = await upload(watcher, jsonl([chatLine('one', 'a'), chatLine('two', 'b'), chatLine('three', 'c')]));
     const created = await trickle.batches.create({
       input_file_id: inputFileId,

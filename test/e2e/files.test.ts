@@ -235,6 +235,41 @@ describe('files end to end', () => {
     assert.equal(json.body.error.code, 'invalid_format');
   });
 
+  test('malformed multipart is a 400, not a 500: no boundary; a body cut before its closing boundary', async () => {
+    const before = readdirSync(join(server.dataDir, 'files'), { recursive: true }).length;
+    const noBoundary = await raw(server, '/v1/files', {
+      method: 'POST',
+      body: '--x\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--x--\r\n',
+      headers: { 'content-type': 'multipart/form-data' },
+    });
+    assert.equal(noBoundary.status, 400);
+    assertFileError(noBoundary.body, { code: 'invalid_format' });
+    assert.match(noBoundary.body.error.message, /boundary/i);
+
+    const boundary = 'cut-short-boundary';
+    for (const cut of [
+      // Inside the file part: its content never ends.
+      `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n${JSONL}`,
+      // After a whole part, before the closing boundary.
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n${JSONL}\r\n--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch`,
+      // Inside a part's headers.
+      `--${boundary}\r\nContent-Disposition: form-da`,
+    ]) {
+      const truncated = await raw(server, '/v1/files', {
+        method: 'POST',
+        body: cut,
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      });
+      assert.equal(truncated.status, 400, JSON.stringify(truncated.body));
+      assertFileError(truncated.body, { code: 'invalid_format' });
+      assert.match(truncated.body.error.message, /multipart/i);
+    }
+    // Nothing was kept, and the server still takes a good upload.
+    assert.equal(readdirSync(join(server.dataDir, 'files'), { recursive: true }).length, before);
+    const good = await client.files.create({ file: await toFile(Buffer.from(JSONL), 'good.jsonl'), purpose: 'batch' });
+    assert.equal(good.bytes, Buffer.byteLength(JSONL));
+  });
+
   test('a file past its expires_at answers 410 file_expired', async () => {
     const file = await client.files.create({
       file: await toFile(Buffer.from('soon gone'), 'short.txt'),

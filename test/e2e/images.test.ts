@@ -33,22 +33,38 @@ describe('image generation end to end', () => {
   const upstreamPng = encodePngRgb(4, 3, new Uint8Array(36).fill(120));
   let fileHost: Server;
   let fileHostUrl = '';
+  const fileHostRequests: string[] = [];
   let server: TestServer;
   let client: OpenAI;
 
   before(async () => {
     await upstream.start();
     fileHost = createServer((request, response) => {
+      fileHostRequests.push(request.url ?? '');
       if (request.url === '/generated/1.png') response.writeHead(200, { 'content-type': 'image/png' }).end(upstreamPng);
+      else if (request.url === '/internal-secret.json')
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"internal":1}');
       else response.writeHead(404).end();
     });
     await new Promise<void>((resolve) => fileHost.listen(0, '127.0.0.1', resolve));
     fileHostUrl = `http://127.0.0.1:${(fileHost.address() as AddressInfo).port}`;
     server = await startTestServer({
       config: {
-        providers: { mock: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 } },
+        providers: {
+          // The test's image host is on 127.0.0.1: this provider opts out of the public-address rule.
+          mock: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0, allowPrivateImageUrls: true },
+          // The default: image URLs are fetched from public addresses only.
+          guarded: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 },
+        },
         models: [
           { id: VIA_UPSTREAM, provider: 'mock', upstreamModel: 'dall-e-3', capabilities: ['image_generation'], imageSizes: ['1024x1024'] },
+          {
+            id: 'guarded-images',
+            provider: 'guarded',
+            upstreamModel: 'dall-e-3',
+            capabilities: ['image_generation'],
+            imageSizes: ['1024x1024'],
+          },
         ],
       },
     });
@@ -119,6 +135,36 @@ describe('image generation end to end', () => {
     upstream.enqueue({ type: 'json', body: { created: 1, data: [{ b64_json: upstreamPng.toString('base64') }] } });
     const inline = await client.images.generate({ model: VIA_UPSTREAM, prompt: 'a fox', response_format: 'b64_json' });
     assert.deepEqual(Buffer.from(inline.data![0]!.b64_json!, 'base64'), upstreamPng);
+  });
+
+  test('an image backend answering a loopback URL gets an error instead of a fetch; nothing is stored', async () => {
+    fileHostRequests.length = 0;
+    const port = (fileHost.address() as AddressInfo).port;
+    for (const url of [
+      `http://127.0.0.1:${port}/internal-secret.json`,
+      `http://localhost:${port}/internal-secret.json`,
+      `http://[::ffff:127.0.0.1]:${port}/internal-secret.json`,
+      `http://2130706433:${port}/internal-secret.json`,
+      'http://169.254.169.254/latest/meta-data/',
+    ]) {
+      upstream.enqueue({ type: 'json', body: { created: 1, data: [{ url }] } });
+      const refused = await client.images
+        .generate({ model: 'guarded-images', prompt: 'a fox', response_format: 'url' })
+        .catch((error: unknown) => error);
+      assert.ok(refused instanceof OpenAI.APIError, `${url}: ${String(refused)}`);
+      assert.ok((refused.status ?? 0) >= 500, `${url}: status ${refused.status}`);
+      assert.doesNotMatch(refused.message, /127\.0\.0\.1|169\.254|localhost/);
+    }
+    assert.deepEqual(fileHostRequests, [], 'the image host was never asked');
+    // With the operator's explicit setting, a private host's non-image answer is still not stored.
+    upstream.enqueue({ type: 'json', body: { created: 1, data: [{ url: `${fileHostUrl}/internal-secret.json` }] } });
+    const notImage = await client.images
+      .generate({ model: VIA_UPSTREAM, prompt: 'a fox', response_format: 'url' })
+      .catch((error: unknown) => error);
+    assert.ok(notImage instanceof OpenAI.APIError);
+    assert.ok((notImage.status ?? 0) >= 500);
+    assert.match(notImage.message, /not a PNG, JPEG, WebP or GIF image/);
+    assert.deepEqual(fileHostRequests, ['/internal-secret.json']);
   });
 
   test('error classes: 400 with param, unknown model, wrong capability, permission, upstream refusal', async () => {

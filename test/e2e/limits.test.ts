@@ -28,7 +28,7 @@ describe('rate limits over HTTP (in-process store)', () => {
   after(async () => server.close());
 
   test('the request after the per-minute limit is a SPEC 429 with details and headers', async () => {
-    const { key } = await server.createKey({ tier: 'Small' });
+    const { key } = await server.createKey({ tier: 'Small', organization: 'org-small' });
     const headers = { authorization: `Bearer ${key}` };
     await awaitFreshMinute();
     const statuses: number[] = [];

@@ -123,7 +123,7 @@ describe('metering end to end', () => {
   });
 
   test('a reservation above the per-minute token limit is a 429 tpm_exceeded', async () => {
-    const { key } = await server.createKey({ tier: 'Tight' });
+    const { key } = await server.createKey({ tier: 'Tight', organization: 'org-tight' });
     const response = await fetch(`${server.baseUrl}/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -144,7 +144,7 @@ describe('metering end to end', () => {
   });
 
   test('a request that names no maximum is capped to the budget left instead of refused', async () => {
-    const { key } = await server.createKey({ tier: 'Tight' });
+    const { key } = await server.createKey({ tier: 'Tight', organization: 'org-tight' });
     const client = new OpenAI({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });
     // The model's default output (8,192 tokens) is far above the 50-token minute budget; the prompt fits.
     const completion = await client.chat.completions.create({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'hi' }] });

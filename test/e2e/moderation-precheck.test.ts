@@ -43,7 +43,7 @@ describe('moderation pre-check on generation inputs', () => {
   });
 
   test('a guarded tier: flagged input is a 400 naming the field and nothing is sent upstream', async () => {
-    const { key } = await server.createKey({ tier: 'Guarded' });
+    const { key } = await server.createKey({ tier: 'Guarded', organization: 'org-guarded' });
     const client = new OpenAI({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });
     upstream.reset();
     await assert.rejects(

@@ -323,7 +323,7 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
         const ready = await fetch(`${instance.origin}/readyz`);
         assert.equal(ready.status, 200, await ready.clone().text());
         const body = (await ready.json()) as { checks: Record<string, { ok: boolean }> };
-        assert.deepEqual(Object.keys(body.checks).sort(), ['database', 'files', 'redis']);
+        assert.deepEqual(Object.keys(body.checks).sort(), ['database', 'files', 'keys', 'redis']);
       }
       await redis.stop();
       for (const instance of instances) {

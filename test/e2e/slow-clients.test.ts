@@ -2,6 +2,8 @@
  * Issue 16: slow clients are cut. Raw sockets against a running server with short configured
  * timeouts: slow headers and a body that trickles in get 408 in the SPEC envelope and a closed
  * connection; a client that stops reading a long stream is cut and the upstream request aborted.
+ * The minimum body rate (mod_reqtimeout's rule): a body that never goes silent for long but arrives
+ * a byte every few seconds is cut too, and a steady body is not.
  */
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
@@ -150,5 +152,64 @@ describe('slow clients', () => {
     socket.resume();
     const text = await received;
     assert.ok(!text.includes('[DONE]'), 'the stream must not have been completed');
+  });
+});
+
+describe('minimum body rate', () => {
+  let server: TestServer;
+
+  before(async () => {
+    // 1 s for the body, plus a second per 500 bytes; the idle rule far away, so only the rate rule can cut.
+    server = await startTestServer({ config: { server: { bodyTimeoutMs: 1000, bodyMinBytesPerSecond: 500, bodyIdleTimeoutMs: 60_000 } } });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  function requestHead(body: string): string {
+    return (
+      // connection: close, so that everything received is the one answer.
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nAuthorization: Bearer ${server.key}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`
+    );
+  }
+
+  test('a body sent one byte every 2 s (never idle for the idle rule) is cut with 408 by the rate rule', async () => {
+    const { socket, received } = await openSocket(server);
+    const body = JSON.stringify({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'Hello' }] });
+    const started = Date.now();
+    socket.write(requestHead(body));
+    let closed = false;
+    void received.then(() => (closed = true));
+    let sent = 0;
+    for (; sent < body.length && !closed; sent++) {
+      socket.write(body[sent]!);
+      await Promise.race([sleep(2000), received]);
+    }
+    const response = parseResponse(await received);
+    const elapsed = Date.now() - started;
+    assert.equal(response.status, 408);
+    assert.match(response.headers, /connection: close/);
+    const envelope = response.body as { error: { type: string; code: string; message: string }; info_metadata: { status: boolean } };
+    assert.equal(envelope.error.type, 'invalid_request_error');
+    assert.equal(envelope.error.code, 'request_timeout');
+    assert.match(envelope.error.message, /500 bytes per second/);
+    assert.equal(envelope.info_metadata.status, false);
+    // Cut after about a second (the bound plus a few ms per byte), long before the body was complete.
+    assert.ok(sent <= 2, `cut after ${sent} bytes`);
+    assert.ok(elapsed < 4000, `cut after ${elapsed} ms`);
+  });
+
+  test('a body that arrives steadily above the rate is served, even past the first second', async () => {
+    const { socket, received } = await openSocket(server);
+    const body = JSON.stringify({ model: 'switchyard-echo', messages: [{ role: 'user', content: 'x'.repeat(1500) }], max_tokens: 5 });
+    socket.write(requestHead(body));
+    // About 1,000 bytes per second, for about 1.6 s.
+    for (let offset = 0; offset < body.length; offset += 100) {
+      socket.write(body.slice(offset, offset + 100));
+      await sleep(100);
+    }
+    const text = await Promise.race([received, sleep(10_000).then(() => 'no answer within 10 s')]);
+    assert.equal(parseResponse(text).status, 200, text.slice(0, 300));
   });
 });

@@ -2,6 +2,7 @@
 import { useCallback, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { html, dateTime, ErrorNote, usePoll } from './components.js';
+import { PasswordForm } from './people-page.js';
 
 export function AccountPage({ session, onSignedOut, onChanged }) {
   const load = useCallback(() => api('sessions'), []);
@@ -42,6 +43,7 @@ export function AccountPage({ session, onSignedOut, onChanged }) {
     <h1>Account</h1>
     <p>${session.email} · ${session.role} of ${session.organization}</p>
     <${ErrorNote} error=${error ?? actionError} />
+    <${PasswordForm} />
     <section class="card" aria-labelledby="totp-title">
       <h2 id="totp-title">Two-factor sign-in</h2>
       ${

@@ -15,6 +15,9 @@ import { FilesPage } from './files-page.js';
 import { ModelsPage } from './models-page.js';
 import { AuditPage } from './audit-page.js';
 import { AccountPage } from './account-page.js';
+import { PeoplePage, SuspensionBanner } from './people-page.js';
+import { OrganizationsPage, OrganizationPage } from './operator-pages.js';
+import { PlansPage, FleetPage, OperatorAuditPage } from './operator-fleet-pages.js';
 
 const NAVIGATION = [
   ['/dashboard/keys', 'Keys'],
@@ -23,8 +26,27 @@ const NAVIGATION = [
   ['/dashboard/files', 'Files'],
   ['/dashboard/models', 'Models'],
   ['/dashboard/audit', 'Audit log'],
+  ['/dashboard/people', 'People'],
   ['/dashboard/account', 'Account'],
 ];
+
+// Operators see the operator area only (their account page too).
+const OPERATOR_NAVIGATION = [
+  ['/dashboard/operator/organizations', 'Organizations'],
+  ['/dashboard/operator/plans', 'Plans'],
+  ['/dashboard/operator/fleet', 'Fleet'],
+  ['/dashboard/operator/audit', 'Operator audit log'],
+  ['/dashboard/account', 'Account'],
+];
+
+function operatorPage(path) {
+  const organizationMatch = /^\/dashboard\/operator\/organizations\/([^/]+)$/.exec(path);
+  if (organizationMatch) return html`<${OrganizationPage} id=${decodeURIComponent(organizationMatch[1])} />`;
+  if (path.startsWith('/dashboard/operator/plans')) return html`<${PlansPage} />`;
+  if (path.startsWith('/dashboard/operator/fleet')) return html`<${FleetPage} />`;
+  if (path.startsWith('/dashboard/operator/audit')) return html`<${OperatorAuditPage} />`;
+  return html`<${OrganizationsPage} />`;
+}
 
 function App() {
   const [path, setPath] = useState(location.pathname);
@@ -65,14 +87,16 @@ function App() {
 
   useEffect(() => {
     const title =
-      NAVIGATION.find(([href]) => path.startsWith(href))?.[1] ?? (path.startsWith('/dashboard/sign-in') ? 'Sign in' : 'Dashboard');
+      [...OPERATOR_NAVIGATION, ...NAVIGATION].find(([href]) => path.startsWith(href))?.[1] ??
+      (path.startsWith('/dashboard/sign-in') ? 'Sign in' : 'Dashboard');
     document.title = `${title} · Switchyard`;
   }, [path]);
 
   const signedIn = (current, next) => {
     setCsrfToken(current.csrf_token);
     setSession(current);
-    navigate(next);
+    const operatorPath = next.startsWith('/dashboard/operator') || next.startsWith('/dashboard/account');
+    navigate(current.role === 'operator' && !operatorPath ? '/dashboard/operator/organizations' : next);
   };
   const signOut = async () => {
     await api('sign-out', { method: 'POST' }).catch(() => undefined);
@@ -84,9 +108,14 @@ function App() {
   if (path.startsWith('/dashboard/set-password')) return html`<${SetPassword} onSignedIn=${signedIn} />`;
   if (!session) return html`<main><p>${checked ? 'Redirecting to sign-in…' : 'Loading…'}</p></main>`;
 
+  const operator = session.role === 'operator';
+  const navigation = operator ? OPERATOR_NAVIGATION : NAVIGATION;
+  const home = operator ? '/dashboard/operator/organizations' : '/dashboard/keys';
   let page;
   const batchMatch = /^\/dashboard\/batches\/([^/]+)$/.exec(path);
-  if (batchMatch) page = html`<${BatchPage} id=${decodeURIComponent(batchMatch[1])} />`;
+  if (operator && !path.startsWith('/dashboard/account')) page = operatorPage(path);
+  else if (batchMatch) page = html`<${BatchPage} id=${decodeURIComponent(batchMatch[1])} />`;
+  else if (path.startsWith('/dashboard/people')) page = html`<${PeoplePage} session=${session} />`;
   else if (path.startsWith('/dashboard/usage')) page = html`<${UsagePage} />`;
   else if (path.startsWith('/dashboard/batches')) page = html`<${BatchesPage} session=${session} />`;
   else if (path.startsWith('/dashboard/files')) page = html`<${FilesPage} session=${session} />`;
@@ -100,13 +129,14 @@ function App() {
     <a class="skip" href="#content">Skip to content</a>
     <header>
       <strong class="brand">Switchyard</strong>
-      <nav aria-label="Dashboard"><ul>${NAVIGATION.map(
+      <nav aria-label=${operator ? 'Operator' : 'Dashboard'}><ul>${navigation.map(
         ([href, label]) =>
-          html`<li><${Link} href=${href} aria-current=${path.startsWith(href) || (href === '/dashboard/keys' && path === '/dashboard') ? 'page' : undefined}>${label}<//></li>`,
+          html`<li><${Link} href=${href} aria-current=${path.startsWith(href) || (href === home && (path === '/dashboard' || path === '/dashboard/operator')) ? 'page' : undefined}>${label}<//></li>`,
       )}</ul></nav>
-      <span class="who">${session.email} · ${session.organization}</span>
+      <span class="who">${session.email} · ${operator ? 'operator' : session.organization}</span>
       <button type="button" onClick=${signOut}>Sign out</button>
     </header>
+    ${operator ? null : html`<${SuspensionBanner} />`}
     <div id="content" tabindex="-1">${page}</div>
   </div>`;
 }

@@ -68,7 +68,7 @@ export function UsagePage() {
         ? html`<section class="meters" aria-label="Usage against limits">
           <${LimitMeter} label="Today" info=${data.limits.daily} />
           <${LimitMeter} label="This month" info=${data.limits.monthly} />
-          <p class="muted">Limits of the ${data.limits.tier} tier, shared by every key of ${data.organization}.</p>
+          <p class="muted">Daily and monthly limits of ${data.organization}'s ${data.limits.tier} plan, shared by all its keys; per-minute limits are each key's tier, never above the plan.</p>
         </section>
         <div class="toolbar">
           <label for="range">Range</label>

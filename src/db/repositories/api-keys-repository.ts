@@ -34,6 +34,8 @@ export interface ApiKeyRecord {
   expiresAt: number | null;
   /** Milliseconds since epoch, or null while active. */
   revokedAt: number | null;
+  /** The organization's plan, overrides (JSON text) and status: read with the key by `findByHash`/`findById` only. */
+  organization?: { plan: string | null; planOverrides: string | null; status: string };
 }
 
 function toRecord(row: ApiKeyRow): ApiKeyRecord {
@@ -66,7 +68,8 @@ export class ApiKeysRepository {
     await this.db.transaction().execute(async (transaction) => {
       await transaction
         .insertInto('organizations')
-        .values({ id: key.organizationId, name: key.organizationId, created_at: key.createdAt })
+        // A new organization starts on the plan of its first key's tier.
+        .values({ id: key.organizationId, name: key.organizationId, created_at: key.createdAt, plan: key.tier })
         .onConflict((conflict) => conflict.column('id').doNothing())
         .execute();
       await transaction
@@ -89,14 +92,50 @@ export class ApiKeysRepository {
     return { ...key, revokedAt: null };
   }
 
+  /** The key with its organization's plan and status (what the authenticator caches). */
+  private withOrganization() {
+    return this.db
+      .selectFrom('api_keys')
+      .leftJoin('organizations', 'organizations.id', 'api_keys.organization_id')
+      .selectAll('api_keys')
+      .select(['organizations.plan as org_plan', 'organizations.plan_overrides as org_overrides', 'organizations.status as org_status']);
+  }
+
+  private static withPlan(
+    row: ApiKeyRow & { org_plan: string | null; org_overrides: string | null; org_status: string | null },
+  ): ApiKeyRecord {
+    return {
+      ...toRecord(row),
+      organization: { plan: row.org_plan, planOverrides: row.org_overrides, status: row.org_status ?? 'active' },
+    };
+  }
+
   async findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
-    return row === undefined ? undefined : toRecord(row);
+    const row = await this.withOrganization().where('api_keys.key_hash', '=', keyHash).executeTakeFirst();
+    return row === undefined ? undefined : ApiKeysRepository.withPlan(row);
   }
 
   async findById(id: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
-    return row === undefined ? undefined : toRecord(row);
+    const row = await this.withOrganization().where('api_keys.id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : ApiKeysRepository.withPlan(row);
+  }
+
+  /** Changes a key's name, tier or permissions; false when there is no such key. Bumps the version. */
+  async update(id: string, changes: { name?: string | null; tier?: string; permissions?: string[] }): Promise<boolean> {
+    return this.db.transaction().execute(async (transaction) => {
+      const result = await transaction
+        .updateTable('api_keys')
+        .set({
+          ...(changes.name === undefined ? {} : { name: changes.name }),
+          ...(changes.tier === undefined ? {} : { tier: changes.tier }),
+          ...(changes.permissions === undefined ? {} : { permissions: JSON.stringify(changes.permissions) }),
+        })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return false;
+      await this.bumpVersion(transaction);
+      return true;
+    });
   }
 
   async list(organizationId?: string): Promise<ApiKeyRecord[]> {

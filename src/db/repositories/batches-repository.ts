@@ -341,6 +341,18 @@ export class BatchesRepository {
       .selectAll()
       .where('status', '=', 'in_progress')
       .where('expires_at', '>', now)
+      // A suspended organization's batches pause: their lines wait, unclaimed, until it is reactivated.
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('organizations')
+              .select('organizations.id')
+              .whereRef('organizations.id', '=', 'batches.organization_id')
+              .where('organizations.status', '=', 'suspended'),
+          ),
+        ),
+      )
       .orderBy('created_at')
       .limit(20)
       .execute();

@@ -8,7 +8,8 @@ import type { DashboardSessionsTable, DatabaseSchema, OwnersTable } from '../sch
 import { SecondFactorRepository } from './second-factor-repository.ts';
 import { SignInAttemptsRepository } from './sign-in-attempts-repository.ts';
 
-export type OwnerRole = 'owner' | 'member';
+/** `operator`: runs the service for every organization (the operator console; reserved organization `_operators`). */
+export type OwnerRole = 'owner' | 'member' | 'operator';
 
 export interface OwnerRecord {
   id: string;
@@ -52,7 +53,7 @@ function toOwner(row: Selectable<OwnersTable>): OwnerRecord {
     id: row.id,
     organizationId: row.organization_id,
     email: row.email,
-    role: row.role === 'member' ? 'member' : 'owner',
+    role: row.role === 'member' || row.role === 'operator' ? row.role : 'owner',
     passwordHash: row.password_hash,
     totpSecret: row.totp_secret,
     totpLastStep: row.totp_last_step === null ? null : Number(row.totp_last_step),

@@ -8,6 +8,7 @@ import { countRequestTokens } from '../../core/count-tokens.ts';
 import type { GenerationRequest } from '../../core/generation.ts';
 import type { AnthropicTokenCount } from './wire-types.ts';
 
-export function encodeCountTokensResponse(request: GenerationRequest): AnthropicTokenCount {
-  return { input_tokens: countRequestTokens(request) };
+/** `inputTokens`, when given, is the count already made (the route counts in event-loop slices). */
+export function encodeCountTokensResponse(request: GenerationRequest, inputTokens = countRequestTokens(request)): AnthropicTokenCount {
+  return { input_tokens: inputTokens };
 }

@@ -13,6 +13,24 @@ import { isObject, describeType, wrongType } from '../shared/request-fields.ts';
 
 /** Most inputs in one request (a count). */
 export const MAX_MODERATION_INPUTS = 256;
+/**
+ * Most characters of text in one request, all inputs together (1 MiB; about 250,000 tokens of
+ * English). Moderation work grows with its input, on a shared engine: past this, 400 naming `input`.
+ */
+export const MAX_MODERATION_INPUT_CHARACTERS = 1024 * 1024;
+
+/** The inputs, or a 400 naming `input` when together they are longer than MAX_MODERATION_INPUT_CHARACTERS. */
+function capped(inputs: string[]): string[] {
+  let characters = 0;
+  for (const input of inputs) characters += input.length;
+  if (characters > MAX_MODERATION_INPUT_CHARACTERS) {
+    throw invalidParameter(
+      'input',
+      `Invalid 'input': at most ${MAX_MODERATION_INPUT_CHARACTERS} characters of text are allowed per request, but ${characters} were given. Split the text over several requests.`,
+    );
+  }
+  return inputs;
+}
 
 export interface DecodedModerationRequest {
   /** The model as the client named it, or null for the service's default moderation model. */
@@ -47,7 +65,7 @@ export function decodeModerationRequest(body: unknown): DecodedModerationRequest
 
   const input = body['input'];
   if (input === undefined || input === null) throw missingParameter('input', "Missing required parameter: 'input'.");
-  if (typeof input === 'string') return { model, inputs: [input] };
+  if (typeof input === 'string') return { model, inputs: capped([input]) };
   if (!Array.isArray(input)) throw wrongType('input', 'a string or an array of strings', input);
   if (input.length === 0) throw invalidParameter('input', "Invalid 'input': the array must contain at least one input.");
   if (input.length > MAX_MODERATION_INPUTS) {
@@ -56,5 +74,5 @@ export function decodeModerationRequest(body: unknown): DecodedModerationRequest
       `Invalid 'input': at most ${MAX_MODERATION_INPUTS} inputs are allowed per request, but ${input.length} were given.`,
     );
   }
-  return { model, inputs: input.map((item: unknown, index) => decodeItem(item, `input[${index}]`)) };
+  return { model, inputs: capped(input.map((item: unknown, index) => decodeItem(item, `input[${index}]`))) };
 }

@@ -61,7 +61,13 @@ export class AnthropicMessagesLanguageModel implements LanguageModel {
     // A caller that assembles the whole answer gets it as one JSON message (one parse, not one per event).
     const whole = options.preferWholeResponse === true;
     const headers: Record<string, string> = { accept: whole ? 'application/json' : 'text/event-stream', ...this.settings.headers };
-    const response = await this.client.postJson('/v1/messages', whole ? { ...body, stream: false } : body, headers, options.signal);
+    const response = await this.client.postJson(
+      '/v1/messages',
+      whole ? { ...body, stream: false } : body,
+      headers,
+      options.signal,
+      options.trace,
+    );
     if (response.status < 200 || response.status >= 300) {
       const text = await this.client.readErrorText(response);
       throw anthropicStatusError(response.status, text, response.headers, (message) => this.client.sanitize(message));

@@ -34,7 +34,7 @@ export function createBuiltinEmbeddingModel(encoder: SentenceEncoder): Embedding
           `This model produces vectors of at most ${encoder.dimensions} dimensions; 'dimensions' must be an integer from 1 to ${encoder.dimensions}.`,
         );
       }
-      const vectors = await encoder.embed(inputs, options.signal);
+      const vectors = await encoder.embed(inputs, options.signal, options.tenant);
       return {
         embeddings: vectors.map((vector) => (dimensions === encoder.dimensions ? Array.from(vector) : shortenVector(vector, dimensions))),
         inputTokens: inputs.reduce((sum, input) => sum + countTextTokens(input), 0),

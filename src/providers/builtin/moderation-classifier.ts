@@ -23,6 +23,7 @@ import { MODERATION_EXAMPLES } from './moderation-examples.ts';
 import type { ExampleLabel } from './moderation-examples.ts';
 import { ModerationLexicon } from './moderation-lexicon.ts';
 import type { Cancellation } from '../../core/cancellation.ts';
+import { EventLoopSlicer } from '../../core/event-loop-slices.ts';
 
 export const MODERATION_CATEGORIES: readonly ModerationCategory[] = ['hate', 'self-harm', 'sexual', 'violence'];
 const EXAMPLE_LABELS: readonly ExampleLabel[] = [...MODERATION_CATEGORIES, 'benign'];
@@ -53,6 +54,8 @@ const MIN_CHUNK_CHARACTERS = 40;
 const MAX_CHUNK_CHARACTERS = 300;
 /** Chunks embedded per text at most; text beyond them is judged by the lexicon alone. */
 const MAX_CHUNKS_PER_TEXT = 200;
+/** Chunks embedded per request at most (shared equally by its texts past that); the rest, lexicon alone. */
+const MAX_CHUNKS_PER_REQUEST = 1024;
 
 /** The embedded examples: `vectors[i]` has label `labels[i]`. */
 export interface ExampleBank {
@@ -119,32 +122,59 @@ export function verdictFromScores(scores: CategoryScores, thresholds: Record<Mod
   return { flagged: Object.values(categories).some(Boolean), categories, categoryScores: { ...scores } };
 }
 
+/** Where sentences end: after `.`, `!`, `?`, `;` or a line break, at the whitespace that follows. */
+const SENTENCE_BREAK = /(?<=[.!?;\n])\s+/g;
+
 /**
  * The pieces of a text that are embedded and scored: the whole text when it is short, and each sentence
  * when there are several (very short sentences joined to the one before, very long ones cut at words).
- * One sentence judged alone is not diluted by harmless sentences around it.
+ * One sentence judged alone is not diluted by harmless sentences around it. At most `maxChunks` pieces
+ * (besides the whole text): the text is read only as far as they need, so a huge text costs no more
+ * than its first pieces.
  */
-export function chunkText(text: string): string[] {
-  const sentences: string[] = [];
-  for (const sentence of text.split(/(?<=[.!?;\n])\s+/)) {
-    const trimmed = sentence.trim();
-    if (trimmed.length === 0) continue;
-    const previous = sentences.length - 1;
-    if (previous >= 0 && sentences[previous]!.length < MIN_CHUNK_CHARACTERS) sentences[previous] = `${sentences[previous]} ${trimmed}`;
-    else sentences.push(trimmed);
-  }
+export function chunkText(text: string, maxChunks = Number.POSITIVE_INFINITY): string[] {
   const chunks: string[] = [];
-  for (let sentence of sentences) {
-    while (sentence.length > MAX_CHUNK_CHARACTERS) {
+  const addSentence = (sentence: string): void => {
+    while (sentence.length > MAX_CHUNK_CHARACTERS && chunks.length < maxChunks) {
       const cut = sentence.lastIndexOf(' ', MAX_CHUNK_CHARACTERS);
       const at = cut > MIN_CHUNK_CHARACTERS ? cut : MAX_CHUNK_CHARACTERS;
       chunks.push(sentence.slice(0, at));
       sentence = sentence.slice(at).trimStart();
     }
-    if (sentence.length > 0) chunks.push(sentence);
+    if (sentence.length > 0 && chunks.length < maxChunks) chunks.push(sentence);
+  };
+  // A sentence is complete once the next one starts and it is long enough not to be joined to it.
+  let pending: string | undefined;
+  const takeSentence = (raw: string): void => {
+    const trimmed = raw.trim();
+    if (trimmed.length === 0) return;
+    if (pending === undefined) pending = trimmed;
+    else if (pending.length < MIN_CHUNK_CHARACTERS) pending = `${pending} ${trimmed}`;
+    else {
+      addSentence(pending);
+      pending = trimmed;
+    }
+  };
+  const breaks = new RegExp(SENTENCE_BREAK.source, SENTENCE_BREAK.flags);
+  let start = 0;
+  for (let match = breaks.exec(text); match !== null && chunks.length < maxChunks; match = breaks.exec(text)) {
+    takeSentence(text.slice(start, match.index));
+    start = match.index + match[0].length;
+  }
+  if (chunks.length < maxChunks) {
+    takeSentence(text.slice(start));
+    if (pending !== undefined) addSentence(pending);
   }
   if (chunks.length <= 1) return [text];
   return text.length <= WHOLE_TEXT_CHARACTERS ? [text, ...chunks] : chunks;
+}
+
+/**
+ * Pieces per text when a request's texts together would have more than MAX_CHUNKS_PER_REQUEST: an
+ * equal share each (at least one), so a request of many long texts stays bounded too.
+ */
+function chunksPerTextLimit(textCount: number): number {
+  return Math.max(1, Math.min(MAX_CHUNKS_PER_TEXT, Math.floor(MAX_CHUNKS_PER_REQUEST / textCount)));
 }
 
 export class ModerationClassifier {
@@ -157,7 +187,10 @@ export class ModerationClassifier {
     private readonly examples: Record<ExampleLabel, readonly string[]> = MODERATION_EXAMPLES,
   ) {}
 
-  /** The embedded examples, computed on first use (about two seconds of worker time) and kept. */
+  /**
+   * The embedded examples, computed on first use and kept: 202 texts in 26 of the encoder's 400-character slices
+   * (3-10 s of worker time on this 2-core machine under load), while other organizations' work goes in turn.
+   */
   exampleBank(): Promise<ExampleBank> {
     if (this.bank === null) {
       const labels = EXAMPLE_LABELS.flatMap((label) => this.examples[label].map(() => label));
@@ -176,27 +209,53 @@ export class ModerationClassifier {
     return this.lexicon.score(text);
   }
 
-  /** Combined scores per text, in input order. */
-  async score(texts: string[], signal?: Cancellation): Promise<CategoryScores[]> {
+  /**
+   * Combined scores per text, in input order. The encoder serves `tenant` in turn with other tenants;
+   * the work on the event loop (chunking, the lexicon over long texts, scoring every piece against
+   * the examples) yields between slices (core/event-loop-slices.ts).
+   */
+  async score(texts: string[], signal?: Cancellation, tenant?: string): Promise<CategoryScores[]> {
     const bank = await this.exampleBank();
     if (signal?.aborted === true) throw signal.reason;
-    const chunksPerText = texts.map((text) => chunkText(text).slice(0, MAX_CHUNKS_PER_TEXT));
-    const vectors = await this.encoder.embed(chunksPerText.flat(), signal);
+    const slicer = new EventLoopSlicer();
+    const maxChunks = chunksPerTextLimit(texts.length);
+    const chunksPerText: string[][] = [];
+    for (const text of texts) {
+      const chunks = chunkText(text, maxChunks);
+      chunksPerText.push(chunks.length > maxChunks ? chunks.slice(0, maxChunks) : chunks);
+      await slicer.checkpoint();
+    }
+    // The lexicon reads the texts (one after another, in slices) while the encoder works on their pieces.
+    const lexical = (async (): Promise<CategoryScores[]> => {
+      const results: CategoryScores[] = [];
+      for (const text of texts) {
+        results.push(await this.lexicon.scoreInSlices(text, slicer));
+        await slicer.checkpoint();
+      }
+      return results;
+    })();
+    // Settled below; never an unhandled rejection while the encoder is awaited.
+    lexical.catch(() => undefined);
+    const vectors = await this.encoder.embed(chunksPerText.flat(), signal, tenant);
+    const lexicalScores = await lexical;
+    const scores: CategoryScores[] = [];
     let offset = 0;
-    return texts.map((text, index) => {
+    for (let index = 0; index < texts.length; index++) {
       const chunkCount = chunksPerText[index]!.length;
       const semantic: CategoryScores = { hate: 0, 'self-harm': 0, sexual: 0, violence: 0 };
-      for (const vector of vectors.slice(offset, offset + chunkCount)) {
-        const chunkScores = semanticScores(vector, bank, this.settings);
+      for (let chunk = offset; chunk < offset + chunkCount; chunk++) {
+        const chunkScores = semanticScores(vectors[chunk]!, bank, this.settings);
         for (const category of MODERATION_CATEGORIES) semantic[category] = Math.max(semantic[category], chunkScores[category]);
+        await slicer.checkpoint();
       }
       offset += chunkCount;
-      return combineScores(semantic, this.lexicon.score(text));
-    });
+      scores.push(combineScores(semantic, lexicalScores[index]!));
+    }
+    return scores;
   }
 
-  async classify(texts: string[], signal?: Cancellation): Promise<ModerationVerdict[]> {
-    const scores = await this.score(texts, signal);
+  async classify(texts: string[], signal?: Cancellation, tenant?: string): Promise<ModerationVerdict[]> {
+    const scores = await this.score(texts, signal, tenant);
     return scores.map((categoryScores) => verdictFromScores(categoryScores, this.settings.thresholds));
   }
 }

@@ -15,7 +15,8 @@ export function createBuiltinModerationModel(
 ): ModerationModel {
   const classifier = new ModerationClassifier(encoder, settings);
   return {
-    classify: (inputs: string[], options: CallOptions): Promise<ModerationVerdict[]> => classifier.classify(inputs, options.signal),
+    classify: (inputs: string[], options: CallOptions): Promise<ModerationVerdict[]> =>
+      classifier.classify(inputs, options.signal, options.tenant),
   };
 }
 

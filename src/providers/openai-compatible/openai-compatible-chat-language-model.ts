@@ -65,7 +65,7 @@ export class OpenAICompatibleChatLanguageModel implements LanguageModel {
       ...this.settings.headers,
     };
     if (options.requestId !== undefined) headers['x-request-id'] = options.requestId;
-    const response = await this.client.postJson('/chat/completions', body, headers, options.signal);
+    const response = await this.client.postJson('/chat/completions', body, headers, options.signal, options.trace);
     if (response.status < 200 || response.status >= 300) {
       const text = await this.client.readErrorText(response);
       throw openAICompatibleStatusError(response.status, text, response.headers, (message) => this.client.sanitize(message));

@@ -32,7 +32,7 @@ export async function postOpenAICompatibleJson(
 ): Promise<unknown> {
   const requestHeaders: Record<string, string> = { accept: 'application/json', ...headers };
   if (options.requestId !== undefined) requestHeaders['x-request-id'] = options.requestId;
-  const response = await client.postJson(path, payload, requestHeaders, options.signal);
+  const response = await client.postJson(path, payload, requestHeaders, options.signal, options.trace);
   if (response.status < 200 || response.status >= 300) {
     const text = await client.readErrorText(response);
     throw openAICompatibleStatusError(response.status, text, response.headers, (message) => client.sanitize(message));

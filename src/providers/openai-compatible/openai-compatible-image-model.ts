@@ -6,14 +6,16 @@
  * No `response_format` is sent (gpt-image models refuse it and always answer base64). Whatever comes
  * back, the bytes are returned: `b64_json` is decoded, and a `url` result is downloaded at once (upstream
  * links expire within hours), so that the caller can store the image and serve it from its own URL.
- * The media type is read from the bytes (PNG, JPEG, WebP, GIF signatures), falling back to the
- * download's content-type and then to PNG.
+ * The download is guarded (providers/shared/guarded-download.ts): public addresses only, checked after
+ * DNS resolution, redirects bounded and re-checked (unless the provider's `allowPrivateImageUrls`), and
+ * only bytes with an image signature (PNG, JPEG, WebP, GIF) are kept: an upstream cannot make
+ * Switchyard read its internal services and hand their answers to callers. The media type is read from
+ * the bytes (a `b64_json` result of unknown signature is stored as PNG, as before).
  */
-import { request as undiciRequest } from 'undici';
 import type { CallOptions, GeneratedImage, ImageGenerationRequest, ImageModel } from '../../core/language-model.ts';
 import { isServiceError } from '../../core/service-error.ts';
 import { upstreamConnectionError, upstreamStatusError } from '../../core/upstream-error.ts';
-import { headerValue } from '../shared/http-client.ts';
+import { guardedDownload, GuardedDownloadError } from '../shared/guarded-download.ts';
 import type { UpstreamHttpClient } from '../shared/http-client.ts';
 import { asArray, asObject, asString } from '../shared/lenient-json.ts';
 import { postOpenAICompatibleJson } from './openai-compatible-embedding-model.ts';
@@ -27,6 +29,8 @@ export interface OpenAICompatibleImageSettings {
   upstreamModel: string;
   /** Headers sent with every request (authorization and the provider's configured headers). */
   headers: Record<string, string>;
+  /** Download `url` results from any address, private networks included (default: public addresses only). */
+  allowPrivateAddresses?: boolean;
 }
 
 /** The media type of image bytes by their signature, or undefined when unknown. */
@@ -61,61 +65,55 @@ export class OpenAICompatibleImageModel implements ImageModel {
         const base64 = asString(item?.['b64_json']);
         const url = asString(item?.['url']);
         const revisedPrompt = asString(item?.['revised_prompt']);
-        let image: { bytes: Buffer; mediaType: string | undefined };
-        if (base64 !== undefined) image = { bytes: Buffer.from(base64, 'base64'), mediaType: undefined };
-        else if (url !== undefined) image = await this.download(url, options.signal);
+        let image: { bytes: Buffer; mediaType: string };
+        if (base64 !== undefined) {
+          const bytes = Buffer.from(base64, 'base64');
+          image = { bytes, mediaType: sniffImageMediaType(bytes) ?? 'image/png' };
+        } else if (url !== undefined) image = await this.download(url, options.signal);
         else throw upstreamConnectionError('the provider returned an image with neither b64_json nor url');
         if (image.bytes.length === 0) throw upstreamConnectionError('the provider returned an empty image');
         return {
           bytes: image.bytes,
-          mediaType: sniffImageMediaType(image.bytes) ?? image.mediaType ?? 'image/png',
+          mediaType: image.mediaType,
           ...(revisedPrompt === undefined ? {} : { revisedPrompt }),
         };
       }),
     );
   }
 
-  /** Downloads a `url` result (http or https only, no redirects followed, at most MAX_IMAGE_BYTES). */
-  private async download(url: string, signal: Cancellation): Promise<{ bytes: Buffer; mediaType: string | undefined }> {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw upstreamConnectionError('the provider returned an image URL that is not valid');
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw upstreamConnectionError('the provider returned an image URL that is not http(s)');
-    }
+  /**
+   * Downloads a `url` result (guarded-download.ts: http(s), public addresses unless allowed, at most 3
+   * redirects, at most MAX_IMAGE_BYTES) and keeps it only when its bytes are an image.
+   */
+  private async download(url: string, signal: Cancellation): Promise<{ bytes: Buffer; mediaType: string }> {
     const secrets = (message: string): string => this.client.sanitize(message.split(url).join('[url]'));
     try {
-      const response = await undiciRequest(parsed, {
-        method: 'GET',
+      const downloaded = await guardedDownload(url, {
         signal: abortSignalOf(signal),
-        headersTimeout: this.client.timeoutMs,
-        bodyTimeout: this.client.timeoutMs,
+        timeoutMs: this.client.timeoutMs,
+        maxBytes: MAX_IMAGE_BYTES,
+        ...(this.settings.allowPrivateAddresses === true ? { allowAddress: () => true } : {}),
       });
-      if (response.statusCode < 200 || response.statusCode >= 300) {
-        await response.body.dump();
-        // A link that fails is the upstream's failure, never the caller's: report it as a 5xx.
-        throw upstreamStatusError({
-          upstreamStatus: response.statusCode >= 500 ? response.statusCode : 502,
-          upstreamMessage: secrets(`downloading a generated image failed (HTTP ${response.statusCode})`),
-        });
+      const mediaType = sniffImageMediaType(downloaded.bytes);
+      if (mediaType === undefined) {
+        throw upstreamConnectionError(
+          `the provider's image URL answered ${downloaded.contentType ?? 'bytes of no type'}, not a PNG, JPEG, WebP or GIF image`,
+        );
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body) {
-        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-        size += buffer.length;
-        if (size > MAX_IMAGE_BYTES) {
-          response.body.destroy();
-          throw upstreamConnectionError(`a generated image is larger than ${MAX_IMAGE_BYTES} bytes`);
-        }
-        chunks.push(buffer);
-      }
-      return { bytes: Buffer.concat(chunks), mediaType: headerValue(response.headers, 'content-type')?.split(';')[0]?.trim() };
+      return { bytes: downloaded.bytes, mediaType };
     } catch (error) {
-      if (isServiceError(error) || signal.aborted) throw signal.aborted ? signal.reason : error;
+      if (signal.aborted) throw signal.reason;
+      if (isServiceError(error)) throw error;
+      if (error instanceof GuardedDownloadError) {
+        // A link that fails or is refused is the upstream's failure, never the caller's: a 5xx.
+        if (error.status !== undefined) {
+          throw upstreamStatusError({
+            upstreamStatus: error.status >= 500 ? error.status : 502,
+            upstreamMessage: secrets(`downloading a generated image failed (HTTP ${error.status})`),
+          });
+        }
+        throw upstreamConnectionError(`the provider returned an image URL that was not fetched: ${error.message}`);
+      }
       throw this.client.transportError(error, signal);
     }
   }

@@ -51,7 +51,12 @@ export function createOpenAICompatibleProvider(config: OpenAICompatibleProviderC
       new OpenAICompatibleEmbeddingModel(connection.client, { upstreamModel, headers: connection.headers }),
     moderationModel: (upstreamModel) =>
       new OpenAICompatibleModerationModel(connection.client, { upstreamModel, headers: connection.headers }),
-    imageModel: (upstreamModel) => new OpenAICompatibleImageModel(connection.client, { upstreamModel, headers: connection.headers }),
+    imageModel: (upstreamModel) =>
+      new OpenAICompatibleImageModel(connection.client, {
+        upstreamModel,
+        headers: connection.headers,
+        allowPrivateAddresses: config.allowPrivateImageUrls === true,
+      }),
     close: () => connection.client.close(),
   };
 }

@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 import { sanitizeUpstreamMessage, upstreamConnectionError, upstreamTimeoutError, type UpstreamError } from '../../core/upstream-error.ts';
 import type { Cancellation } from '../../core/cancellation.ts';
+import type { UpstreamTrace } from '../../core/language-model.ts';
 import { UpstreamExchange, type UpstreamResponse } from './upstream-body.ts';
 
 export interface UpstreamHttpClientOptions {
@@ -57,22 +58,35 @@ export class UpstreamHttpClient {
 
   /**
    * POSTs a JSON body to `{baseUrl}{path}`. Resolves with the response whatever its status; rejects with
-   * the signal's reason when aborted, or with an UpstreamError for transport failures.
+   * the signal's reason when aborted, or with an UpstreamError for transport failures. With a `trace`
+   * (tracing on), its `traceparent` is sent and the call reports its connect, first byte and end to it.
    */
-  async postJson(path: string, payload: unknown, headers: Record<string, string>, signal: Cancellation): Promise<UpstreamResponse> {
+  async postJson(
+    path: string,
+    payload: unknown,
+    headers: Record<string, string>,
+    signal: Cancellation,
+    trace?: UpstreamTrace,
+  ): Promise<UpstreamResponse> {
     // undici's dispatch interface, not request(): the body is read from undici's callbacks with no
     // Readable in between (upstream-body.ts). The exchange follows the caller's cancellation itself.
     try {
-      return await UpstreamExchange.start(signal, (exchange) =>
-        this.pool.dispatch(
-          {
-            method: 'POST',
-            path: `${this.basePath}${path}`,
-            headers: { 'content-type': 'application/json', ...headers },
-            body: JSON.stringify(payload),
-          },
-          exchange,
-        ),
+      return await UpstreamExchange.start(
+        signal,
+        (exchange) =>
+          this.pool.dispatch(
+            {
+              method: 'POST',
+              path: `${this.basePath}${path}`,
+              headers:
+                trace === undefined
+                  ? { 'content-type': 'application/json', ...headers }
+                  : { 'content-type': 'application/json', ...headers, ...trace.headers },
+              body: JSON.stringify(payload),
+            },
+            exchange,
+          ),
+        trace,
       );
     } catch (error) {
       throw this.transportError(error, signal);

@@ -17,6 +17,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { util, type Dispatcher } from 'undici';
 import type { Cancellation } from '../../core/cancellation.ts';
+import type { UpstreamTrace } from '../../core/language-model.ts';
 
 /** Unread bytes past which undici stops reading the socket until the reader catches up. */
 const HIGH_WATER_BYTES = 64 * 1024;
@@ -209,14 +210,21 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, FlowControl
   private abortRequest: ((error: Error) => void) | undefined;
   private resumeRead: (() => void) | undefined;
   paused = false;
+  /** The attempt's trace (tracing on): told of the connect, the first byte and the end. */
+  private trace: UpstreamTrace | undefined;
 
   /** Starts a call: `dispatch` hands the exchange to undici; the promise settles as described above. */
-  static start(signal: Cancellation, dispatch: (exchange: UpstreamExchange) => void): Promise<UpstreamResponse> {
-    return new Promise<UpstreamResponse>((resolve, reject) => dispatch(new UpstreamExchange(signal, { resolve, reject })));
+  static start(signal: Cancellation, dispatch: (exchange: UpstreamExchange) => void, trace?: UpstreamTrace): Promise<UpstreamResponse> {
+    return new Promise<UpstreamResponse>((resolve, reject) => dispatch(new UpstreamExchange(signal, { resolve, reject }, trace)));
   }
 
-  private constructor(signal: Cancellation, settle: { resolve: (answer: UpstreamResponse) => void; reject: (error: unknown) => void }) {
+  private constructor(
+    signal: Cancellation,
+    settle: { resolve: (answer: UpstreamResponse) => void; reject: (error: unknown) => void },
+    trace: UpstreamTrace | undefined,
+  ) {
     this.settle = settle;
+    this.trace = trace;
     this.onAbort = () => this.abortCall(this.signal?.reason);
     if (signal.aborted) {
       this.abortCall(signal.reason);
@@ -227,6 +235,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, FlowControl
   }
 
   onConnect(abort: (error?: Error) => void): void {
+    this.trace?.connected();
     // Aborted while it was queued in the pool: undici takes the reason as soon as it can.
     if (this.aborted !== undefined) abort(this.aborted.reason as Error);
     else this.abortRequest = abort;
@@ -235,6 +244,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, FlowControl
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     const settle = this.settle;
     if (statusCode < 200 || settle === undefined || this.body === undefined) return true;
+    this.trace?.responded(statusCode);
     this.settle = undefined;
     this.resumeRead = resume;
     this.body.controller = this;
@@ -248,6 +258,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, FlowControl
   }
 
   onComplete(): void {
+    this.trace?.ended();
     this.body?.end();
     this.finish();
   }
@@ -255,6 +266,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, FlowControl
   onError(error: Error): void {
     // After an abort the caller's reason stands (undici reports the abort it was given).
     const reason = this.aborted === undefined ? error : this.aborted.reason;
+    this.trace?.ended(reason);
     this.settle?.reject(reason);
     this.settle = undefined;
     this.body?.fail(reason);
@@ -279,6 +291,7 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, FlowControl
   private abortCall(reason: unknown): void {
     if (this.aborted !== undefined) return;
     this.aborted = { reason };
+    this.trace?.ended(reason);
     const abortRequest = this.abortRequest;
     this.settle?.reject(reason);
     this.settle = undefined;
@@ -294,5 +307,6 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler, FlowControl
     this.body = undefined;
     this.abortRequest = undefined;
     this.resumeRead = undefined;
+    this.trace = undefined;
   }
 }

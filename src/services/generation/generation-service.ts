@@ -33,6 +33,8 @@ import { requiredCapabilities, type CapabilityNeed } from './required-capabiliti
 import { DEFAULT_RETRY_POLICY, retryDelay, sleep as defaultSleep, type RetryPolicy } from './retry-policy.ts';
 import { deploymentTable } from './routing/deployment-table.ts';
 import { Router, type Lease } from './routing/router.ts';
+import type { AttemptTrace, RequestTrace } from '../../telemetry/trace-types.ts';
+import { startAttemptTrace } from './attempt-trace.ts';
 
 /** Where the service gets model objects from; `providers/registry.ts` ProviderRegistry is one. */
 export interface LanguageModelSource {
@@ -87,6 +89,8 @@ export interface GenerationStreamOptions extends CallOptions {
    * releases the backend; every stage is closed once when the stream is over.
    */
   stages?: readonly BatchStage<StreamPart>[];
+  /** The request's trace (tracing on): each upstream attempt is a client span under it. */
+  requestTrace?: RequestTrace | undefined;
 }
 
 /** The canonical parts of one generation (item by item or in batches), plus which model is answering. Read it once. */
@@ -212,9 +216,9 @@ export class GenerationService {
         } else {
           attempts++;
           const lease = step.lease;
-          let outcome: Awaited<ReturnType<GenerationService['startAttempt']>>;
+          let outcome: AttemptOutcome;
           try {
-            outcome = await this.startAttempt(candidate, lease, request, options);
+            outcome = await this.startAttempt(candidate, lease, request, options, attempts, retryIndex);
           } catch (thrown) {
             lease.end();
             throw thrown;
@@ -280,22 +284,64 @@ export class GenerationService {
     return fallbacks;
   }
 
-  /** One upstream attempt on the leased deployment, run up to its first content part. */
-  private async startAttempt(
+  /** One upstream attempt (`attemptNumber` of the request, `retry` of its model), traced when the request is. */
+  private startAttempt(
     candidate: ResolvedModel,
     lease: Lease,
     request: GenerationRequest,
     options: GenerationStreamOptions,
-  ): Promise<
-    { stream: Batched<StreamPart>; warnings: GenerationWarning[]; error?: undefined } | { stream?: undefined; error: ServiceError }
-  > {
+    attemptNumber: number,
+    retry: number,
+  ): Promise<AttemptOutcome> {
+    if (options.requestTrace === undefined) return this.runAttempt(candidate, lease, request, options, undefined);
+    return this.tracedAttempt(
+      candidate,
+      lease,
+      request,
+      options,
+      startAttemptTrace(options.requestTrace, candidate.model, lease, attemptNumber, retry),
+    );
+  }
+
+  /** An attempt in a client span of its own; a failure before the first content part ends the span failed. */
+  private async tracedAttempt(
+    candidate: ResolvedModel,
+    lease: Lease,
+    request: GenerationRequest,
+    options: GenerationStreamOptions,
+    traced: AttemptTrace,
+  ): Promise<AttemptOutcome> {
+    try {
+      const outcome = await this.runAttempt(candidate, lease, request, options, traced);
+      if (outcome.error !== undefined) {
+        traced.fail(outcome.error);
+        traced.end();
+      }
+      return outcome;
+    } catch (error) {
+      traced.fail(error);
+      traced.end();
+      throw error;
+    }
+  }
+
+  /** One upstream attempt on the leased deployment, run up to its first content part. */
+  private async runAttempt(
+    candidate: ResolvedModel,
+    lease: Lease,
+    request: GenerationRequest,
+    options: GenerationStreamOptions,
+    traced: AttemptTrace | undefined,
+  ): Promise<AttemptOutcome> {
     const attempt = new Attempt(lease.deployment.provider.timeoutMs, options.signal);
+    attempt.trace = traced;
     let iterator: AsyncIterator<readonly StreamPart[]>;
     try {
       const model = this.registry.languageModel(candidate.model, lease.deployment.target);
       const callOptions: CallOptions = { signal: attempt.signal };
       if (options.requestId !== undefined) callOptions.requestId = options.requestId;
       if (options.preferWholeResponse === true) callOptions.preferWholeResponse = true;
+      if (traced !== undefined) callOptions.trace = traced;
       iterator = batchesOf(model.stream(request, callOptions))[Symbol.asyncIterator]();
     } catch (error) {
       attempt.dispose(false);
@@ -327,8 +373,12 @@ export class GenerationService {
         for (let index = 0; index < first; index++) held.push(batch[index]!);
         lease.firstByte();
         const warnings: GenerationWarning[] = [];
-        for (const metadata of held)
-          if (metadata.type === 'response-metadata' && metadata.warnings !== undefined) warnings.push(...metadata.warnings);
+        for (const metadata of held) {
+          if (metadata.type !== 'response-metadata') continue;
+          if (metadata.warnings !== undefined) warnings.push(...metadata.warnings);
+          if (traced !== undefined && metadata.upstreamModel !== undefined) traced.responseModel(metadata.upstreamModel);
+        }
+        traced?.committed();
         const committed = held.length === first ? batch : [...held, ...batch.slice(first)];
         const stages = options.stages ?? NO_STAGES;
         return { stream: batched(() => this.continueStream(iterator, committed, attempt, lease, candidate, request, stages)), warnings };
@@ -363,6 +413,7 @@ export class GenerationService {
     let released = false;
     const release = (): void => {
       released = true;
+      attempt.trace?.end();
       lease.end();
       attempt.dispose(!backendDone);
       // Finished, failed or abandoned: either way release the backend and its connection.
@@ -391,6 +442,7 @@ export class GenerationService {
             failure = serverError('service_unavailable', 'The model backend ended its answer without a result.');
           }
           if (failure !== undefined) {
+            attempt.trace?.fail(failure);
             out = [{ type: 'error', error: failure }];
             ended = true;
           } else {
@@ -403,6 +455,7 @@ export class GenerationService {
             if (part.type === 'finish') {
               backendDone = true;
               const usage = normaliseUsage(part.usage, request, output);
+              attempt.trace?.finished(usage, part.finishReason);
               lease.end(totalTokens(usage));
               sequencer.pushInto(usage === part.usage ? part : { ...part, usage }, out);
               ended = true;
@@ -410,6 +463,7 @@ export class GenerationService {
             }
             if (part.type === 'error') {
               backendDone = true;
+              attempt.trace?.fail(part.error);
               out.push(part);
               ended = true;
               break;
@@ -474,6 +528,10 @@ function assertCapability(model: ModelConfig, need: CapabilityNeed): void {
 
 const NO_STAGES: readonly BatchStage<StreamPart>[] = [];
 
+/** An attempt's result: a committed stream, or the error it failed with before its first content part. */
+type AttemptOutcome =
+  { stream: Batched<StreamPart>; warnings: GenerationWarning[]; error?: undefined } | { stream?: undefined; error: ServiceError };
+
 /** Abort reason of an attempt whose result nobody reads any more. */
 const ATTEMPT_ABANDONED = new Error('The generation attempt was abandoned.');
 
@@ -488,6 +546,8 @@ class Attempt {
   private readonly onCallerAbort: () => void;
   private waiting = false;
   timedOut = false;
+  /** The attempt's client span when the request is traced. */
+  trace: AttemptTrace | undefined = undefined;
 
   constructor(
     readonly timeoutMs: number,

@@ -16,6 +16,8 @@ import { ledgerContextOf, type Caller } from '../caller.ts';
 import type { Admission, MeteringService } from '../metering/metering-service.ts';
 import type { InputModeration } from '../moderation/input-moderation.ts';
 import type { GenerationService, GenerationStreamOptions } from './generation-service.ts';
+import { SPAN_NAMES, traceStep } from '../../telemetry/trace-types.ts';
+import { GenerationTraceStage } from '../trace-hooks.ts';
 
 export interface MeteredGenerationOptions extends Omit<GenerationStreamOptions, 'signal' | 'requestId'> {
   /** Request path for the ledger, e.g. `/v1/chat/completions`. */
@@ -59,16 +61,23 @@ export class MeteredGenerations {
    */
   async start(caller: Caller, request: GenerationRequest, options: MeteredGenerationOptions): Promise<MeteredGeneration> {
     const { generation, inputModeration } = this.dependencies;
+    const trace = caller.trace;
+    trace?.generationRequest('chat', request);
     const named = generation.resolve(request.model);
     // Each `await` costs promises even on a value that is already there: only the steps that are really
     // asynchronous here are awaited (a prepare step, the moderation check, a long prompt's count).
     if (options.prepare !== undefined) await options.prepare(named.model);
     const resolved = generation.checkRequest(named, request, options);
     const { model } = resolved;
-    if (inputModeration.applies(caller.auth, model)) await inputModeration.check(caller.auth, model, request, { signal: caller.signal });
+    if (inputModeration.applies(caller.auth, model))
+      await traceStep(trace, SPAN_NAMES.moderation, inputModeration.check(caller.auth, model, request, { signal: caller.signal }));
     // A long prompt is counted in slices that yield to the event loop: it cannot stall the instance.
     const promptTokens = countShortRequestTokens(request) ?? (await countRequestTokensAsync(request));
-    const admission = await this.admitWithinBudget(caller, request, promptTokens, model.maxOutputTokens);
+    const admission = await traceStep(
+      trace,
+      SPAN_NAMES.admit,
+      this.admitWithinBudget(caller, request, promptTokens, model.maxOutputTokens),
+    );
     const ledger = ledgerContextOf(caller, model, options.endpoint);
     let warnings: readonly GenerationWarning[] = [];
     let deployment = '';
@@ -76,12 +85,13 @@ export class MeteredGenerations {
     if (options.capabilities !== undefined) streamOptions.capabilities = options.capabilities;
     if (options.capabilityParams !== undefined) streamOptions.capabilityParams = options.capabilityParams;
     if (options.preferWholeResponse === true) streamOptions.preferWholeResponse = true;
+    if (trace !== undefined) streamOptions.requestTrace = trace;
     // Switchyard enforces the cap itself: an upstream that ignores it is cut, never charged past it. The
     // cap and the meter run as stages of the service's own loop (core/batched.ts), not as layers.
     const cap = new OutputCap(request.maxOutputTokens ?? model.maxOutputTokens, countTextTokens, { inputTokens: promptTokens });
     const parts = await admission.start(
       async (meter) => {
-        streamOptions.stages = [cap, meter];
+        streamOptions.stages = trace === undefined ? [cap, meter] : [cap, meter, new GenerationTraceStage(trace)];
         const stream = await generation.streamResolved(resolved, request, streamOptions);
         warnings = stream.warnings;
         deployment = stream.deployment;

@@ -17,6 +17,8 @@ import type { ModelPricing } from './price-usage.ts';
 import { rateLimitError, rateLimitHeaders } from './rate-limit-headers.ts';
 import { createLedgerRecord, type LedgerRecord, type UsageLedger } from './usage-ledger.ts';
 import { keyUsageInfo, userTotalUsage } from './usage-info.ts';
+import { SPAN_NAMES, traceStep, type RequestTrace } from '../../telemetry/trace-types.ts';
+import { tracedLedgerSink } from '../trace-hooks.ts';
 
 /** What the ledger needs to know about a metered request besides its usage. */
 export interface LedgerContext {
@@ -32,6 +34,8 @@ export interface LedgerContext {
   startedAt: bigint;
   /** The deployment that answered; set once the generation has started. */
   deployment?: string;
+  /** The request's trace (tracing on): the settle and ledger spans. */
+  trace?: RequestTrace | undefined;
 }
 
 function snapshotOf(figures: LimitSnapshot): AccountUsageSnapshot {
@@ -86,7 +90,7 @@ export class Admission {
     this.settled = true;
     // The ledger row first: an answer that was produced is billed whatever happens to the counters.
     if (ledgerContext !== undefined) {
-      const record = this.ledgerSink ?? ((entry: LedgerRecord) => this.ledger.record(entry));
+      const record = tracedLedgerSink(ledgerContext.trace, this.ledgerSink ?? ((entry: LedgerRecord) => this.ledger.record(entry)));
       const latencyMs = Number(process.hrtime.bigint() - ledgerContext.startedAt) / 1e6;
       record(
         createLedgerRecord({
@@ -109,7 +113,7 @@ export class Admission {
     const actual = usage === undefined ? 0 : totalTokens(usage);
     if (this.reservation.estimatedTokens > 0 || actual > 0) {
       try {
-        const settled = await this.store.settle(this.reservation, actual);
+        const settled = await traceStep(ledgerContext?.trace, SPAN_NAMES.settle, this.store.settle(this.reservation, actual));
         this.figures = settled.figures;
         this.snapshot = undefined;
       } catch (error) {
@@ -225,6 +229,8 @@ export class MeteringService implements AccountUsageReader {
   };
 
   private policyFor(auth: UsageSubject): LimitPolicy {
+    // The key's tier capped by its organization's plan (accounts/plans.ts), read with the key.
+    if (auth.limits !== undefined) return auth.limits;
     // A key whose tier was removed from the config keeps working with no limits rather than failing.
     return this.policies.get(auth.tier) ?? { requestsPerMinute: 0, tokensPerMinute: 0, tokensPerDay: 0, tokensPerMonth: 0 };
   }

@@ -117,6 +117,10 @@ export class InputModeration {
         message: 'Input moderation is required for this request but no moderation model is configured.',
       });
     }
-    await assertGenerationAllowed(this.registry.moderationModel(this.moderationModelConfig), request, options);
+    // The built-in classifier serves organizations in turn: the pre-check waits in the caller's.
+    await assertGenerationAllowed(this.registry.moderationModel(this.moderationModelConfig), request, {
+      ...options,
+      tenant: options.tenant ?? auth.organizationId,
+    });
   }
 }

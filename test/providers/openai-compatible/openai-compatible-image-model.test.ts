@@ -22,6 +22,7 @@ before(async () => {
   fileHost = createServer((request, response) => {
     if (request.url === '/image.png') response.writeHead(200, { 'content-type': 'image/png' }).end(png);
     else if (request.url === '/photo') response.writeHead(200, { 'content-type': 'application/octet-stream' }).end(jpeg);
+    else if (request.url === '/page.html') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<html></html>');
     else response.writeHead(404).end('gone');
   });
   await new Promise<void>((resolve) => fileHost.listen(0, '127.0.0.1', resolve));
@@ -53,7 +54,8 @@ describe('OpenAICompatibleImageModel', () => {
 
   test('url results are downloaded at once; the media type comes from the bytes', async () => {
     upstream.enqueue({ type: 'json', body: { created: 1, data: [{ url: `${fileHostUrl}/image.png` }, { url: `${fileHostUrl}/photo` }] } });
-    const model = new OpenAICompatibleImageModel(client, { upstreamModel: 'dall-e-2', headers: {} });
+    // The test's image host is on 127.0.0.1: allowed explicitly (the default refuses it, as below).
+    const model = new OpenAICompatibleImageModel(client, { upstreamModel: 'dall-e-2', headers: {}, allowPrivateAddresses: true });
     const images = await model.generate({ prompt: 'two pictures', n: 2, size: '256x256' }, options());
     assert.deepEqual(images[0]!.bytes, png);
     assert.equal(images[1]!.mediaType, 'image/jpeg');
@@ -61,7 +63,7 @@ describe('OpenAICompatibleImageModel', () => {
   });
 
   test('a dead url, an empty answer and upstream errors are 5xx or mapped statuses, never leaking addresses', async () => {
-    const model = new OpenAICompatibleImageModel(client, { upstreamModel: 'm', headers: {} });
+    const model = new OpenAICompatibleImageModel(client, { upstreamModel: 'm', headers: {}, allowPrivateAddresses: true });
     upstream.enqueue({ type: 'json', body: { data: [{ url: `${fileHostUrl}/expired.png` }] } });
     await assert.rejects(model.generate({ prompt: 'p', n: 1, size: '256x256' }, options()), (error: Error & { status?: number }) => {
       assert.equal(error.status, 500);
@@ -75,6 +77,19 @@ describe('OpenAICompatibleImageModel', () => {
     await assert.rejects(model.generate({ prompt: 'p', n: 1, size: '256x256' }, options()), { status: 500 });
     upstream.enqueue({ type: 'error', status: 400, message: 'Your request was rejected by the safety system.' });
     await assert.rejects(model.generate({ prompt: 'p', n: 1, size: '256x256' }, options()), { status: 400, message: /safety system/ });
+  });
+
+  test('by default a url result on a loopback address is refused without a request; a non-image answer is never kept', async () => {
+    const guarded = new OpenAICompatibleImageModel(client, { upstreamModel: 'm', headers: {} });
+    upstream.enqueue({ type: 'json', body: { data: [{ url: `${fileHostUrl}/image.png` }] } });
+    await assert.rejects(guarded.generate({ prompt: 'p', n: 1, size: '256x256' }, options()), (error: Error & { status?: number }) => {
+      assert.equal(error.status, 500);
+      assert.match(error.message, /not public/);
+      return true;
+    });
+    const allowed = new OpenAICompatibleImageModel(client, { upstreamModel: 'm', headers: {}, allowPrivateAddresses: true });
+    upstream.enqueue({ type: 'json', body: { data: [{ url: `${fileHostUrl}/page.html` }] } });
+    await assert.rejects(allowed.generate({ prompt: 'p', n: 1, size: '256x256' }, options()), /text\/html, not a PNG, JPEG, WebP or GIF/);
   });
 
   test('sniffImageMediaType knows PNG, JPEG, WebP and GIF', () => {
