@@ -22,7 +22,7 @@ export const canRunChaos = canRunPrivatePostgres && canRunPrivateRedis;
  * request bounds are lowered from their 15 s defaults so that a 20 s freeze outlasts them clearly).
  */
 export const DEPENDENCY_BOUNDS_MS = {
-  REDIS_COMMAND_TIMEOUT_MS: 300,
+  REDIS_COMMAND_TIMEOUT_MS: 1000,
   REDIS_CONNECT_TIMEOUT_MS: 1000,
   DATABASE_CONNECT_TIMEOUT_MS: 2000,
   DATABASE_STATEMENT_TIMEOUT_MS: 5000,
