@@ -10,7 +10,7 @@
  *
  * Run: node --import tsx bench/dependency-faults.ts [scale] [batchLines]
  *      (scale multiplies each dependency outage: 1 = the issue's 15-20 s, about 2.5 minutes in all;
- *       0.25 about 1.5 minutes, the batch then finishing after the faults; batchLines default 200;
+ *       0.25 about 1.5 minutes, the batch then finishing after the faults; batchLines default 260;
  *       CHAOS_OUTCOMES=<file> writes every client outcome there, one JSON line each)
  */
 import { canRunChaos, ChaosEnvironment, DEPENDENCY_BOUNDS_MS } from '../test/support/chaos/environment.ts';
@@ -18,7 +18,7 @@ import { formatTable, killWindow, overBound, phaseRows } from '../test/support/c
 import { runChaos } from '../test/support/chaos/run.ts';
 
 const scale = Number(process.argv[2] ?? 1);
-const batchLines = Number(process.argv[3] ?? 200);
+const batchLines = Number(process.argv[3] ?? 260);
 if (!canRunChaos) {
   console.error('Needs the initdb, pg_ctl, postgres and redis-server binaries on PATH (it starts its own servers).');
   process.exit(1);

@@ -1,7 +1,7 @@
 // Issue 29's chaos suite: two `switchyard serve` processes on a PRIVATE Postgres 15 (initdb/pg_ctl on a
 // free port), a PRIVATE redis-server and s3rver (never the shared 5432/6379), under steady mixed traffic
 // (chat JSON and streamed, messages and responses streams, a slow upstream model, embeddings, uploads
-// read back through the other instance) with a 200-line batch in progress, through: Postgres restart,
+// read back through the other instance) with a 260-line batch in progress, through: Postgres restart,
 // Postgres frozen 20 s, Redis killed 15 s, Redis frozen 20 s, object store killed 15 s, one instance
 // SIGKILLed and restarted. Then it asserts what issue 29 promises. The run (about 2.5 minutes, 3 with
 // set-up) happens once in `before`; each promise is its own test, and the per-fault table is printed.

@@ -16,7 +16,7 @@ import { Traffic } from './traffic.ts';
 export interface ChaosRunOptions {
   /** Scales every dependency outage (1: the issue's 15-20 s). Default 1. */
   scale?: number;
-  /** Lines of the batch in progress. Default 200. */
+  /** Lines of the batch in progress. Default 260 (it ends around the last fault). */
   batchLines?: number;
   /** Traffic before the first fault. Default 4 s. */
   baselineMs?: number;
@@ -64,7 +64,7 @@ export async function runChaos(environment: ChaosEnvironment, options: ChaosRunO
   const log = (line: string): void => options.log?.(`+${((Date.now() - started) / 1000).toFixed(1)} s ${line}`);
   const { fleet, key } = environment;
   const origins = Array.from({ length: fleet.size }, (_, index) => fleet.origin(index));
-  const lines = options.batchLines ?? 200;
+  const lines = options.batchLines ?? 260;
   const traffic = new Traffic(origins, key);
   const runs: FaultRun[] = [];
   let batchId: string | undefined;
