@@ -18,11 +18,19 @@ export interface S3TestServer {
   close(): Promise<void>;
 }
 
-export async function startS3Server(buckets: string[]): Promise<S3TestServer> {
-  const directory = mkdtempSync(join(tmpdir(), 'switchyard-s3rver-'));
+/**
+ * @param options.port Listen there (default: a free port). @param options.directory Keep the objects
+ * there and leave it on close (default: a temporary directory removed on close). Both let a chaos test
+ * kill the server and start it again on the same port over the same objects.
+ */
+export async function startS3Server(
+  buckets: string[],
+  options: { port?: number | undefined; directory?: string | undefined } = {},
+): Promise<S3TestServer> {
+  const directory = options.directory ?? mkdtempSync(join(tmpdir(), 'switchyard-s3rver-'));
   const server = new S3rver({
     address: '127.0.0.1',
-    port: 0,
+    port: options.port ?? 0,
     silent: true,
     directory,
     configureBuckets: buckets.map((name) => ({ name })),
@@ -39,7 +47,7 @@ export async function startS3Server(buckets: string[]): Promise<S3TestServer> {
     }),
     async close() {
       await server.close();
-      rmSync(directory, { recursive: true, force: true });
+      if (options.directory === undefined) rmSync(directory, { recursive: true, force: true });
     },
   };
 }

@@ -180,7 +180,12 @@ export abstract class MockUpstreamServer<Reply> {
     switch (behaviour.type) {
       case 'reply':
         if (wantsStream(body)) await this.writeStream(response, this.replyEvents(behaviour.reply, recorded), behaviour, resetSocket);
-        else sendJson(response, 200, this.replyBody(behaviour.reply, recorded));
+        else {
+          // A whole JSON body is one event: `delayMs` pauses before it (a slow, non-streamed answer).
+          if (behaviour.delayMs !== undefined && behaviour.delayMs > 0)
+            await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
+          if (!response.destroyed) sendJson(response, 200, this.replyBody(behaviour.reply, recorded));
+        }
         break;
       case 'events':
         await this.writeStream(response, behaviour.events, behaviour, resetSocket);
