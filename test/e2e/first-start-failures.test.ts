@@ -78,17 +78,36 @@ for (const backend of storageBackends()) {
     });
 
     if (backend === 'postgres') {
-      test('Postgres refused, database missing: one sentence each, naming what to fix', async () => {
+      test('Postgres refused: the start waits for it (one line) and leaves nothing; database missing: one sentence', async () => {
+        // Issue 29: an instance started while Postgres is down waits and retries instead of exiting, so a
+        // supervisor does not crash-loop it; stopped meanwhile, it leaves no key behind.
         const closedPort = await freePort();
-        const refused = await failingStart({
-          ...env,
-          PORT: String(await freePort()),
-          DATABASE_URL: `postgres://postgres@127.0.0.1:${closedPort}/x`,
+        const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+          env: {
+            PATH: process.env['PATH'],
+            LOG_LEVEL: 'warn',
+            ...env,
+            PORT: String(await freePort()),
+            DATABASE_URL: `postgres://postgres@127.0.0.1:${closedPort}/x`,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
-        assertOneSentence(
-          refused,
-          new RegExp(`^Postgres refused the connection at 127\\.0\\.0\\.1:${closedPort}: start Postgres there, or fix .*DATABASE_URL`),
-        );
+        let output = '';
+        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        try {
+          await until(async () => (output.includes('waiting for it') ? true : undefined), 'the waiting line', 30_000);
+          await new Promise((resolve) => setTimeout(resolve, 2_500));
+          assert.equal(child.exitCode, null, 'still waiting, not exited');
+          assert.equal(output.split('\n').filter((line) => line.includes('waiting for it')).length, 1, `logged once:\n${output}`);
+          assert.doesNotMatch(output, /sk-sy-|set-password/);
+        } finally {
+          child.kill('SIGTERM');
+          const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(killer);
+        }
         const missingUrl = new URL(database.url);
         missingUrl.pathname = '/switchyard_no_such_database';
         const missing = await failingStart({ ...env, PORT: String(await freePort()), DATABASE_URL: missingUrl.toString() });
