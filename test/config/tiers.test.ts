@@ -34,7 +34,7 @@ describe('tier overrides', () => {
     };
     const config = load({ tiers: { Gold: gold } });
     assert.deepEqual(Object.keys(config.tiers), ['Free', 'Developer', 'Production', 'Enterprise', 'Gold']);
-    assert.deepEqual(config.tiers['Gold'], { ...gold, moderateInputs: false });
+    assert.deepEqual(config.tiers['Gold'], { ...gold, moderateInputs: false, maxRequestsPerBatch: 50_000 });
   });
 
   test('a new tier missing fields: a config error naming them', () => {
@@ -86,8 +86,9 @@ describe('start-up with keys of a dropped tier', () => {
     const options = { logger, batchWorker: false as const, bootstrapKey: false };
     try {
       const first = await startRuntime(load({ dataDir }), options);
-      await first.keys.create({ tier: 'Production', name: 'prod' });
+      // The organization's plan is its first key's tier, and later keys stay within it (issue 31).
       await first.keys.create({ tier: 'Enterprise', name: 'ent' });
+      await first.keys.create({ tier: 'Production', name: 'prod' });
       const revoked = await first.keys.create({ tier: 'Free', name: 'gone' });
       await first.keys.revoke(revoked.record.id);
       await first.close();

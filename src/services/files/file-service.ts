@@ -4,7 +4,7 @@
  * Files belong to an organization; another organization's file answers exactly like a missing one.
  */
 import { basename } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { newId, randomHex } from '../../core/ids.ts';
 import { invalidParameter, missingParameter, serverError } from '../../core/service-error.ts';
 import type { FileRecord, FilesRepository } from '../../db/repositories/files-repository.ts';
@@ -117,6 +117,14 @@ async function drain(source: BlobSource): Promise<void> {
   for await (const chunk of source) void chunk;
 }
 
+/** Lets what is left of a part's stream flow past unread (no await: the caller is failing the upload). */
+function discardRest(source: BlobSource): void {
+  if (source instanceof Readable && !source.destroyed) {
+    source.on('error', () => undefined);
+    source.resume();
+  }
+}
+
 export class FileService {
   private readonly repository: FilesRepository;
   private readonly store: BlobStore;
@@ -158,7 +166,12 @@ export class FileService {
         try {
           bytes = await this.store.put(id, part.content, { maxBytes });
         } catch (error) {
-          if (!(error instanceof BlobTooLargeError)) throw error;
+          if (!(error instanceof BlobTooLargeError)) {
+            // The store refused before reading the part (a breaker open) or stopped half-way: let the
+            // rest of the body flow past, or the parser stalls and the answer waits for the idle timeout.
+            discardRest(part.content);
+            throw error;
+          }
           tooLarge = true;
           continue;
         }
