@@ -141,7 +141,7 @@ describe('npm start stops with the full drain under any supervisor', () => {
       DRAIN_DELAY_SECONDS: String(DRAIN_DELAY_SECONDS),
       LOG_LEVEL: 'warn',
     };
-    const created = await runCli(['keys', 'create', '--org', 'org-signals', '--json'], env);
+    const created = await runCli(['keys', 'create', '--org', 'org-signals', '--create-org', '--json'], env);
     assert.equal(created.code, 0, created.stderr);
     key = (JSON.parse(created.stdout) as { key: string }).key;
   });
