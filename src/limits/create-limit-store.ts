@@ -30,7 +30,16 @@ export interface CreateLimitStoreOptions extends LimitStoreOptions {
 }
 
 export async function createLimitStore(options: CreateLimitStoreOptions = {}): Promise<LimitStore> {
-  const { backend, redisUrl, redis, redisPrefix = 'switchyard:', keyPrefix = `${redisPrefix}limits:`, breaker, onStoreFailure, ...common } = options;
+  const {
+    backend,
+    redisUrl,
+    redis,
+    redisPrefix = 'switchyard:',
+    keyPrefix = `${redisPrefix}limits:`,
+    breaker,
+    onStoreFailure,
+    ...common
+  } = options;
   if (backend === 'off') return new DisabledLimitStore(common);
   if (backend !== 'memory' && redisUrl !== undefined && redisUrl !== '') {
     const { RedisLimitStore } = await import('./redis/redis-limit-store.ts');
