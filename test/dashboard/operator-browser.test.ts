@@ -124,6 +124,8 @@ describe('operator console in Chromium', { skip: !available }, () => {
     await operatorPage.getByRole('button', { name: 'Search' }).click();
     const table = operatorPage.getByRole('table', { name: 'Organizations' });
     await table.getByRole('link', { name: 'org-acme' }).waitFor();
+    // The unfiltered list may still be on screen for a moment: wait for the search's answer.
+    await table.getByRole('link', { name: 'org-other' }).waitFor({ state: 'detached', timeout: 10_000 });
     assert.equal(await table.getByRole('link', { name: 'org-other' }).count(), 0);
     await table.getByRole('link', { name: 'org-acme' }).click();
     await operatorPage.waitForURL(/\/organizations\/org-acme$/);
