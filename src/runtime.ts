@@ -239,8 +239,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       const connection = { commandTimeoutMs: bounds.redisCommandTimeoutMs, connectTimeoutMs: bounds.redisConnectTimeoutMs };
       // The probe has a connection of its own that never queues commands: an unreachable Redis fails
       // it at once, a frozen one after the command timeout.
-      const probe = (redisProbe = openRedisConnection(config.redisUrl, connection));
-      probe.options.enableOfflineQueue = false;
+      const probe = (redisProbe = openRedisConnection(config.redisUrl, { ...connection, enableOfflineQueue: false }));
       const breaker = (redisBreaker = breakers.add(
         new CircuitBreaker({ name: 'redis', description: 'The rate-limit store', logger, probe: () => probe.ping() }),
       ));

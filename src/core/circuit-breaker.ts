@@ -188,6 +188,24 @@ export class CircuitBreaker {
     }
   }
 
+  /**
+   * Runs `call` unless the breaker is open; when the breaker is open, or `call` fails because the
+   * dependency is unreachable, answers with `fallback` instead (the degraded path of a store that has
+   * one). Any other failure is rethrown.
+   */
+  async orElse<T>(call: () => Promise<T>, fallback: () => Promise<T>): Promise<T> {
+    if (this.currentState === 'closed') {
+      try {
+        const result = await call();
+        this.recordSuccess();
+        return result;
+      } catch (error) {
+        if (!this.recordFailure(error)) throw error;
+      }
+    }
+    return fallback();
+  }
+
   recordSuccess(): void {
     this.consecutiveFailures = 0;
     if (this.currentState !== 'closed') this.close();

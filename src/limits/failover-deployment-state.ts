@@ -36,34 +36,29 @@ export class FailoverDeploymentState implements DeploymentStateStore {
     this.local = new MemoryDeploymentState(options.clock === undefined ? {} : { clock: options.clock });
   }
 
-  async read(refs: readonly DeploymentRef[]): Promise<DeploymentState[]> {
-    if (!this.breaker.isOpen) {
-      try {
-        const state = await this.primary.read(refs);
-        this.breaker.recordSuccess();
-        return state;
-      } catch (error) {
-        if (!this.breaker.recordFailure(error)) throw error;
-      }
-    }
-    if (this.policy === 'closed') throw this.breaker.unavailable();
-    return this.local.read(refs);
+  read(refs: readonly DeploymentRef[]): Promise<DeploymentState[]> {
+    return this.breaker.orElse(
+      () => this.primary.read(refs),
+      () => this.whenLocal(() => this.local.read(refs)),
+    );
   }
 
-  async acquire(ref: DeploymentRef, limits: DeploymentLimits, tokens: number): Promise<Acquired | null> {
-    if (!this.breaker.isOpen) {
-      try {
-        const acquired = await this.primary.acquire(ref, limits, tokens);
-        this.breaker.recordSuccess();
-        return acquired;
-      } catch (error) {
-        if (!this.breaker.recordFailure(error)) throw error;
-      }
-    }
-    if (this.policy === 'closed') throw this.breaker.unavailable();
-    const acquired = await this.local.acquire(ref, limits, tokens);
-    if (acquired !== null) this.localInFlight.set(ref, (this.localInFlight.get(ref) ?? 0) + 1);
-    return acquired;
+  acquire(ref: DeploymentRef, limits: DeploymentLimits, tokens: number): Promise<Acquired | null> {
+    return this.breaker.orElse(
+      () => this.primary.acquire(ref, limits, tokens),
+      () =>
+        this.whenLocal(async () => {
+          const acquired = await this.local.acquire(ref, limits, tokens);
+          if (acquired !== null) this.localInFlight.set(ref, (this.localInFlight.get(ref) ?? 0) + 1);
+          return acquired;
+        }),
+    );
+  }
+
+  /** The degraded path: the local state, or a fast refusal under `closed`. */
+  private whenLocal<T>(use: () => Promise<T>): Promise<T> {
+    if (this.policy === 'closed') return Promise.reject(this.breaker.unavailable());
+    return use();
   }
 
   release(ref: DeploymentRef): void {

@@ -58,45 +58,27 @@ export class FailoverLimitStore implements LimitStore {
     this.uncounted = new DisabledLimitStore(clock);
   }
 
-  async admit(check: AdmitCheck): Promise<AdmitResult> {
-    if (!this.breaker.isOpen) {
-      try {
-        const result = await this.primary.admit(check);
-        this.breaker.recordSuccess();
-        return result;
-      } catch (error) {
-        if (!this.breaker.recordFailure(error)) throw error;
-      }
-    }
-    return this.fallbackAdmit(check);
+  admit(check: AdmitCheck): Promise<AdmitResult> {
+    return this.breaker.orElse(
+      () => this.primary.admit(check),
+      () => this.fallbackAdmit(check),
+    );
   }
 
   async settle(reservation: Reservation, actualTokens: number): Promise<SettleResult> {
     if (this.fallbackReservations.has(reservation)) return this.local.settle(reservation, actualTokens);
-    if (!this.breaker.isOpen) {
-      try {
-        const result = await this.primary.settle(reservation, actualTokens);
-        this.breaker.recordSuccess();
-        return result;
-      } catch (error) {
-        if (!this.breaker.recordFailure(error)) throw error;
-      }
-    }
     // The shared reservation stays charged at its estimate until its window expires: never more.
-    return { settled: false, figures: await this.local.usage(reservation.subject, reservation.policy) };
+    return this.breaker.orElse(
+      () => this.primary.settle(reservation, actualTokens),
+      async () => ({ settled: false, figures: await this.local.usage(reservation.subject, reservation.policy) }),
+    );
   }
 
-  async usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot> {
-    if (!this.breaker.isOpen) {
-      try {
-        const figures = await this.primary.usage(subject, policy);
-        this.breaker.recordSuccess();
-        return figures;
-      } catch (error) {
-        if (!this.breaker.recordFailure(error)) throw error;
-      }
-    }
-    return this.local.usage(subject, policy);
+  usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot> {
+    return this.breaker.orElse(
+      () => this.primary.usage(subject, policy),
+      () => this.local.usage(subject, policy),
+    );
   }
 
   async close(): Promise<void> {

@@ -225,10 +225,20 @@ export class UsageLedgerRepository {
   }
 
   /** Per-organization and per-model totals across every organization since `sinceMs` (`usage --all`). */
-  async summarizeAll(sinceMs: number): Promise<Array<UsageSummaryRow & { organizationId: string }>> {
-    const rows = await this.db
-      .selectFrom('usage_ledger')
-      .where('created_at', '>=', sinceMs)
+  summarizeAll(sinceMs: number): Promise<Array<UsageSummaryRow & { organizationId: string }>> {
+    return this.totals(sinceMs, undefined);
+  }
+
+  /** Per-model totals for one organization since `sinceMs` (milliseconds since epoch). */
+  async summarize(organizationId: string, sinceMs: number): Promise<UsageSummaryRow[]> {
+    return (await this.totals(sinceMs, organizationId)).map(({ organizationId: _organization, ...row }) => row);
+  }
+
+  /** Totals per organization and model since `sinceMs`, of one organization or of all. */
+  private async totals(sinceMs: number, organizationId: string | undefined): Promise<Array<UsageSummaryRow & { organizationId: string }>> {
+    let query = this.db.selectFrom('usage_ledger').where('created_at', '>=', sinceMs);
+    if (organizationId !== undefined) query = query.where('organization_id', '=', organizationId);
+    const rows = await query
       .groupBy(['organization_id', 'model'])
       .orderBy('organization_id')
       .orderBy('model')
@@ -245,35 +255,6 @@ export class UsageLedgerRepository {
       .execute();
     return rows.map((row) => ({
       organizationId: row.organization_id,
-      model: row.model,
-      requests: Number(row.requests),
-      inputTokens: Number(row.input_tokens),
-      outputTokens: Number(row.output_tokens),
-      cachedTokens: Number(row.cached_tokens),
-      reasoningTokens: Number(row.reasoning_tokens),
-      costUsd: Number(row.cost_usd),
-    }));
-  }
-
-  /** Per-model totals for one organization since `sinceMs` (milliseconds since epoch). */
-  async summarize(organizationId: string, sinceMs: number): Promise<UsageSummaryRow[]> {
-    const rows = await this.db
-      .selectFrom('usage_ledger')
-      .where('organization_id', '=', organizationId)
-      .where('created_at', '>=', sinceMs)
-      .groupBy('model')
-      .orderBy('model')
-      .select((eb) => [
-        'model',
-        eb.fn.countAll<number>().as('requests'),
-        eb.fn.sum<number>('input_tokens').as('input_tokens'),
-        eb.fn.sum<number>('output_tokens').as('output_tokens'),
-        eb.fn.sum<number>('cached_tokens').as('cached_tokens'),
-        eb.fn.sum<number>('reasoning_tokens').as('reasoning_tokens'),
-        eb.fn.sum<number>('cost_usd').as('cost_usd'),
-      ])
-      .execute();
-    return rows.map((row) => ({
       model: row.model,
       requests: Number(row.requests),
       inputTokens: Number(row.input_tokens),

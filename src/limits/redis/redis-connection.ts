@@ -22,6 +22,8 @@ export interface RedisConnectionOptions {
   connectTimeoutMs?: number;
   /** Told about every connection error (feed a circuit breaker; do not log each one). */
   onError?: (error: unknown) => void;
+  /** Queue commands while disconnected (default true); a probe connection refuses them at once instead. */
+  enableOfflineQueue?: boolean;
 }
 
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 1_000;
@@ -120,6 +122,7 @@ export function openRedisConnection(url: string, options: RedisConnectionOptions
     // Auto-pipelining packs concurrent admits into one write.
     enableAutoPipelining: true,
     retryStrategy: (attempt: number) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
+    enableOfflineQueue: options.enableOfflineQueue ?? true,
   });
   bounds.set(redis, new RedisCommandBound(options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS));
   // Without a listener ioredis prints every reconnect failure to the console.
