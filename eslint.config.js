@@ -1,73 +1,10 @@
 // Lint rules: typescript-eslint's recommended set on every TypeScript file, tests and benchmarks included,
-// plus the house's layering as rules: each src folder's README says what it may import, and the
-// `no-restricted-imports` blocks below say the same thing executably; `import-x/no-cycle` forbids cycles.
+// plus the house's layering: `import-table.js` says which folder of src/ may import which, with the
+// reason, and `import-x/no-restricted-paths` enforces exactly that table; `import-x/no-cycle` forbids cycles.
 import js from '@eslint/js';
 import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
-
-/** `folder may not import these folders`, mirroring the "May import" line of each folder's README. */
-const LAYERS = {
-  config: [
-    'accounts',
-    'batches',
-    'cli',
-    'core',
-    'dashboard',
-    'db',
-    'files',
-    'formats',
-    'http',
-    'limits',
-    'providers',
-    'routes',
-    'services',
-    'telemetry',
-  ],
-  core: [
-    'accounts',
-    'batches',
-    'cli',
-    'dashboard',
-    'db',
-    'files',
-    'formats',
-    'http',
-    'limits',
-    'providers',
-    'routes',
-    'services',
-    'telemetry',
-  ],
-  // Tracing (OpenTelemetry) sits just above core: every layer may hand it spans, it knows none of them.
-  telemetry: ['accounts', 'batches', 'cli', 'dashboard', 'db', 'files', 'formats', 'http', 'limits', 'providers', 'routes', 'services'],
-  formats: ['accounts', 'batches', 'cli', 'dashboard', 'db', 'files', 'http', 'limits', 'providers', 'routes', 'services'],
-  providers: ['accounts', 'batches', 'cli', 'dashboard', 'db', 'files', 'formats', 'http', 'limits', 'routes', 'services'],
-  limits: ['accounts', 'batches', 'cli', 'dashboard', 'db', 'files', 'formats', 'http', 'providers', 'routes', 'services'],
-  files: ['accounts', 'batches', 'cli', 'dashboard', 'db', 'formats', 'http', 'limits', 'providers', 'routes', 'services'],
-  db: ['batches', 'cli', 'dashboard', 'formats', 'http', 'limits', 'providers', 'routes'],
-  accounts: ['batches', 'cli', 'dashboard', 'formats', 'http', 'limits', 'providers', 'routes'],
-  services: ['batches', 'cli', 'dashboard', 'formats', 'http', 'providers', 'routes'],
-  batches: ['cli', 'dashboard', 'formats', 'http', 'providers', 'routes'],
-  http: ['batches', 'cli', 'dashboard', 'db', 'formats', 'limits', 'providers', 'routes'],
-  routes: ['cli', 'dashboard', 'db', 'limits', 'providers'],
-};
-
-const layerRules = Object.entries(LAYERS).map(([folder, forbidden]) => ({
-  files: [`src/${folder}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        patterns: [
-          {
-            group: forbidden.flatMap((other) => [`../${other}/*`, `../../${other}/*`, `../../../${other}/*`]),
-            message: `src/${folder}/ may not import this folder (see src/${folder}/README.md and docs/architecture.md).`,
-          },
-        ],
-      },
-    ],
-  },
-}));
+import { restrictedZones } from './import-table.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**'] },
@@ -84,9 +21,11 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     plugins: { 'import-x': importX },
     settings: { 'import-x/extensions': ['.ts', '.js', '.mjs'] },
-    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', { zones: restrictedZones(import.meta.dirname) }],
+    },
   },
-  ...layerRules,
   {
     // Tests read untyped JSON bodies field by field; `any` there is what the assertions check.
     files: ['test/**/*.ts'],

@@ -55,5 +55,10 @@ export async function createDeploymentState(options: CreateDeploymentStateOption
       ...(clock === undefined ? {} : { clock }),
     });
   }
+  return inProcessDeploymentState(clock);
+}
+
+/** Routing state kept in this process only (one instance; tests and tools that build a service alone). */
+export function inProcessDeploymentState(clock?: Clock): DeploymentStateStore {
   return new MemoryDeploymentState(clock === undefined ? {} : { clock });
 }

@@ -28,7 +28,7 @@ import { BlockSequencer } from '../../core/sequence-blocks.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { isUpstreamError, upstreamTimeoutError } from '../../core/upstream-error.ts';
 import { totalTokens, type Usage } from '../../core/usage.ts';
-import { MemoryDeploymentState } from '../../limits/memory/memory-deployment-state.ts';
+import { inProcessDeploymentState } from '../../limits/create-deployment-state.ts';
 import { requiredCapabilities, type CapabilityNeed } from './required-capabilities.ts';
 import { DEFAULT_RETRY_POLICY, retryDelay, sleep as defaultSleep, type RetryPolicy } from './retry-policy.ts';
 import { deploymentTable } from './routing/deployment-table.ts';
@@ -123,7 +123,7 @@ export class GenerationService {
     }
     this.providers = options.config.providers;
     this.registry = options.registry;
-    this.router = options.router ?? new Router({ models: deploymentTable(options.config), state: new MemoryDeploymentState() });
+    this.router = options.router ?? new Router({ models: deploymentTable(options.config), state: inProcessDeploymentState() });
     this.retryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retryPolicy };
     this.logger = options.logger;
     this.sleep = options.sleep ?? defaultSleep;
