@@ -47,6 +47,13 @@ const WARM_UP_SECONDS = brief ? 1 : 2;
 const STEADY_STATE_SECONDS = brief ? 0 : 3;
 /** The issue's target: Switchyard's requests per second over the proxy's, in a back-to-back pair. */
 const THROUGHPUT_TARGET = 0.7;
+/** Streams with `--spaced`: CPU per request at most this multiple of the proxy's, every format. */
+const SPACED_STREAM_TARGET = 1.15;
+/** Burst streams (one upstream write): CPU per request at most this multiple of the lean translator's. */
+const BURST_STREAM_TARGET = 1.25;
+/** Resident memory of the build before the restructuring (2026-11-26, this benchmark): idle, and highest under load. */
+const RSS_IDLE_MB = 105;
+const RSS_LOAD_MB = 155;
 const withLimitRuns = process.argv.includes('--limits');
 const spacedStreams = process.argv.includes('--spaced');
 const withTracing = process.argv.includes('--tracing');
@@ -117,6 +124,8 @@ try {
   // Tracing off, whatever the shell exports; the traced twin (`--tracing`) exports to the local sink.
   const untraced = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' };
   const gateway = await startSwitchyard({ SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory', ...untraced }, 18_411, GATEWAY_CORE);
+  // Idle: started, answered its readiness probe, no load yet.
+  const idleMegabytes = residentMegabytes(gateway.child.pid!);
   const sink = withTracing ? await startProcess('bench/support/otlp-sink.ts', [String(SINK_PORT)], {}, /listening/, LOAD_CORE) : undefined;
   const traced = withTracing
     ? await startSwitchyard(
@@ -211,6 +220,7 @@ try {
     firstByte.push(
       await measureFirstByte('upstream directly (no proxy)', `http://127.0.0.1:${UPSTREAM_PORT}/v1/chat/completions`, proxyBody(true), {}),
     );
+    rss.push({ label: 'switchyard, idle after start', megabytes: idleMegabytes });
     rss.push({ label: 'proxy', megabytes: residentMegabytes(proxy.child.pid!) });
     rss.push({ label: 'switchyard, after all runs', megabytes: residentMegabytes(gateway.child.pid!) });
     rss.push({ label: 'switchyard, highest during the runs', megabytes: peakResidentMegabytes(gateway.child.pid!) });
@@ -293,6 +303,7 @@ for (const row of ratios) {
   );
 }
 printRelativeCost();
+printTargets();
 if (withTracing) printTracingCost();
 console.log(
   "\nWhere each server's CPU goes, µs per request: main thread in user mode (JavaScript, the runtime, the GC's share on that thread) / main thread in the kernel (mostly socket reads and writes) / all other threads (V8's helpers: concurrent marking, parallel scavenges, background compilation)",
@@ -332,6 +343,47 @@ function printRelativeCost(): void {
   console.log('| format | switchyard | lean translator |');
   console.log('|---|---:|---:|');
   for (const row of ratios) console.log(`| ${row.label} | ${relative(row.gateway, row.proxy)} | ${relative(row.translator, row.proxy)} |`);
+}
+
+/**
+ * The speed targets (docs/performance.md, "The targets, restated"), each as CPU per request as a multiple
+ * in the same pair, median over rounds, with the figure this run measured and whether it meets it:
+ * - chat JSON at most 1 / THROUGHPUT_TARGET (1.43x) the proxy's CPU;
+ * - with `--spaced` (events arrive one by one, as a model sends tokens), every format's stream at most
+ *   SPACED_STREAM_TARGET the proxy's;
+ * - without it (a whole answer in one upstream write), the chat stream at most BURST_STREAM_TARGET the
+ *   lean translator's: any gateway that translates parses and re-encodes every chunk; the rest is ours;
+ * - resident memory idle and after the load no higher than the last build's (RSS_IDLE_MB, RSS_LOAD_MB).
+ */
+function printTargets(): void {
+  const cpuOf = (results: LoadResult[]): number[] => results.map((result) => result.serverMicrosecondsPerRequest ?? Number.NaN);
+  const multiple = (served: LoadResult[], base: LoadResult[]): number => {
+    const baseCpu = cpuOf(base);
+    return median(cpuOf(served).map((cpu, index) => cpu / baseCpu[index]!));
+  };
+  const lines: string[] = [];
+  const check = (what: string, measured: number, target: number, unit = 'x'): void => {
+    const verdict = Number.isNaN(measured) ? 'not measured' : measured <= target ? 'met' : 'NOT met';
+    lines.push(
+      `| ${what} | <= ${target}${unit} | ${Number.isNaN(measured) ? '-' : `${measured.toFixed(unit === 'x' ? 2 : 0)}${unit}`} | ${verdict} |`,
+    );
+  };
+  const chatJson = ratios.find((row) => row.label === 'chat completions, JSON');
+  if (chatJson !== undefined) check('chat JSON, CPU / proxy', multiple(chatJson.gateway, chatJson.proxy), 1.43);
+  for (const row of ratios.filter((each) => each.label.endsWith('stream'))) {
+    if (spacedStreams) check(`${row.label} (--spaced), CPU / proxy`, multiple(row.gateway, row.proxy), SPACED_STREAM_TARGET);
+    else if (row.translator.length > 0)
+      check(`${row.label} (burst), CPU / lean translator`, multiple(row.gateway, row.translator), BURST_STREAM_TARGET);
+  }
+  const megabytes = (label: string): number => rss.find((row) => row.label === label)?.megabytes ?? Number.NaN;
+  check('switchyard resident, idle', megabytes('switchyard, idle after start'), RSS_IDLE_MB, ' MB');
+  check('switchyard resident, highest under load', megabytes('switchyard, highest during the runs'), RSS_LOAD_MB, ' MB');
+  console.log(
+    `\nThe targets (docs/performance.md), median over ${rounds} round${rounds === 1 ? '' : 's'}${spacedStreams ? '' : '; streams against the proxy need --spaced'}`,
+  );
+  console.log('| target | bound | measured | |');
+  console.log('|---|---:|---:|---|');
+  for (const line of lines) console.log(line);
 }
 
 /**
