@@ -76,7 +76,7 @@ export interface GenerationFormat<Context> {
   decode(body: unknown, options: DecodeOptions): DecodedGeneration<Context>;
   encodeResponse(result: GenerationResult, context: Context): Record<string, unknown>;
   /**
-   * Encodes the committed stream. Parts obey the block rule (core/stream-parts.ts). Once it has yielded,
+   * Encodes the committed stream. Parts arrive sequenced (the block rule, core/stream-parts.ts: no two blocks open at once). Once it has yielded,
    * failures must become this format's error event; before that they may be thrown (HTTP status).
    */
   encodeStream(parts: AsyncIterable<StreamPart>, context: Context, started: StartedGeneration): AsyncIterable<SseEvent>;

@@ -1,8 +1,13 @@
 /**
  * The canonical stream: every provider yields these parts, every client format encodes them.
  * Non-streaming answers are assembled from the same parts (see assemble-result.ts), so the two paths
- * cannot drift. Blocks are bracketed (`*-start`, deltas, `*-end`) and identified by `id`; blocks of
- * different ids may interleave (parallel tool calls).
+ * cannot drift. Blocks are bracketed (`*-start`, deltas, `*-end`) and identified by `id`.
+ *
+ * The block rule, in two halves: a provider MAY interleave blocks of different ids (an OpenAI-compatible
+ * upstream streams parallel tool calls by index); a format's encoder always RECEIVES them sequenced:
+ * blocks never overlap, one ends before the next starts, none is open at `finish`. The generation
+ * service runs every stream through core/sequence-blocks.ts, which turns the first half into the second,
+ * so encoders are plain mappings with no buffering of their own.
  */
 import type { FinishReason, GenerationWarning } from './generation.ts';
 import type { ServiceError } from './service-error.ts';
