@@ -1,8 +1,9 @@
 /**
  * Request and response schemas of every operation in /v1/openapi.json (OpenAPI 3.1, JSON Schema 2020-12),
- * written from SPEC.md "Resources and their fields" and the wire contracts the encoders follow. Keyed
+ * written from docs/spec.md "Resources and their fields" and the wire contracts the encoders follow. Keyed
  * by `METHOD path` as the OpenAPI document spells the path; routes/openapi.ts joins them to the routes
- * actually registered, and a test checks that every registered operation has an entry here.
+ * actually registered, and a test checks that every registered operation has an entry here;
+ * test/e2e/openapi-answers.test.ts checks the server's own answers (and valid requests) against them.
  *
  * Request schemas state the SPEC rules (`requestValidation: spec`); `compatible` mode accepts more
  * (README "Request validation"). Unknown members are allowed unless the endpoint refuses them.
@@ -520,7 +521,10 @@ export const OPERATION_SCHEMAS: Record<string, OperationSchemas> = {
   'POST /v1/chat/completions': { requestBody: ref('ChatCompletionRequest'), response: withMetadata(ref('ChatCompletion')), streams: true },
   'POST /v1/messages': { requestBody: ref('MessageRequest'), response: withMetadata(ref('Message')), streams: true },
   'POST /v1/messages/count_tokens': {
-    requestBody: { allOf: [ref('MessageRequest')], description: 'A message request; max_tokens optional, no stream.' },
+    requestBody: {
+      ...objectOf(COMPONENT_SCHEMAS['MessageRequest']!['properties'] as Record<string, Schema>, ['model', 'messages']),
+      description: 'A message request; max_tokens optional, no stream.',
+    },
     response: withMetadata(ref('CountTokensResponse')),
   },
   'POST /v1/responses': { requestBody: ref('ResponseRequest'), response: withMetadata(ref('Response')), streams: true },
