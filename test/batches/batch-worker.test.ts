@@ -12,7 +12,9 @@ import type { AuthContext } from '../../src/accounts/authenticator.ts';
 import { BatchService } from '../../src/batches/batch-service.ts';
 import { BatchWorker, retryDelayMs, type BatchWorkerOptions, type LineExecutor } from '../../src/batches/batch-worker.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { BatchesRepository, type BatchRecord } from '../../src/db/repositories/batches-repository.ts';
+import type { BatchRecord } from '../../src/batches/batch-records.ts';
+import type { BatchLeases } from '../../src/db/repositories/batch-leases.ts';
+import { BatchesRepository } from '../../src/db/repositories/batches-repository.ts';
 import { FilesRepository } from '../../src/db/repositories/files-repository.ts';
 import { LocalDiskBlobStore } from '../../src/files/local-disk/local-disk-blob-store.ts';
 import { systemClock, type Clock } from '../../src/limits/clock.ts';
@@ -227,7 +229,7 @@ for (const backend of storageBackends())
         ],
       );
       assert.equal(calls.length, callsBefore);
-      assert.equal(await repository.nextPendingAt(created.id), undefined, 'no request rows are kept');
+      assert.equal(await repository.lines.nextPendingAt(created.id), undefined, 'no request rows are kept');
     });
 
     test('an input file deleted before validation fails the batch with invalid_input_file', async () => {
@@ -355,24 +357,24 @@ for (const backend of storageBackends())
       const { files, batches, worker } = services(clock);
       const created = await createBatch(files, batches, jsonl(['r1', 'r2', 'r3', 'r4'].map((tag) => ({ custom_id: tag, body: { tag } }))));
       // The dead worker validated the file and finished two lines, then vanished holding its lease.
-      await repository.claimStep('dead-worker', clock.now(), 5_000);
-      await repository.insertRequests(
+      await repository.leases.claimStep('dead-worker', clock.now(), 5_000);
+      await repository.lines.insertRequests(
         created.id,
         ['r1', 'r2', 'r3', 'r4'].map((tag, index) => ({ line: index + 1, customId: tag, body: JSON.stringify({ tag }) })),
       );
-      await repository.transition(created.id, 'dead-worker', ['validating'], {
+      await repository.leases.transition(created.id, 'dead-worker', ['validating'], {
         status: 'in_progress',
         in_progress_at: clock.now(),
         total: 4,
       });
-      await repository.releaseLease(created.id, 'dead-worker');
-      const chunk = await repository.claimLines('dead-worker', clock.now(), 5_000, 10);
+      await repository.leases.releaseLease(created.id, 'dead-worker');
+      const chunk = await repository.leases.claimLines('dead-worker', clock.now(), 5_000, 10);
       assert.deepEqual(
         chunk?.lines.map((row) => row.line),
         [1, 2, 3, 4],
       );
       for (const line of [1, 2]) {
-        await repository.recordOutcome(created.id, line, {
+        await repository.lines.recordOutcome(created.id, line, {
           state: 'completed',
           resultId: `batch_req_dead${line}`,
           statusCode: 200,
@@ -461,11 +463,12 @@ for (const backend of storageBackends())
       const clock = new ManualClock();
       const { files } = services(clock);
       let claims = 0;
-      const failing = Object.create(repository) as BatchesRepository;
-      failing.claimStep = async () => {
+      const failingLeases = Object.create(repository.leases) as BatchLeases;
+      failingLeases.claimStep = async () => {
         claims += 1;
         throw new Error('database away');
       };
+      const failing = Object.create(repository, { leases: { value: failingLeases } }) as BatchesRepository;
       const logged: Array<{ retry_in_ms?: number }> = [];
       const log = { error: (details: object) => logged.push(details as { retry_in_ms?: number }) };
       const stuck = new BatchWorker({
