@@ -188,6 +188,54 @@ for (const backend of storageBackends()) {
         await repository.leases.releaseLease('batch-lease', 'worker-f');
         assert.equal(await repository.leases.claimStep('worker-g', 20_003, 1_000), undefined);
       });
+
+      test('failing the pending lines frees their leases, for an expired batch as for a failed one', async () => {
+        // Only a pending line holds a lease. Expiry used to fail the lines but leave their lease columns:
+        // a restarted instance then "freed" leases on finished lines (releaseAllHeldBy counted them).
+        const leaseColumns = async (batchId: string) =>
+          (
+            await database2.db
+              .selectFrom('batch_requests')
+              .select(['line', 'state', 'lease_owner', 'lease_expires_at'])
+              .where('batch_id', '=', batchId)
+              .orderBy('line')
+              .execute()
+          ).map((row) => [
+            Number(row.line),
+            row.state,
+            row.lease_owner,
+            row.lease_expires_at === null ? null : Number(row.lease_expires_at),
+          ]);
+        for (const [batchId, worker] of [
+          ['batch-expiring', 'worker-x'],
+          ['batch-failing', 'worker-y'],
+        ] as const) {
+          await repository.insert(batch(batchId, { createdAt: 0, status: 'in_progress', total: 2 }));
+          await repository.lines.insertRequests(
+            batchId,
+            [1, 2].map((line) => ({ line, customId: `c${line}`, body: '{}' })),
+          );
+          const claimed = await repository.leases.claimLines(worker, 30_000, 1_000, 10);
+          assert.deepEqual([claimed?.batch.id, claimed?.lines.length], [batchId, 2]);
+          assert.deepEqual(await leaseColumns(batchId), [
+            [1, 'pending', worker, 31_000],
+            [2, 'pending', worker, 31_000],
+          ]);
+          if (batchId === 'batch-expiring') {
+            // The window ran out after the line leases lapsed (the expiry step only runs once none is held).
+            assert.equal(await repository.lines.failPending(batchId, 'batch_expired', 'too late', 40_000), 2);
+          } else {
+            const error = { code: 'invalid_api_key', message: 'revoked', line: null, param: null };
+            assert.equal(await repository.failRunning(batchId, error, 'batch_failed', 40_000), true);
+          }
+          assert.deepEqual(await leaseColumns(batchId), [
+            [1, 'failed', null, null],
+            [2, 'failed', null, null],
+          ]);
+          assert.equal((await repository.findById(batchId))?.failed, 2);
+          assert.equal(await repository.leases.releaseAllHeldBy(worker), 0, 'a finished line is no lease to free');
+        }
+      });
     });
 
     test('requests: due lines in order, deferral, outcomes recorded and counted exactly once', async () => {
