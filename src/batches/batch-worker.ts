@@ -1,6 +1,6 @@
 /**
  * The batch engine: one worker per server process. Work is claimed through leases in the database
- * (see batches-repository.ts), so any number of instances share it and never fight over it:
+ * (see db/repositories/batch-leases.ts), so any number of instances share it and never fight over it:
  *
  * - batch-level steps (validate, move to finalizing, expire, write the result files) are claimed one
  *   batch at a time under a batch lease, by whichever instance is free;
