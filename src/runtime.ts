@@ -459,6 +459,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         interactiveThreshold: config.batches.interactiveThreshold,
         interactiveLoad: () => interactiveInFlight,
         log: logger,
+        tracing,
         ...(clock === undefined ? {} : { clock }),
         ...(typeof options.batchWorker === 'object' ? options.batchWorker : {}),
       });

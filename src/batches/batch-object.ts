@@ -3,7 +3,7 @@
  * batches") with the SPEC's names where it gives them: ids `batch-...`, status `canceled`.
  * Timestamps are Unix seconds, null until the event happened.
  */
-import type { BatchError, BatchRecord, BatchStatus } from '../db/repositories/batches-repository.ts';
+import type { BatchError, BatchRecord, BatchStatus } from './batch-records.ts';
 
 export interface BatchObject {
   id: string;

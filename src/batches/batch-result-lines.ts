@@ -5,7 +5,7 @@
  * failure `{id, custom_id, response:{…} or null when the request never ran, error:{code, message}}`.
  */
 import { newId } from '../core/ids.ts';
-import type { BatchRequestRow } from '../db/repositories/batches-repository.ts';
+import type { BatchRequestRow } from './batch-records.ts';
 
 export interface BatchResultLine {
   id: string;

@@ -6,9 +6,7 @@ import type { AuthContext } from '../accounts/authenticator.ts';
 import type { Permission } from '../config/index.ts';
 import { newId } from '../core/ids.ts';
 import { invalidFormat, invalidParameter, isServiceError, permissionDenied, type ServiceError } from '../core/service-error.ts';
-import { BATCH_STATUSES, type BatchesRepository, type BatchRecord, type BatchStatus } from '../db/repositories/batches-repository.ts';
-
-export type { BatchStatus };
+import type { BatchesRepository } from '../db/repositories/batches-repository.ts';
 import { systemClock, type Clock } from '../limits/clock.ts';
 import type { FileService } from '../services/files/file-service.ts';
 import {
@@ -20,6 +18,9 @@ import {
   invalidInputFile,
   missingRequiredField,
 } from './batch-errors.ts';
+import { BATCH_STATUSES, type BatchRecord, type BatchStatus } from './batch-records.ts';
+
+export type { BatchStatus };
 
 /** SPEC: batch processing is supported for these endpoints. */
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings', '/v1/responses'] as const;

@@ -8,7 +8,7 @@
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { findTooDeepValue, MAX_JSON_DEPTH } from '../core/json-depth.ts';
-import type { BatchError, NewBatchRequest } from '../db/repositories/batches-repository.ts';
+import type { BatchError, NewBatchRequest } from './batch-records.ts';
 
 export interface BatchInputRules {
   /** The batch's endpoint; every line's `url` must equal it. */

@@ -38,6 +38,10 @@ export const SWITCHYARD = {
   usageEstimated: 'switchyard.usage.estimated',
   batchId: 'switchyard.batch.id',
   batchLine: 'switchyard.batch.line',
+  batchStatus: 'switchyard.batch.status',
+  batchTotal: 'switchyard.batch.request_counts.total',
+  batchCompleted: 'switchyard.batch.request_counts.completed',
+  batchFailed: 'switchyard.batch.request_counts.failed',
   errorCode: 'switchyard.error.code',
 } as const;
 

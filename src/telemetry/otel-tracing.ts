@@ -1,20 +1,19 @@
 /**
  * The OpenTelemetry SDK as Switchyard runs it: one tracer provider per running service (not
  * registered globally), the configured sampler, a batch span processor and the OTLP/HTTP exporter
- * (JSON encoding) to `tracing.endpoint`. Loaded only when tracing is on (start-tracing.ts).
+ * (JSON encoding) to `tracing.endpoint`. Loaded only when tracing is on (start-tracing.ts). A batch's
+ * lines and its root span share one trace (batch-trace.ts).
  *
  * The SDK still reads what it reads itself: OTEL_BSP_* (batch processor), OTEL_EXPORTER_OTLP_TIMEOUT
  * and _COMPRESSION, OTEL_SPAN_*_LIMIT. Endpoint, headers, service name and sampler come from the config.
  */
-import { createHash } from 'node:crypto';
 import {
   DiagLogLevel,
   ROOT_CONTEXT,
   SpanKind,
-  TraceFlags,
+  SpanStatusCode,
   defaultTextMapGetter,
   diag,
-  trace,
   type Attributes,
   type Tracer,
 } from '@opentelemetry/api';
@@ -41,9 +40,10 @@ import {
   ATTR_USER_AGENT_ORIGINAL,
 } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from '../config/index.ts';
+import { BatchRootSampler, BatchSpanIds, batchContext, batchRootContext } from './batch-trace.ts';
 import { SWITCHYARD } from './gen-ai-attributes.ts';
 import { OtelRequestTrace, propagator } from './otel-spans.ts';
-import type { BatchLineFacts, RequestTrace, ServerRequestFacts, Tracing } from './trace-types.ts';
+import type { BatchEndFacts, BatchLineFacts, RequestTrace, ServerRequestFacts, Tracing } from './trace-types.ts';
 
 /** Where the SDK's own complaints (an export that failed, a bad setting) go. */
 export interface TracingLogger {
@@ -69,24 +69,13 @@ export function samplerOf(config: Pick<TracingConfig, 'sampler' | 'samplerArg'>)
   }
 }
 
-/**
- * The context of a batch's trace: a remote parent whose trace and span ids are derived from the batch
- * id, so every line of one batch (on any instance, at any time) lands in one trace under one parent.
- */
-function batchContext(batchId: string) {
-  const digest = createHash('sha256').update(`switchyard batch ${batchId}`).digest('hex');
-  return trace.setSpanContext(ROOT_CONTEXT, {
-    traceId: digest.slice(0, 32),
-    spanId: digest.slice(32, 48),
-    traceFlags: TraceFlags.SAMPLED,
-    isRemote: true,
-  });
-}
-
 class OtelTracing implements Tracing {
   private readonly tracer: Tracer;
 
-  constructor(private readonly provider: BasicTracerProvider) {
+  constructor(
+    private readonly provider: BasicTracerProvider,
+    private readonly ids: BatchSpanIds,
+  ) {
     this.tracer = provider.getTracer('switchyard');
   }
 
@@ -121,6 +110,24 @@ class OtelTracing implements Tracing {
     return new OtelRequestTrace(this.tracer, span, parent);
   }
 
+  endBatch(facts: BatchEndFacts): void {
+    const attributes: Attributes = {
+      [SWITCHYARD.batchId]: facts.batchId,
+      [SWITCHYARD.batchStatus]: facts.status,
+      [SWITCHYARD.batchTotal]: facts.total,
+      [SWITCHYARD.batchCompleted]: facts.completed,
+      [SWITCHYARD.batchFailed]: facts.failed,
+      [ATTR_URL_PATH]: facts.endpoint,
+    };
+    // Dates, not numbers: the SDK reads a number below its process's start time as relative to it.
+    const options = { kind: SpanKind.INTERNAL, attributes, startTime: new Date(facts.createdAt), root: true };
+    const span = this.ids.withBatchIds(facts.batchId, () =>
+      this.tracer.startSpan(`batch ${facts.endpoint}`, options, batchRootContext(facts.batchId)),
+    );
+    if (facts.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: 'batch failed' });
+    span.end(new Date(facts.endedAt));
+  }
+
   forceFlush(): Promise<void> {
     return this.provider.forceFlush();
   }
@@ -139,10 +146,12 @@ export function createOtelTracing(config: TracingConfig & { endpoint: string }, 
     diag.setLogger({ error: report, warn: report, info: quiet, debug: quiet, verbose: quiet }, DiagLogLevel.WARN);
   }
   const exporter = new OTLPTraceExporter({ url: config.endpoint, headers: { ...config.headers } });
+  const ids = new BatchSpanIds();
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }),
-    sampler: samplerOf(config),
+    sampler: new BatchRootSampler(samplerOf(config)),
+    idGenerator: ids,
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
-  return new OtelTracing(provider);
+  return new OtelTracing(provider, ids);
 }

@@ -49,6 +49,22 @@ export interface BatchLineFacts {
   requestId: string;
 }
 
+/** A batch that reached its end (results written, final status recorded), for the root span of its trace. */
+export interface BatchEndFacts {
+  batchId: string;
+  /** The endpoint its lines call (`/v1/chat/completions`). */
+  endpoint: string;
+  /** The final status (`completed`, `failed`, `canceled`, `expired`). */
+  status: string;
+  /** When the batch was created and when it ended, milliseconds since epoch. */
+  createdAt: number;
+  endedAt: number;
+  /** Its request counts (lines). */
+  total: number;
+  completed: number;
+  failed: number;
+}
+
 /** One upstream attempt of a generation: the deployment leased and where it stands among the attempts. */
 export interface UpstreamAttemptFacts {
   /** The provider kind (`anthropic`, `openai-compatible`, ...). */
@@ -112,8 +128,13 @@ export interface RequestTrace {
 export interface Tracing {
   /** Starts a request's server span, the child of the caller's `traceparent` when it sent one. */
   startServerRequest(facts: ServerRequestFacts): RequestTrace;
-  /** Starts a batch line's span, in the trace of its batch. */
+  /** Starts a batch line's span, in the trace of its batch, under the batch's root span. */
   startBatchLine(facts: BatchLineFacts): RequestTrace;
+  /**
+   * Records the root span of a batch's trace, from its creation to its end: the parent every line span
+   * of the batch names. Called once per batch, by the worker that ended it.
+   */
+  endBatch(facts: BatchEndFacts): void;
   /** Exports every ended span now. */
   forceFlush(): Promise<void>;
   /** Exports what is left and stops. */

@@ -9,14 +9,18 @@ import { text } from 'node:stream/consumers';
 import { after, before, describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AuthContext } from '../../src/accounts/authenticator.ts';
+import type { BatchRecord } from '../../src/batches/batch-records.ts';
 import { BatchService } from '../../src/batches/batch-service.ts';
 import { BatchWorker, retryDelayMs, type BatchWorkerOptions, type LineExecutor } from '../../src/batches/batch-worker.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { BatchesRepository, type BatchRecord } from '../../src/db/repositories/batches-repository.ts';
+import type { BatchLeases } from '../../src/db/repositories/batch-leases.ts';
+import type { BatchLines } from '../../src/db/repositories/batch-lines.ts';
+import { BatchesRepository } from '../../src/db/repositories/batches-repository.ts';
 import { FilesRepository } from '../../src/db/repositories/files-repository.ts';
 import { LocalDiskBlobStore } from '../../src/files/local-disk/local-disk-blob-store.ts';
 import { systemClock, type Clock } from '../../src/limits/clock.ts';
 import { FileService, type UploadPart } from '../../src/services/files/file-service.ts';
+import type { BatchEndFacts } from '../../src/telemetry/trace-types.ts';
 import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
 import { ManualClock } from './support/manual-clock.ts';
 
@@ -227,7 +231,7 @@ for (const backend of storageBackends())
         ],
       );
       assert.equal(calls.length, callsBefore);
-      assert.equal(await repository.nextPendingAt(created.id), undefined, 'no request rows are kept');
+      assert.equal(await repository.lines.nextPendingAt(created.id), undefined, 'no request rows are kept');
     });
 
     test('an input file deleted before validation fails the batch with invalid_input_file', async () => {
@@ -355,24 +359,24 @@ for (const backend of storageBackends())
       const { files, batches, worker } = services(clock);
       const created = await createBatch(files, batches, jsonl(['r1', 'r2', 'r3', 'r4'].map((tag) => ({ custom_id: tag, body: { tag } }))));
       // The dead worker validated the file and finished two lines, then vanished holding its lease.
-      await repository.claimStep('dead-worker', clock.now(), 5_000);
-      await repository.insertRequests(
+      await repository.leases.claimStep('dead-worker', clock.now(), 5_000);
+      await repository.lines.insertRequests(
         created.id,
         ['r1', 'r2', 'r3', 'r4'].map((tag, index) => ({ line: index + 1, customId: tag, body: JSON.stringify({ tag }) })),
       );
-      await repository.transition(created.id, 'dead-worker', ['validating'], {
+      await repository.leases.transition(created.id, 'dead-worker', ['validating'], {
         status: 'in_progress',
         in_progress_at: clock.now(),
         total: 4,
       });
-      await repository.releaseLease(created.id, 'dead-worker');
-      const chunk = await repository.claimLines('dead-worker', clock.now(), 5_000, 10);
+      await repository.leases.releaseLease(created.id, 'dead-worker');
+      const chunk = await repository.leases.claimLines('dead-worker', clock.now(), 5_000, 10);
       assert.deepEqual(
         chunk?.lines.map((row) => row.line),
         [1, 2, 3, 4],
       );
       for (const line of [1, 2]) {
-        await repository.recordOutcome(created.id, line, {
+        await repository.lines.recordOutcome(created.id, line, {
           state: 'completed',
           resultId: `batch_req_dead${line}`,
           statusCode: 200,
@@ -461,11 +465,12 @@ for (const backend of storageBackends())
       const clock = new ManualClock();
       const { files } = services(clock);
       let claims = 0;
-      const failing = Object.create(repository) as BatchesRepository;
-      failing.claimStep = async () => {
+      const failingLeases = Object.create(repository.leases) as BatchLeases;
+      failingLeases.claimStep = async () => {
         claims += 1;
         throw new Error('database away');
       };
+      const failing = Object.create(repository, { leases: { value: failingLeases } }) as BatchesRepository;
       const logged: Array<{ retry_in_ms?: number }> = [];
       const log = { error: (details: object) => logged.push(details as { retry_in_ms?: number }) };
       const stuck = new BatchWorker({
@@ -522,6 +527,45 @@ for (const backend of storageBackends())
       assert.equal(batch.errors?.[0]?.code, 'invalid_input_file');
       assert.match(batch.errors?.[0]?.message ?? '', /could not validate after 3 attempts: EIO: storage unreadable/);
       assert.equal(logged.length, 3, 'one log line per attempt');
+    });
+
+    test('result files once recorded are the batch’s: a failure removing the request rows after that keeps them; the batch’s trace ends once', async () => {
+      const clock = new ManualClock();
+      const { files, batches } = services(clock);
+      const created = await createBatch(files, batches, jsonl([{ custom_id: 'kept', body: { tag: 'kept' } }]));
+      // The database goes away right after the result files were recorded with the final status.
+      const flakyLines = Object.create(repository.lines) as BatchLines;
+      flakyLines.deleteRequests = async (batchId) => {
+        if ((await repository.findById(batchId))?.status === 'completed') throw new Error('database away');
+        return repository.lines.deleteRequests(batchId);
+      };
+      const flaky = Object.create(repository, { lines: { value: flakyLines } }) as BatchesRepository;
+      const logged: object[] = [];
+      const ended: BatchEndFacts[] = [];
+      await new BatchWorker({
+        repository: flaky,
+        files,
+        execute,
+        clock,
+        maxLineBytes: 100_000,
+        pollIntervalMs: 5,
+        log: { error: (details) => logged.push(details) },
+        tracing: { endBatch: (facts) => ended.push(facts) },
+      }).runUntilIdle();
+      const done = (await repository.findById(created.id))!;
+      assert.deepEqual([done.status, done.completed, done.resultsWritten], ['completed', 1, true]);
+      const output = await resultLines(files, done.outputFileId);
+      assert.deepEqual(
+        output.map((line) => line['custom_id']),
+        ['kept'],
+        'the output file’s bytes are still there',
+      );
+      assert.equal(logged.length, 1, 'the failed removal is logged once');
+      assert.deepEqual(
+        ended.map((facts) => [facts.batchId, facts.status, facts.endpoint, facts.total, facts.completed, facts.failed]),
+        [[created.id, 'completed', '/v1/chat/completions', 1, 1, 0]],
+      );
+      assert.ok(ended[0]!.createdAt === done.createdAt && ended[0]!.endedAt === done.completedAt);
     });
 
     test('a line whose key can no longer run the batch fails the batch; lines not run go to the error file', async () => {

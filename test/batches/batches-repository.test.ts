@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { BatchesRepository, type BatchOutcome, type BatchRecord } from '../../src/db/repositories/batches-repository.ts';
+import type { BatchOutcome, BatchRecord } from '../../src/batches/batch-records.ts';
+import { BatchesRepository } from '../../src/db/repositories/batches-repository.ts';
 import { FilesRepository, type FileRecord } from '../../src/db/repositories/files-repository.ts';
 import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
 
@@ -138,13 +139,13 @@ for (const backend of storageBackends()) {
     describe('leases', () => {
       let second: TestDatabase;
       let database2: Database;
-      let leases: BatchesRepository;
+      let repository: BatchesRepository;
       before(async () => {
         // A separate database so the batches above do not compete for claims.
         second = await createTestDatabase(backend);
         database2 = openDatabase(second.url);
         await database2.migrate();
-        leases = new BatchesRepository(database2.db);
+        repository = new BatchesRepository(database2.db);
       });
       after(async () => {
         await database2.close();
@@ -152,83 +153,133 @@ for (const backend of storageBackends()) {
       });
 
       test('one claimant wins a batch; the lease lapses and another takes over; renew and release', async () => {
-        await leases.insert(batch('batch-lease', { createdAt: 1 }));
-        await leases.insert(batch('batch-done', { createdAt: 0, status: 'completed', resultsWritten: true }));
-        const claims = await Promise.all(['worker-a', 'worker-b', 'worker-c'].map((worker) => leases.claimStep(worker, 10_000, 1_000)));
+        await repository.insert(batch('batch-lease', { createdAt: 1 }));
+        await repository.insert(batch('batch-done', { createdAt: 0, status: 'completed', resultsWritten: true }));
+        const claims = await Promise.all(
+          ['worker-a', 'worker-b', 'worker-c'].map((worker) => repository.leases.claimStep(worker, 10_000, 1_000)),
+        );
         const winners = claims.filter((claimed) => claimed !== undefined);
         assert.equal(winners.length, 1);
         assert.equal(winners[0]!.id, 'batch-lease');
         const owner = winners[0]!.leaseOwner!;
-        assert.equal(await leases.claimStep('worker-d', 10_500, 1_000), undefined);
-        assert.equal(await leases.renewLease('batch-lease', owner, 10_900, 1_000), true);
-        assert.equal(await leases.claimStep('worker-d', 11_500, 1_000), undefined);
-        const taken = await leases.claimStep('worker-d', 12_000, 1_000);
+        assert.equal(await repository.leases.claimStep('worker-d', 10_500, 1_000), undefined);
+        assert.equal(await repository.leases.renewLease('batch-lease', owner, 10_900, 1_000), true);
+        assert.equal(await repository.leases.claimStep('worker-d', 11_500, 1_000), undefined);
+        const taken = await repository.leases.claimStep('worker-d', 12_000, 1_000);
         assert.equal(taken?.leaseOwner, 'worker-d');
-        assert.equal(await leases.renewLease('batch-lease', owner, 12_001, 1_000), false);
-        await leases.releaseLease('batch-lease', owner);
-        assert.equal((await leases.findById('batch-lease'))?.leaseOwner, 'worker-d');
-        await leases.releaseLease('batch-lease', 'worker-d');
-        assert.equal((await leases.findById('batch-lease'))?.leaseOwner, null);
+        assert.equal(await repository.leases.renewLease('batch-lease', owner, 12_001, 1_000), false);
+        await repository.leases.releaseLease('batch-lease', owner);
+        assert.equal((await repository.findById('batch-lease'))?.leaseOwner, 'worker-d');
+        await repository.leases.releaseLease('batch-lease', 'worker-d');
+        assert.equal((await repository.findById('batch-lease'))?.leaseOwner, null);
       });
 
       test('canceled batches with unwritten results are work; finished ones are not', async () => {
-        await leases.transition('batch-lease', 'nobody', ['validating'], { status: 'failed' });
-        assert.equal((await leases.findById('batch-lease'))?.status, 'validating', 'a transition without the lease changes nothing');
-        const claimed = await leases.claimStep('worker-e', 20_000, 1_000);
+        await repository.leases.transition('batch-lease', 'nobody', ['validating'], { status: 'failed' });
+        assert.equal((await repository.findById('batch-lease'))?.status, 'validating', 'a transition without the lease changes nothing');
+        const claimed = await repository.leases.claimStep('worker-e', 20_000, 1_000);
         assert.equal(claimed?.id, 'batch-lease');
-        assert.equal(await leases.transition('batch-lease', 'worker-e', ['in_progress'], { status: 'failed' }), false);
-        assert.equal(await leases.cancel('batch-lease', 20_001), true);
-        await leases.releaseLease('batch-lease', 'worker-e');
-        const again = await leases.claimStep('worker-f', 20_002, 1_000);
+        assert.equal(await repository.leases.transition('batch-lease', 'worker-e', ['in_progress'], { status: 'failed' }), false);
+        assert.equal(await repository.cancel('batch-lease', 20_001), true);
+        await repository.leases.releaseLease('batch-lease', 'worker-e');
+        const again = await repository.leases.claimStep('worker-f', 20_002, 1_000);
         assert.equal(again?.status, 'canceled');
-        assert.equal(await leases.transition('batch-lease', 'worker-f', ['canceled'], { results_written: 1 }), true);
-        await leases.releaseLease('batch-lease', 'worker-f');
-        assert.equal(await leases.claimStep('worker-g', 20_003, 1_000), undefined);
+        assert.equal(await repository.leases.transition('batch-lease', 'worker-f', ['canceled'], { results_written: 1 }), true);
+        await repository.leases.releaseLease('batch-lease', 'worker-f');
+        assert.equal(await repository.leases.claimStep('worker-g', 20_003, 1_000), undefined);
+      });
+
+      test('failing the pending lines frees their leases, for an expired batch as for a failed one', async () => {
+        // Only a pending line holds a lease. Expiry used to fail the lines but leave their lease columns:
+        // a restarted instance then "freed" leases on finished lines (releaseAllHeldBy counted them).
+        const leaseColumns = async (batchId: string) =>
+          (
+            await database2.db
+              .selectFrom('batch_requests')
+              .select(['line', 'state', 'lease_owner', 'lease_expires_at'])
+              .where('batch_id', '=', batchId)
+              .orderBy('line')
+              .execute()
+          ).map((row) => [
+            Number(row.line),
+            row.state,
+            row.lease_owner,
+            row.lease_expires_at === null ? null : Number(row.lease_expires_at),
+          ]);
+        for (const [batchId, worker] of [
+          ['batch-expiring', 'worker-x'],
+          ['batch-failing', 'worker-y'],
+        ] as const) {
+          await repository.insert(batch(batchId, { createdAt: 0, status: 'in_progress', total: 2 }));
+          await repository.lines.insertRequests(
+            batchId,
+            [1, 2].map((line) => ({ line, customId: `c${line}`, body: '{}' })),
+          );
+          const claimed = await repository.leases.claimLines(worker, 30_000, 1_000, 10);
+          assert.deepEqual([claimed?.batch.id, claimed?.lines.length], [batchId, 2]);
+          assert.deepEqual(await leaseColumns(batchId), [
+            [1, 'pending', worker, 31_000],
+            [2, 'pending', worker, 31_000],
+          ]);
+          if (batchId === 'batch-expiring') {
+            // The window ran out after the line leases lapsed (the expiry step only runs once none is held).
+            assert.equal(await repository.lines.failPending(batchId, 'batch_expired', 'too late', 40_000), 2);
+          } else {
+            const error = { code: 'invalid_api_key', message: 'revoked', line: null, param: null };
+            assert.equal(await repository.failRunning(batchId, error, 'batch_failed', 40_000), true);
+          }
+          assert.deepEqual(await leaseColumns(batchId), [
+            [1, 'failed', null, null],
+            [2, 'failed', null, null],
+          ]);
+          assert.equal((await repository.findById(batchId))?.failed, 2);
+          assert.equal(await repository.leases.releaseAllHeldBy(worker), 0, 'a finished line is no lease to free');
+        }
       });
     });
 
     test('requests: due lines in order, deferral, outcomes recorded and counted exactly once', async () => {
       await batches.insert(batch('batch-lines', { status: 'in_progress', total: 4, leaseOwner: 'worker-x', leaseExpiresAt: 99_999 }));
-      await batches.insertRequests(
+      await batches.lines.insertRequests(
         'batch-lines',
         [1, 2, 3, 5].map((line) => ({ line, customId: `c${line}`, body: `{"n":${line}}` })),
       );
       assert.deepEqual(
-        (await batches.duePendingRequests('batch-lines', 0, 10)).map((row) => row.line),
+        (await batches.lines.duePendingRequests('batch-lines', 0, 10)).map((row) => row.line),
         [1, 2, 3, 5],
       );
       assert.deepEqual(
-        (await batches.duePendingRequests('batch-lines', 0, 2, [1])).map((row) => row.line),
+        (await batches.lines.duePendingRequests('batch-lines', 0, 2, [1])).map((row) => row.line),
         [2, 3],
       );
-      await batches.deferRequest('batch-lines', 2, 9_000);
+      await batches.lines.deferRequest('batch-lines', 2, 9_000);
       assert.deepEqual(
-        (await batches.duePendingRequests('batch-lines', 8_999, 10)).map((row) => row.line),
+        (await batches.lines.duePendingRequests('batch-lines', 8_999, 10)).map((row) => row.line),
         [1, 3, 5],
       );
-      const deferred = (await batches.duePendingRequests('batch-lines', 9_000, 10)).find((row) => row.line === 2);
+      const deferred = (await batches.lines.duePendingRequests('batch-lines', 9_000, 10)).find((row) => row.line === 2);
       assert.equal(deferred?.attempts, 1);
-      assert.equal(await batches.nextPendingAt('batch-lines'), 0);
+      assert.equal(await batches.lines.nextPendingAt('batch-lines'), 0);
 
-      assert.equal(await batches.recordOutcome('batch-lines', 1, outcome('completed', 'batch_req_1')), true);
+      assert.equal(await batches.lines.recordOutcome('batch-lines', 1, outcome('completed', 'batch_req_1')), true);
       assert.equal(
-        await batches.recordOutcome('batch-lines', 1, outcome('failed', 'batch_req_1b')),
+        await batches.lines.recordOutcome('batch-lines', 1, outcome('failed', 'batch_req_1b')),
         false,
         'a finished line is never recorded twice',
       );
-      assert.equal(await batches.recordOutcome('batch-lines', 3, outcome('failed', 'batch_req_3')), true);
-      assert.equal(await batches.recordOutcome('batch-lines', 5, outcome('completed', 'batch_req_5')), true);
-      assert.equal(await batches.nextPendingAt('batch-lines'), 9_000);
+      assert.equal(await batches.lines.recordOutcome('batch-lines', 3, outcome('failed', 'batch_req_3')), true);
+      assert.equal(await batches.lines.recordOutcome('batch-lines', 5, outcome('completed', 'batch_req_5')), true);
+      assert.equal(await batches.lines.nextPendingAt('batch-lines'), 9_000);
       let counts = await batches.findById('batch-lines');
       assert.deepEqual([counts?.completed, counts?.failed], [2, 1]);
 
-      assert.equal(await batches.failPending('batch-lines', 'batch_expired', 'too late', 10_000), 1);
-      assert.equal(await batches.failPending('batch-lines', 'batch_expired', 'too late', 10_000), 0);
-      assert.equal(await batches.nextPendingAt('batch-lines'), undefined);
+      assert.equal(await batches.lines.failPending('batch-lines', 'batch_expired', 'too late', 10_000), 1);
+      assert.equal(await batches.lines.failPending('batch-lines', 'batch_expired', 'too late', 10_000), 0);
+      assert.equal(await batches.lines.nextPendingAt('batch-lines'), undefined);
       counts = await batches.findById('batch-lines');
       assert.deepEqual([counts?.completed, counts?.failed], [2, 2]);
 
-      const completed = await batches.finishedRequests('batch-lines', 'completed', 0, 10);
+      const completed = await batches.lines.finishedRequests('batch-lines', 'completed', 0, 10);
       assert.deepEqual(
         completed.map((row) => [row.line, row.resultId, row.statusCode, row.requestId, row.responseBody]),
         [
@@ -236,12 +287,12 @@ for (const backend of storageBackends()) {
           [5, 'batch_req_5', 200, 'req_batch_req_5', '{"ok":true}'],
         ],
       );
-      const failed = await batches.finishedRequests('batch-lines', 'failed', 0, 1);
+      const failed = await batches.lines.finishedRequests('batch-lines', 'failed', 0, 1);
       assert.deepEqual(
         failed.map((row) => [row.line, row.errorCode]),
         [[2, 'batch_expired']],
       );
-      const failedPage2 = await batches.finishedRequests('batch-lines', 'failed', 2, 10);
+      const failedPage2 = await batches.lines.finishedRequests('batch-lines', 'failed', 2, 10);
       assert.deepEqual(
         failedPage2.map((row) => [row.line, row.errorCode, row.errorMessage]),
         [[3, 'invalid_request', 'bad']],
@@ -250,13 +301,13 @@ for (const backend of storageBackends()) {
 
     test('inserting many requests goes in chunks; deleteRequests clears them', async () => {
       await batches.insert(batch('batch-many'));
-      await batches.insertRequests(
+      await batches.lines.insertRequests(
         'batch-many',
         Array.from({ length: 1_234 }, (_, index) => ({ line: index + 1, customId: `id-${index}`, body: '{}' })),
       );
-      assert.equal((await batches.duePendingRequests('batch-many', 0, 5_000)).length, 1_234);
-      await batches.deleteRequests('batch-many');
-      assert.equal((await batches.duePendingRequests('batch-many', 0, 5_000)).length, 0);
+      assert.equal((await batches.lines.duePendingRequests('batch-many', 0, 5_000)).length, 1_234);
+      await batches.lines.deleteRequests('batch-many');
+      assert.equal((await batches.lines.duePendingRequests('batch-many', 0, 5_000)).length, 0);
     });
 
     test('finish records the result files and the status together, or neither', async () => {
@@ -275,12 +326,12 @@ for (const backend of storageBackends()) {
       });
       const files = new FilesRepository(database.db);
       assert.equal(
-        await batches.finish('batch-finish', 'worker-other', ['finalizing'], [resultFile('file-lost')], { status: 'completed' }),
+        await batches.leases.finish('batch-finish', 'worker-other', ['finalizing'], [resultFile('file-lost')], { status: 'completed' }),
         false,
       );
       assert.equal(await files.findById('file-lost'), undefined, 'the file row is rolled back with the refused update');
       assert.equal(
-        await batches.finish('batch-finish', 'worker-f', ['finalizing'], [resultFile('file-out')], {
+        await batches.leases.finish('batch-finish', 'worker-f', ['finalizing'], [resultFile('file-out')], {
           status: 'completed',
           completed_at: 2,
           output_file_id: 'file-out',

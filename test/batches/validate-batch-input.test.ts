@@ -1,7 +1,7 @@
 // Batch input validation: SPEC "Batch input line" rules, line numbers in errors, streaming in chunks.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { NewBatchRequest } from '../../src/db/repositories/batches-repository.ts';
+import type { NewBatchRequest } from '../../src/batches/batch-records.ts';
 import { validateBatchInput, type BatchInputRules } from '../../src/batches/validate-batch-input.ts';
 
 const RULES: BatchInputRules = { endpoint: '/v1/chat/completions', maxLineBytes: 10_000, maxRequests: 50_000 };

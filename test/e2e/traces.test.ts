@@ -345,7 +345,7 @@ describe('traces over OTLP/HTTP', () => {
     assert.equal(openai.requests.length, 0);
   });
 
-  test('batch lines: one span per line, in one trace per batch, with their attempts under them', async () => {
+  test('batch lines: one span per line, in one trace per batch under its exported root span, with their attempts under them', async () => {
     const client = new OpenAI({ apiKey: server.key, baseURL: server.baseUrl, maxRetries: 0 });
     const lines = ['one', 'two']
       .map((text, index) =>
@@ -366,7 +366,9 @@ describe('traces over OTLP/HTTP', () => {
     assert.equal(sent[0]!.traceId, sent[1]!.traceId, 'the lines of one batch share its trace');
     const spans = await spansOf(
       sent[0]!.traceId,
-      (received) => received.filter((span) => span.name === 'switchyard.ledger.record').length === 2,
+      (received) =>
+        received.filter((span) => span.name === 'switchyard.ledger.record').length === 2 &&
+        received.some((span) => span.name === 'batch /v1/chat/completions'),
     );
     const lineSpans = spans.filter((span) => span.name === 'batch line /v1/chat/completions');
     assert.equal(lineSpans.length, 2);
@@ -381,6 +383,31 @@ describe('traces over OTLP/HTTP', () => {
       assert.ok(sent.some((header) => header.parentId === attempt.spanId));
       only(spans, (span) => span.name === 'switchyard.ledger.record' && span.parentSpanId === line.spanId, 'line ledger');
     }
+    // The parent the lines name is a real span: the batch's root, exported once the batch ended.
+    const root = only(spans, (span) => span.parentSpanId === '', 'root');
+    assert.equal(root.spanId, lineSpans[0]!.parentSpanId, 'the lines hang under the batch’s root span');
+    assert.equal(root.name, 'batch /v1/chat/completions');
+    assert.equal(root.kind, SPAN_KIND.internal);
+    assert.equal(root.attributes['switchyard.batch.id'], batch.id);
+    assert.equal(root.attributes['switchyard.batch.status'], 'completed');
+    assert.deepEqual(
+      ['total', 'completed', 'failed'].map((count) => root.attributes[`switchyard.batch.request_counts.${count}`]),
+      [2, 2, 0],
+    );
+    const finished = await client.batches.retrieve(batch.id);
+    assert.equal(root.startTimeUnixNano / 1_000_000_000n, BigInt(finished.created_at), 'the batch span starts when the batch was created');
+    for (const line of lineSpans) {
+      assert.ok(
+        root.startTimeUnixNano <= line.startTimeUnixNano && line.endTimeUnixNano <= root.endTimeUnixNano,
+        'the batch spans its lines',
+      );
+    }
+    const ids = new Set(spans.map((span) => span.spanId));
+    assert.deepEqual(
+      spans.filter((span) => span.parentSpanId !== '' && !ids.has(span.parentSpanId)).map((span) => span.name),
+      [],
+      'a whole trace: every parent was exported',
+    );
   });
 });
 

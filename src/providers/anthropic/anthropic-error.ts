@@ -6,8 +6,8 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { upstreamStatusError, type UpstreamError } from '../../core/upstream-error.ts';
+import { parseRetryAfter } from '../../core/retry.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import { parseRetryAfter } from '../shared/retry-after.ts';
 import { readError, type AnthropicErrorView } from './anthropic-wire.ts';
 
 /** HTTP statuses of the documented error types. */

@@ -7,8 +7,8 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { upstreamStatusError, type UpstreamError } from '../../core/upstream-error.ts';
+import { parseRetryAfter } from '../../core/retry.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import { parseRetryAfter } from '../shared/retry-after.ts';
 import { readError, type OpenAIErrorView } from './openai-compatible-wire.ts';
 
 /** Reads the error out of an error response body (JSON or plain text). */

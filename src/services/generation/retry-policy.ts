@@ -1,8 +1,10 @@
 /**
  * When to try an upstream again and how long to wait: jittered exponential backoff, or the delay the
- * upstream asked for (`retry-after`), capped so that one request cannot be held for minutes.
+ * upstream asked for (`retry-after`), capped so that one request cannot be held for minutes. The
+ * calculation is core/retry.ts's; this file holds the generation service's values and its sleep.
  */
 import type { Cancellation } from '../../core/cancellation.ts';
+import { retryDelay as delayBeforeRetry } from '../../core/retry.ts';
 
 export interface RetryPolicy {
   /** Delay before the first retry, before jitter, milliseconds. */
@@ -25,9 +27,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
  * factor in [0.5, 1) so that many clients do not retry in step.
  */
 export function retryDelay(policy: RetryPolicy, retryIndex: number, retryAfterMs: number | null, random: () => number): number {
-  if (retryAfterMs !== null) return Math.min(Math.max(0, retryAfterMs), policy.maxRetryAfterMs);
-  const exponential = Math.min(policy.initialDelayMs * 2 ** retryIndex, policy.maxDelayMs);
-  return Math.round(exponential * (0.5 + random() / 2));
+  const { initialDelayMs, maxDelayMs, maxRetryAfterMs } = policy;
+  return delayBeforeRetry({ initialMs: initialDelayMs, maxMs: maxDelayMs, jitter: 0.5, maxRetryAfterMs }, retryIndex, retryAfterMs, random);
 }
 
 /** Resolves after `milliseconds`, or rejects with the signal's reason when it aborts first. */

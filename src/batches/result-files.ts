@@ -1,0 +1,62 @@
+/**
+ * A batch's result files: the output file (lines `completed`) and the error file (lines `failed`),
+ * each written by paging the finished lines out of the database into file storage (SPEC "Batch
+ * output line", "Batch error line"; batch-result-lines.ts), and left out when it would be empty.
+ * Recording them with the batch's final status is the caller's (batch-steps.ts `finalize`).
+ */
+import type { FileRecord } from '../db/repositories/files-repository.ts';
+import type { BatchLines } from '../db/repositories/batch-lines.ts';
+import type { Clock } from '../limits/clock.ts';
+import { BATCH_FILE_LIFETIME_MS, type FileService } from '../services/files/file-service.ts';
+import type { BatchRecord } from './batch-records.ts';
+import { toErrorLine, toOutputLine } from './batch-result-lines.ts';
+
+/** Finished lines read from the database per page. */
+const RESULT_PAGE = 500;
+
+export class ResultFiles {
+  constructor(
+    private readonly lines: BatchLines,
+    private readonly files: FileService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** One result file (`completed` lines -> output file, `failed` -> error file); undefined when empty. */
+  async write(batch: BatchRecord, state: 'completed' | 'failed'): Promise<FileRecord | undefined> {
+    let lines = 0;
+    const rows = this.lines;
+    async function* content(): AsyncGenerator<string> {
+      let afterLine = 0;
+      for (;;) {
+        const page = await rows.finishedRequests(batch.id, state, afterLine, RESULT_PAGE);
+        if (page.length === 0) return;
+        lines += page.length;
+        afterLine = page[page.length - 1]!.line;
+        yield page.map((row) => `${JSON.stringify(state === 'completed' ? toOutputLine(row) : toErrorLine(row))}\n`).join('');
+      }
+    }
+    const stored = await this.files.storeBytes(content());
+    if (lines === 0) {
+      await this.files.discardBytes(stored.id);
+      return undefined;
+    }
+    const now = this.clock.now();
+    return {
+      id: stored.id,
+      organizationId: batch.organizationId,
+      purpose: 'batch_output',
+      filename: `${batch.id}_${state === 'completed' ? 'output' : 'error'}.jsonl`,
+      bytes: stored.bytes,
+      mediaType: 'application/jsonl',
+      createdAt: now,
+      expiresAt: now + BATCH_FILE_LIFETIME_MS,
+      deletedAt: null,
+      purgedAt: null,
+    };
+  }
+
+  /** Removes the bytes of files written but not recorded. */
+  async discard(files: readonly FileRecord[]): Promise<void> {
+    for (const file of files) await this.files.discardBytes(file.id);
+  }
+}
