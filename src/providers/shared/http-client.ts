@@ -56,6 +56,9 @@ export class UpstreamHttpClient {
     return sanitizeUpstreamMessage(message, this.secrets);
   }
 
+  /** `sanitize` as a function value, made once per client (error mappers take it as an argument). */
+  readonly sanitizer = (message: string): string => this.sanitize(message);
+
   /**
    * POSTs a JSON body to `{baseUrl}{path}`. Resolves with the response whatever its status; rejects with
    * the signal's reason when aborted, or with an UpstreamError for transport failures. With a `trace`
