@@ -97,7 +97,10 @@ class AnthropicAnswer implements UpstreamAnswer {
     this.template.learn(message.data, event);
     // The data's `type`, or the SSE event name (a proxy may send `event: error` with other data).
     if (event.type === 'error' || message.event === 'error') {
-      this.failure = anthropicStreamError(event.type === 'error' ? event.error : readError(asObject(json)?.['error'] ?? json), this.sanitize);
+      this.failure = anthropicStreamError(
+        event.type === 'error' ? event.error : readError(asObject(json)?.['error'] ?? json),
+        this.sanitize,
+      );
       return false;
     }
     for (const part of this.mapper.map(event)) parts.push(part);
