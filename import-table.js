@@ -72,8 +72,8 @@ export const IMPORT_TABLE = {
     why: "the owners' and operators' web console: beside routes, over the same account rules and services",
   },
   cli: {
-    may: ['core', 'config', 'accounts', 'db/repositories', 'limits/*.ts', 'services', 'runtime.ts'],
-    why: "the operator's commands: account rules and reports over the repositories; `serve` starts the runtime",
+    may: ['core', 'config', 'accounts', 'db/database.ts', 'db/repositories', 'limits/*.ts', 'services', 'runtime.ts'],
+    why: "the operator's commands: account rules and reports over the database they open; `serve` starts the runtime",
   },
 };
 

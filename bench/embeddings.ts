@@ -8,8 +8,8 @@
  *
  *   node --import tsx bench/embeddings.ts
  */
-import { createSentenceEncoder } from '../src/providers/builtin/embedding-sentence-encoder.ts';
-import { createBuiltinEmbeddingModel } from '../src/providers/builtin/embedding-model.ts';
+import { createSentenceEncoder } from '../src/providers/builtin/embedding/embedding-sentence-encoder.ts';
+import { createBuiltinEmbeddingModel } from '../src/providers/builtin/embedding/embedding-model.ts';
 import { OpenAICompatibleEmbeddingModel } from '../src/providers/openai-compatible/openai-compatible-embedding-model.ts';
 import { UpstreamHttpClient } from '../src/providers/shared/http-client.ts';
 import type { EmbeddingModel } from '../src/core/language-model.ts';

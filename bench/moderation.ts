@@ -13,7 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ModerationCategory } from '../src/core/language-model.ts';
-import { createSentenceEncoder } from '../src/providers/builtin/embedding-sentence-encoder.ts';
+import { createSentenceEncoder } from '../src/providers/builtin/embedding/embedding-sentence-encoder.ts';
 import {
   DEFAULT_MODERATION_SETTINGS,
   MODERATION_CATEGORIES,
@@ -21,9 +21,9 @@ import {
   combineScores,
   semanticScores,
   verdictFromScores,
-} from '../src/providers/builtin/moderation-classifier.ts';
-import type { CategoryScores } from '../src/providers/builtin/moderation-classifier.ts';
-import type { ExampleLabel } from '../src/providers/builtin/moderation-examples.ts';
+} from '../src/providers/builtin/moderation/moderation-classifier.ts';
+import type { CategoryScores } from '../src/providers/builtin/moderation/moderation-classifier.ts';
+import type { ExampleLabel } from '../src/providers/builtin/moderation/moderation-examples.ts';
 
 interface LabelledText {
   text: string;

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { openDatabase } from '../src/db/database.ts';
-import { createMigrations } from '../src/db/migrations.ts';
+import { createMigrations } from '../src/db/migrations/index.ts';
 import { UsageLedgerRepository } from '../src/db/repositories/usage-ledger-repository.ts';
 import type { DatabaseSchema } from '../src/db/schema.ts';
 import type { LedgerRecord } from '../src/services/metering/usage-ledger.ts';

@@ -12,6 +12,7 @@ import { BUILTIN_MODELS, BUILTIN_PROVIDER, BUILTIN_PROVIDER_ID } from './builtin
 import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, type TierConfig } from './schema.ts';
 import { tracingFromEnvironment, type TracingConfig } from './tracing-config.ts';
 import { ConfigError } from './config-error.ts';
+import { readSecretFile, secretFilePath } from './secret-file.ts';
 import { mergeTiers } from './tiers.ts';
 
 export { ConfigError };
@@ -20,7 +21,14 @@ export { ConfigError };
  * A provider with its secrets read: `apiKeyValue` is its first key (`apiKey`, else the first of
  * `apiKeys`); `apiKeyValues` lists every key when there are several (each one a deployment of its own).
  */
-export type ResolvedProviderConfig = ProviderConfig & { id: string; apiKeyValue?: string; apiKeyValues?: readonly string[] };
+export type ResolvedProviderConfig = ProviderConfig & {
+  id: string;
+  apiKeyValue?: string;
+  apiKeyValues?: readonly string[];
+  /** The file `apiKeyValue` was read from (`apiKey: { file }`, re-read on change); `apiKeyFiles` aligns with `apiKeyValues`. */
+  apiKeyFile?: string;
+  apiKeyFiles?: readonly (string | undefined)[];
+};
 
 /** Where file bytes live (the resolved `filesStore` setting). */
 export type FilesStoreConfig =
@@ -276,9 +284,14 @@ function describeIssuePath(path: ReadonlyArray<PropertyKey>): string {
   );
 }
 
-function resolveSecret(secret: string | { env: string } | undefined, env: NodeJS.ProcessEnv, where: string): string | undefined {
+function resolveSecret(
+  secret: string | { env: string } | { file: string } | undefined,
+  env: NodeJS.ProcessEnv,
+  where: string,
+): string | undefined {
   if (secret === undefined) return undefined;
   if (typeof secret === 'string') return secret;
+  if ('file' in secret) return readSecretFile(secretFilePath(secret)!, `${where}${where.endsWith(']') ? '' : '.apiKey'}`);
   const value = env[secret.env];
   if (value === undefined || value === '') {
     throw new ConfigError(
@@ -375,16 +388,25 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const providers: Record<string, ResolvedProviderConfig> = {};
   for (const [id, provider] of Object.entries(config.providers)) {
     const keys: string[] = [];
+    const files: (string | undefined)[] = [];
     if ('apiKey' in provider) {
       const first = resolveSecret(provider.apiKey, env, `providers.${id}`);
-      if (first !== undefined) keys.push(first);
+      if (first !== undefined) {
+        keys.push(first);
+        files.push(secretFilePath(provider.apiKey));
+      }
     }
     if ('apiKeys' in provider) {
-      provider.apiKeys?.forEach((secret, index) => keys.push(resolveSecret(secret, env, `providers.${id}.apiKeys[${index}]`)!));
+      provider.apiKeys?.forEach((secret, index) => {
+        keys.push(resolveSecret(secret, env, `providers.${id}.apiKeys[${index}]`)!);
+        files.push(secretFilePath(secret));
+      });
     }
     const resolved: ResolvedProviderConfig = { ...provider, id };
     if (keys.length > 0) resolved.apiKeyValue = keys[0]!;
     if (keys.length > 1) resolved.apiKeyValues = keys;
+    if (files[0] !== undefined) resolved.apiKeyFile = files[0];
+    if (keys.length > 1 && files.some((file) => file !== undefined)) resolved.apiKeyFiles = files;
     providers[id] = resolved;
   }
   const models: ModelConfig[] = config.models.map((model, index) => {

@@ -98,6 +98,9 @@ const secretSchema = z.union([
   z.strictObject({ env: z.string().min(1) }),
 ]);
 
+/** An upstream key: a secret, or `{ file }`, read at start and re-read when the file changes (secret-file.ts). */
+const upstreamKeySchema = z.union([secretSchema, z.strictObject({ file: z.string().min(1) })]);
+
 const providerBase = {
   /** How long one upstream attempt may take, milliseconds. */
   timeoutMs: z.number().int().positive().default(120_000),
@@ -116,14 +119,14 @@ const providerBase = {
  * More upstream keys of the same account kind. Each key is a deployment of its own for every model on
  * this provider (its own cooldown and per-deployment limits; the deployment's weight is split evenly).
  */
-const apiKeysSchema = z.array(secretSchema).min(1).optional();
+const apiKeysSchema = z.array(upstreamKeySchema).min(1).optional();
 
 export const providerSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('openai-compatible'),
     /** Base URL including the version prefix, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. */
     baseUrl: z.url(),
-    apiKey: secretSchema.optional(),
+    apiKey: upstreamKeySchema.optional(),
     apiKeys: apiKeysSchema,
     /**
      * `openai`: OpenAI's own API (`max_completion_tokens`, no `top_k`); `generic`: compatible servers
@@ -143,7 +146,7 @@ export const providerSchema = z.discriminatedUnion('kind', [
     kind: z.literal('anthropic'),
     /** Base URL without `/v1`, e.g. `https://api.anthropic.com`. */
     baseUrl: z.url().default('https://api.anthropic.com'),
-    apiKey: secretSchema.optional(),
+    apiKey: upstreamKeySchema.optional(),
     apiKeys: apiKeysSchema,
     anthropicVersion: z.string().default('2023-06-01'),
     ...providerBase,

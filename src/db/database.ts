@@ -18,7 +18,7 @@ import {
 } from 'kysely';
 import type { Pool, PoolConfig } from 'pg';
 import type { CircuitBreaker } from '../core/circuit-breaker.ts';
-import { createMigrations } from './migrations.ts';
+import { createMigrations } from './migrations/index.ts';
 import { withStatementCache } from './sqlite-statement-cache.ts';
 import type { DatabaseSchema } from './schema.ts';
 

@@ -56,7 +56,13 @@ export class ProviderRegistry {
         if (keys !== undefined && keys.length > 1) {
           const perKey = [instance];
           this.keyedInstances.set(id, perKey);
-          for (const key of keys.slice(1)) perKey.push(createProvider({ ...config, apiKeyValue: key }, context));
+          keys.forEach((key, index) => {
+            if (index === 0) return;
+            // Each key follows its own file, when it was read from one.
+            const { apiKeyFile: _first, ...rest } = config;
+            const file = config.apiKeyFiles?.[index];
+            perKey.push(createProvider({ ...rest, apiKeyValue: key, ...(file === undefined ? {} : { apiKeyFile: file }) }, context));
+          });
         }
       }
     } catch (error) {

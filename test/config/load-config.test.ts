@@ -230,6 +230,38 @@ describe('loadConfig', () => {
     );
   });
 
+  test('apiKey: { file } reads the key from the file; a missing or empty file is a ConfigError naming its path', () => {
+    const provider = { kind: 'openai-compatible' as const, baseUrl: 'http://127.0.0.1:1/v1' };
+    const keyFile = writeTemp('upstream.key', '  sk-from-file\n');
+    const second = writeTemp('second.key', 'sk-second\n');
+    const loaded = loadConfig({
+      env: { SECOND: 'sk-env' },
+      overrides: {
+        providers: {
+          a: { ...provider, apiKey: { file: keyFile } },
+          b: { kind: 'anthropic' as const, apiKeys: [{ env: 'SECOND' }, { file: second }] },
+        },
+      },
+    });
+    assert.equal(loaded.providers['a']!.apiKeyValue, 'sk-from-file');
+    assert.equal(loaded.providers['a']!.apiKeyFile, keyFile);
+    assert.deepEqual(loaded.providers['b']!.apiKeyValues, ['sk-env', 'sk-second']);
+    assert.deepEqual(loaded.providers['b']!.apiKeyFiles, [undefined, second]);
+    assert.equal(loaded.providers['b']!.apiKeyFile, undefined);
+    const missing = join(tmpdir(), `switchyard-no-such-key-${process.pid}`);
+    assert.throws(
+      () => loadConfig({ env: {}, overrides: { providers: { a: { ...provider, apiKey: { file: missing } } } } }),
+      (error: unknown) =>
+        error instanceof ConfigError && error.message.includes(`providers.a.apiKey names the file ${missing}, which does not exist`),
+    );
+    const empty = writeTemp('empty.key', ' \n');
+    assert.throws(
+      () => loadConfig({ env: {}, overrides: { providers: { a: { ...provider, apiKeys: [{ file: empty }] } } } }),
+      (error: unknown) =>
+        error instanceof ConfigError && error.message.includes(`providers.a.apiKeys[0] names the file ${empty}, which is empty`),
+    );
+  });
+
   test('an unreadable or invalid config file is a ConfigError naming the file', () => {
     assert.throws(() => loadConfig({ env: { SWITCHYARD_CONFIG: '/nonexistent/c.yaml' } }), /\/nonexistent\/c\.yaml/);
     const broken = writeTemp('broken.json', '{ nope');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Migrator, sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { createMigrations } from '../../src/db/migrations.ts';
+import { createMigrations } from '../../src/db/migrations/index.ts';
 import { OwnersRepository } from '../../src/db/repositories/owners-repository.ts';
 import { chunkRows, UsageLedgerRepository } from '../../src/db/repositories/usage-ledger-repository.ts';
 import { UsageRollupsRepository } from '../../src/db/repositories/usage-rollups-repository.ts';

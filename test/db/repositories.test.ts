@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { createMigrations } from '../../src/db/migrations.ts';
+import { createMigrations } from '../../src/db/migrations/index.ts';
 import { ApiKeysRepository } from '../../src/db/repositories/api-keys-repository.ts';
 import { UsageLedgerRepository } from '../../src/db/repositories/usage-ledger-repository.ts';
 import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';

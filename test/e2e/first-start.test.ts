@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/index.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { createMigrations } from '../../src/db/migrations.ts';
+import { createMigrations } from '../../src/db/migrations/index.ts';
 import { startRuntime } from '../../src/runtime.ts';
 import { createTestDatabase } from '../support/databases.ts';
 

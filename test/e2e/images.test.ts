@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { PNG } from 'pngjs';
-import { encodePngRgb } from '../../src/providers/builtin/image-png-encoder.ts';
+import { encodePngRgb } from '../../src/providers/builtin/image/image-png-encoder.ts';
 import { MockOpenAIServer } from '../support/mock-upstreams/index.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 

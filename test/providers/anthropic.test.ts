@@ -255,6 +255,13 @@ describe('anthropic language model against a mock upstream', () => {
       system: 'sys',
       messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
     });
+    // No request id, no header: the shared upstream-call template adds it only when there is one.
+    assert.equal(recorded.headers['x-request-id'], undefined);
+  });
+
+  test('forwards the request id as x-request-id (the shared upstream-call template)', async () => {
+    await collect(model.stream(userRequest('Hi'), { signal: new AbortController().signal, requestId: 'req_anthropic' }));
+    assert.equal(server.requests[0]!.headers['x-request-id'], 'req_anthropic');
   });
 
   test('replays a recorded text stream (with pings), also when split every 5 bytes', async () => {

@@ -5,8 +5,8 @@ import { assembleResult } from '../../src/core/assemble-result.ts';
 import { countRequestTokens } from '../../src/core/count-tokens.ts';
 import type { GenerationRequest } from '../../src/core/generation.ts';
 import { createBuiltinProvider } from '../../src/providers/builtin/builtin-provider.ts';
-import { EchoLanguageModel } from '../../src/providers/builtin/echo-language-model.ts';
-import { sampleFromJsonSchema } from '../../src/providers/builtin/sample-from-json-schema.ts';
+import { EchoLanguageModel } from '../../src/providers/builtin/echo/echo-language-model.ts';
+import { sampleFromJsonSchema } from '../../src/providers/builtin/echo/sample-from-json-schema.ts';
 import { collect, finishOf, joinedDeltas, rejection, userRequest } from './helpers.ts';
 
 const echo = new EchoLanguageModel();

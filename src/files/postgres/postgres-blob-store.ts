@@ -8,16 +8,19 @@
  * readers see the old blob or none; on failure the chunks are removed; after a crash the sweep
  * (`removeAbandoned`) removes them. Chunks are written in autocommit statements rather than one long
  * transaction, so a slow client upload never holds a connection idle in a transaction. Reads are
- * `COPY ... TO STDOUT (FORMAT binary)` statements, a few chunks each, one ahead of the reader: raw bytes
- * rather than the hex text a SELECT returns through pg (see `copyChunks`).
+ * `COPY ... TO STDOUT (FORMAT binary)` statements (pg-copy-streams; rows split by binary-copy-rows.ts),
+ * a few chunks each, one ahead of the reader: raw bytes rather than the hex text a SELECT returns
+ * through pg (see `copyChunks`).
  *
  * It keeps its own small connection pool (raw `pg`) so that large transfers never starve the service's
  * own queries.
  */
 import { Readable } from 'node:stream';
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { randomHex } from '../../core/ids.ts';
 import { assertBlobKey, countedChunks, type BlobPutOptions, type BlobSource, type BlobStore } from '../blob-store.ts';
+import { BinaryCopyRows } from './binary-copy-rows.ts';
 
 export interface PostgresBlobStoreOptions {
   /** `postgres://...`: the service's database (migrations create the tables). */
@@ -192,24 +195,27 @@ export class PostgresBlobStore implements BlobStore {
   }
 
   /**
-   * Chunks `from` until `until` (exclusive) of an upload, through `COPY ... TO STDOUT (FORMAT binary)`.
-   * A plain SELECT would get each bytea as hex text (pg 8 cannot read binary results: pg-protocol
-   * decodes every field as UTF-8, which mangles bytes), so the server would hex-encode and send twice
-   * the bytes and the client would decode them: a third of the download throughput measured with COPY
-   * in bench/blob-store.ts, with hex strings twice the size in memory. COPY data reaches pg's
-   * submittable hook as raw bytes.
-   * COPY takes no parameters, hence the escaped literal.
+   * Chunks `from` until `until` (exclusive) of an upload, through `COPY ... TO STDOUT (FORMAT binary)`
+   * (pg-copy-streams `copyTo`, rows split by binary-copy-rows.ts). A plain SELECT would get each bytea
+   * as hex text (pg 8 cannot read binary results: pg-protocol decodes every field as UTF-8, which
+   * mangles bytes; brianc/node-postgres#3495), so the server would hex-encode and send twice the bytes
+   * and the client would decode them: a third of the download throughput measured with COPY in
+   * bench/blob-store.ts, with hex strings twice the size in memory. COPY takes no parameters, hence the
+   * escaped literal.
    */
   private async copyChunks(uploadId: string, from: number, until: number): Promise<Buffer[]> {
-    const copy = new BinaryCopyOut(
-      `COPY (SELECT data FROM blob_chunks WHERE upload_id = ${pg.escapeLiteral(uploadId)} AND seq >= ${from} AND seq < ${until} ORDER BY seq) TO STDOUT (FORMAT binary)`,
-    );
     const client = await this.pool.connect();
     try {
-      client.query(copy);
-      const rows = await copy.done;
+      const stream = client.query(
+        copyTo(
+          `COPY (SELECT data FROM blob_chunks WHERE upload_id = ${pg.escapeLiteral(uploadId)} AND seq >= ${from} AND seq < ${until} ORDER BY seq) TO STDOUT (FORMAT binary)`,
+        ),
+      );
+      const rows = new BinaryCopyRows();
+      for await (const chunk of stream) rows.push(chunk as Buffer);
+      const chunks = rows.end();
       client.release();
-      return rows;
+      return chunks;
     } catch (error) {
       // The connection may be mid-protocol or broken: the pool replaces it rather than reuse it.
       client.release(error instanceof Error ? error : true);
@@ -239,111 +245,5 @@ export class PostgresBlobStore implements BlobStore {
 
   async close(): Promise<void> {
     await this.pool.end();
-  }
-}
-
-/** What PostgreSQL's binary COPY output starts with: signature, flags (32 bits), header extension length. */
-const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
-const COPY_HEADER_BYTES = COPY_SIGNATURE.length + 8;
-
-/**
- * Runs one `COPY (one bytea column) TO STDOUT (FORMAT binary)` and collects each row's value as a
- * Buffer. It is a pg "submittable", the hook pg-cursor and pg-copy-streams use: pg hands it every
- * CopyData message undecoded. The COPY stream is parsed as bytes (header; per row a field count, a
- * length and the data; -1 at the end) without relying on how the server splits it into messages.
- */
-class BinaryCopyOut implements pg.Submittable {
-  readonly done: Promise<Buffer[]>;
-  private resolve!: (rows: Buffer[]) => void;
-  private reject!: (error: unknown) => void;
-  private failure: Error | undefined;
-  private readonly rows: Buffer[] = [];
-  /** What the parser reads next; every stage but `data` collects a few bytes in `small` first. */
-  private stage: 'header' | 'field count' | 'field length' | 'data' | 'end' = 'header';
-  private readonly small = Buffer.alloc(COPY_HEADER_BYTES);
-  private smallWanted = COPY_HEADER_BYTES;
-  private smallFilled = 0;
-  private row = Buffer.alloc(0);
-  private rowFilled = 0;
-
-  constructor(private readonly text: string) {
-    this.done = new Promise<Buffer[]>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-  }
-
-  submit(connection: pg.Connection): void {
-    connection.query(this.text);
-  }
-
-  handleCopyData(message: { chunk: Buffer }): void {
-    if (this.failure !== undefined) return;
-    // `chunk` is a view of pg's receive buffer, which pg reuses: the bytes are copied out here.
-    const chunk = message.chunk;
-    let offset = 0;
-    while (offset < chunk.length) {
-      if (this.stage === 'end') return this.fail('data after its end marker');
-      if (this.stage === 'data') {
-        const copied = chunk.copy(this.row, this.rowFilled, offset, offset + this.row.length - this.rowFilled);
-        offset += copied;
-        this.rowFilled += copied;
-        if (this.rowFilled === this.row.length) this.expect('field count', 2);
-        continue;
-      }
-      const copied = chunk.copy(this.small, this.smallFilled, offset, offset + this.smallWanted - this.smallFilled);
-      offset += copied;
-      this.smallFilled += copied;
-      if (this.smallFilled === this.smallWanted) this.advance();
-      if (this.failure !== undefined) return;
-    }
-  }
-
-  /** A small field is complete in `small`: act on it and say what comes next. */
-  private advance(): void {
-    if (this.stage === 'header') {
-      // Flags and extension are zero unless the COPY asked for OIDs, which it does not.
-      if (!this.small.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE) || this.small.readUInt32BE(11) !== 0) {
-        return this.fail('an unexpected header');
-      }
-      if (this.small.readUInt32BE(15) !== 0) return this.fail('a header extension');
-      return this.expect('field count', 2);
-    }
-    if (this.stage === 'field count') {
-      const fields = this.small.readInt16BE(0);
-      if (fields === -1) return this.expect('end', 0);
-      return fields === 1 ? this.expect('field length', 4) : this.fail(`${fields} fields in a row`);
-    }
-    const length = this.small.readInt32BE(0);
-    if (length < 0) return this.fail('a NULL chunk');
-    this.row = Buffer.allocUnsafe(length);
-    this.rowFilled = 0;
-    this.rows.push(this.row);
-    if (length === 0) return this.expect('field count', 2);
-    this.stage = 'data';
-  }
-
-  private expect(stage: 'field count' | 'field length' | 'end', bytes: number): void {
-    this.stage = stage;
-    this.smallWanted = bytes;
-    this.smallFilled = 0;
-  }
-
-  private fail(what: string): void {
-    this.failure ??= new Error(`Reading blob chunks: the COPY stream has ${what}.`);
-  }
-
-  handleCommandComplete(): void {
-    if (this.stage !== 'end') this.fail('no end marker');
-  }
-
-  /** The server is done with the statement (after an error pg calls handleError instead). */
-  handleReadyForQuery(): void {
-    if (this.failure === undefined) this.resolve(this.rows);
-    else this.reject(this.failure);
-  }
-
-  handleError(error: unknown): void {
-    this.reject(error);
   }
 }

@@ -1,9 +1,11 @@
 /**
  * Factory of the `anthropic` provider kind: one keep-alive undici pool per configured provider, shared
- * by its models. Sends `x-api-key` and `anthropic-version` from the provider config.
+ * by its models. Sends `x-api-key` (re-read when it comes from a file) and `anthropic-version` from the
+ * provider config.
  */
 import type { ResolvedProviderConfig } from '../../config/index.ts';
 import type { LanguageModel, LanguageModelSettings, ProviderInstance } from '../../core/language-model.ts';
+import { followApiKeyFile } from '../shared/api-key-source.ts';
 import { UpstreamHttpClient } from '../shared/http-client.ts';
 import type { ProviderContext } from '../shared/provider-context.ts';
 import { AnthropicMessagesLanguageModel } from './anthropic-messages-language-model.ts';
@@ -17,6 +19,8 @@ export function createAnthropicProvider(config: AnthropicProviderConfig, context
   const client = new UpstreamHttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeoutMs, apiKey: config.apiKeyValue });
   const headers: Record<string, string> = { 'anthropic-version': config.anthropicVersion, ...config.headers };
   if (config.apiKeyValue !== undefined) headers['x-api-key'] = config.apiKeyValue;
+  // A key read from a file follows the file: the shared headers object is updated in place.
+  const keyFile = followApiKeyFile(config, client, context.logger, (key) => (headers['x-api-key'] = key));
   const languageModels = new Map<string, LanguageModel>();
   return {
     languageModel(upstreamModel: string, settings?: LanguageModelSettings): LanguageModel {
@@ -34,6 +38,9 @@ export function createAnthropicProvider(config: AnthropicProviderConfig, context
       }
       return model;
     },
-    close: () => client.close(),
+    close: async () => {
+      keyFile?.close();
+      await client.close();
+    },
   };
 }

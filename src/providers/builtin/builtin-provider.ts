@@ -9,10 +9,10 @@ import type { ResolvedProviderConfig } from '../../config/index.ts';
 import type { EmbeddingModel, ImageModel, LanguageModel, ModerationModel, ProviderInstance } from '../../core/language-model.ts';
 import { invalidParameter } from '../../core/service-error.ts';
 import type { ProviderContext } from '../shared/provider-context.ts';
-import { EchoLanguageModel } from './echo-language-model.ts';
-import { createBuiltinEmbeddingEngine } from './embedding-model.ts';
-import { createBuiltinImageModel } from './image-procedural-model.ts';
-import { createBuiltinModerationEngine } from './moderation-model.ts';
+import { EchoLanguageModel } from './echo/echo-language-model.ts';
+import { createBuiltinEmbeddingEngine } from './embedding/embedding-model.ts';
+import { createBuiltinImageModel } from './image/image-procedural-model.ts';
+import { createBuiltinModerationEngine } from './moderation/moderation-model.ts';
 
 export type BuiltinProviderConfig = Extract<ResolvedProviderConfig, { kind: 'builtin' }>;
 

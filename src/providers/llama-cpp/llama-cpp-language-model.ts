@@ -101,12 +101,8 @@ export class LlamaCppLanguageModel implements LanguageModel {
     const history = convertToLlamaCppChatHistory(request);
     const sampling = convertToLlamaCppSamplingOptions(request);
     const offered = convertToLlamaCppFunctions(request);
-    if (offered !== undefined && Object.keys(offered.unenforcedKeywords).length > 0) {
-      this.logger?.warn(
-        { modelId: request.model, keywords: offered.unenforcedKeywords },
-        'llama-cpp cannot enforce these JSON Schema keywords of tool parameters; the arguments follow the rest of the schema',
-      );
-    }
+    if (offered !== undefined && Object.keys(offered.unenforcedKeywords).length > 0)
+      this.warnUnenforced(request, offered.unenforcedKeywords);
     const loaded = await this.loadModel(request.model);
     const grammar = offered === undefined ? await this.grammarFor(request) : undefined;
     const sequence = await loaded.sequences.acquire(options.signal);
@@ -167,31 +163,15 @@ export class LlamaCppLanguageModel implements LanguageModel {
         yield { type: 'error', error };
         return;
       }
-      const { metadata } = outcome.response;
       const meter = sequence.tokenMeter.diff(meterBefore);
-      const usage: Usage = {
-        inputTokens: promptTokens.length,
-        cachedInputTokens,
-        cacheWriteInputTokens: 0,
-        outputTokens: meter.usedOutputTokens,
-        reasoningTokens,
-        estimated: false,
-        raw: {
-          promptTokens: promptTokens.length,
-          evaluatedTokens: meter.usedInputTokens,
-          sampledTokens: meter.usedOutputTokens,
-          stopReason: metadata.stopReason,
-        },
-      };
       yield* mapper.finishFunctionCalls(outcome.response.functionCalls ?? []);
       yield* mapper.finish();
-      yield {
-        type: 'finish',
-        finishReason: mapLlamaCppFinishReason(metadata.stopReason),
-        stopSequence:
-          metadata.stopReason === 'customStopTrigger' ? matchedStopSequence(metadata.customStopTrigger, request.stopSequences ?? []) : null,
-        usage,
-      };
+      yield finishPart(
+        outcome.response.metadata,
+        request,
+        { promptTokens: promptTokens.length, cachedInputTokens, reasoningTokens },
+        meter,
+      );
     } finally {
       options.signal.removeEventListener('abort', onCallerAbort);
       // Stops a generation the consumer walked away from; a no-op when it already finished.
@@ -200,6 +180,13 @@ export class LlamaCppLanguageModel implements LanguageModel {
       chat.dispose({ disposeSequence: false });
       loaded.sequences.release(sequence);
     }
+  }
+
+  private warnUnenforced(request: GenerationRequest, keywords: Record<string, string[]>): void {
+    this.logger?.warn(
+      { modelId: request.model, keywords },
+      'llama-cpp cannot enforce these JSON Schema keywords of tool parameters; the arguments follow the rest of the schema',
+    );
   }
 
   /** Runs one generation; never rejects, so that cleanup can always await it. */
@@ -248,4 +235,34 @@ export class LlamaCppLanguageModel implements LanguageModel {
       throw unsupportedSchemaError(request.model, error instanceof Error ? error.message : String(error));
     }
   }
+}
+
+/** The generation's `finish` part with its exact usage (token counts of the prompt and the sequence's meter). */
+function finishPart(
+  metadata: LlamaChatResponse<ChatModelFunctions>['metadata'],
+  request: GenerationRequest,
+  counts: { promptTokens: number; cachedInputTokens: number; reasoningTokens: number },
+  meter: { usedInputTokens: number; usedOutputTokens: number },
+): StreamPart {
+  const usage: Usage = {
+    inputTokens: counts.promptTokens,
+    cachedInputTokens: counts.cachedInputTokens,
+    cacheWriteInputTokens: 0,
+    outputTokens: meter.usedOutputTokens,
+    reasoningTokens: counts.reasoningTokens,
+    estimated: false,
+    raw: {
+      promptTokens: counts.promptTokens,
+      evaluatedTokens: meter.usedInputTokens,
+      sampledTokens: meter.usedOutputTokens,
+      stopReason: metadata.stopReason,
+    },
+  };
+  return {
+    type: 'finish',
+    finishReason: mapLlamaCppFinishReason(metadata.stopReason),
+    stopSequence:
+      metadata.stopReason === 'customStopTrigger' ? matchedStopSequence(metadata.customStopTrigger, request.stopSequences ?? []) : null,
+    usage,
+  };
 }

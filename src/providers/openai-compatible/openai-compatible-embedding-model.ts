@@ -13,39 +13,25 @@ import type { CallOptions, EmbeddingModel, EmbeddingResult } from '../../core/la
 import { countTextTokens } from '../../core/count-tokens.ts';
 import { upstreamConnectionError } from '../../core/upstream-error.ts';
 import type { UpstreamHttpClient } from '../shared/http-client.ts';
-import { asArray, asNumber, asObject, parseJson } from '../shared/lenient-json.ts';
+import { asArray, asNumber, asObject } from '../shared/lenient-json.ts';
+import { postForUpstreamJson } from '../shared/post-to-upstream.ts';
 import { openAICompatibleStatusError } from './openai-compatible-error.ts';
 import { abortSignalOf } from '../../core/cancellation.ts';
 
 /**
- * POSTs JSON to an OpenAI-compatible endpoint and returns the parsed JSON reply. Throws the mapped
- * UpstreamError for an error status (openai-compatible-error.ts), a transport failure or a body that
- * is not JSON; rejects with the signal's reason when aborted. Shared by the embedding, moderation and
- * image models of this folder.
+ * POSTs JSON to an OpenAI-compatible endpoint and returns the parsed JSON reply
+ * (shared/post-to-upstream.ts, with this folder's status errors). Throws the mapped UpstreamError for an
+ * error status (openai-compatible-error.ts), a transport failure or a body that is not JSON; rejects with
+ * the signal's reason when aborted. Shared by the embedding, moderation and image models of this folder.
  */
-export async function postOpenAICompatibleJson(
+export function postOpenAICompatibleJson(
   client: UpstreamHttpClient,
   path: string,
   payload: unknown,
   headers: Record<string, string>,
   options: CallOptions,
 ): Promise<unknown> {
-  const requestHeaders: Record<string, string> = { accept: 'application/json', ...headers };
-  if (options.requestId !== undefined) requestHeaders['x-request-id'] = options.requestId;
-  const response = await client.postJson(path, payload, requestHeaders, options.signal, options.trace);
-  if (response.status < 200 || response.status >= 300) {
-    const text = await client.readErrorText(response);
-    throw openAICompatibleStatusError(response.status, text, response.headers, (message) => client.sanitize(message));
-  }
-  let text: string;
-  try {
-    text = await response.body.text();
-  } catch (error) {
-    throw client.transportError(error, options.signal);
-  }
-  const json = parseJson(text);
-  if (json === undefined) throw upstreamConnectionError('the provider answered with a body that is not JSON');
-  return json;
+  return postForUpstreamJson(client, path, payload, headers, options, openAICompatibleStatusError);
 }
 
 /** Decodes an OpenAI `base64` embedding: standard base64 of little-endian float32 values. */

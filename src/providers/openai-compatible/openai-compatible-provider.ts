@@ -4,6 +4,7 @@
  */
 import type { ResolvedProviderConfig } from '../../config/index.ts';
 import type { LanguageModel, ProviderInstance } from '../../core/language-model.ts';
+import { followApiKeyFile, type ApiKeyFile } from '../shared/api-key-source.ts';
 import { UpstreamHttpClient } from '../shared/http-client.ts';
 import type { ProviderContext } from '../shared/provider-context.ts';
 import { OpenAICompatibleChatLanguageModel } from './openai-compatible-chat-language-model.ts';
@@ -18,20 +19,27 @@ export interface OpenAICompatibleConnection {
   client: UpstreamHttpClient;
   /** Authorization (when an apiKey is configured) plus the provider's configured headers. */
   headers: Record<string, string>;
+  /** Follows the key file when the key came from one (`apiKey: { file }`); closed with the provider. */
+  keyFile: ApiKeyFile | undefined;
   /** True for OpenAI's own API (the `dialect` setting), which differs from compatible servers in small ways (max_completion_tokens, no top_k). */
   isOpenAI: boolean;
 }
 
-export function createOpenAICompatibleConnection(config: OpenAICompatibleProviderConfig): OpenAICompatibleConnection {
+export function createOpenAICompatibleConnection(
+  config: OpenAICompatibleProviderConfig,
+  context: ProviderContext = {},
+): OpenAICompatibleConnection {
   const client = new UpstreamHttpClient({ baseUrl: config.baseUrl, timeoutMs: config.timeoutMs, apiKey: config.apiKeyValue });
   const headers: Record<string, string> = { ...config.headers };
   if (config.apiKeyValue !== undefined) headers['authorization'] = `Bearer ${config.apiKeyValue}`;
+  // A key read from a file follows the file: the headers object every model shares is updated in place.
+  const keyFile = followApiKeyFile(config, client, context.logger, (key) => (headers['authorization'] = `Bearer ${key}`));
   const dialect = config.dialect ?? (new URL(config.baseUrl).hostname === 'api.openai.com' ? 'openai' : 'generic');
-  return { client, headers, isOpenAI: dialect === 'openai' };
+  return { client, headers, keyFile, isOpenAI: dialect === 'openai' };
 }
 
-export function createOpenAICompatibleProvider(config: OpenAICompatibleProviderConfig, _context: ProviderContext): ProviderInstance {
-  const connection = createOpenAICompatibleConnection(config);
+export function createOpenAICompatibleProvider(config: OpenAICompatibleProviderConfig, context: ProviderContext): ProviderInstance {
+  const connection = createOpenAICompatibleConnection(config, context);
   const languageModels = new Map<string, LanguageModel>();
   return {
     languageModel(upstreamModel: string): LanguageModel {
@@ -57,6 +65,9 @@ export function createOpenAICompatibleProvider(config: OpenAICompatibleProviderC
         headers: connection.headers,
         allowPrivateAddresses: config.allowPrivateImageUrls === true,
       }),
-    close: () => connection.client.close(),
+    close: async () => {
+      connection.keyFile?.close();
+      await connection.client.close();
+    },
   };
 }

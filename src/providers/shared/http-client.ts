@@ -32,8 +32,8 @@ export class UpstreamHttpClient {
   private readonly pool: Pool;
   /** The path prefix of the base URL, without a trailing slash (`/v1`, or `` for none). */
   private readonly basePath: string;
-  /** Strings scrubbed from every error message: key, base URL, origin and host. */
-  readonly secrets: readonly string[];
+  /** Strings scrubbed from every error message: key (every key it had, when read from a file), base URL, origin and host. */
+  secrets: readonly string[];
   readonly timeoutMs: number;
 
   constructor(options: UpstreamHttpClientOptions) {
@@ -55,6 +55,14 @@ export class UpstreamHttpClient {
   sanitize(message: string): string {
     return sanitizeUpstreamMessage(message, this.secrets);
   }
+
+  /** Adds a key read later (a key file changed): scrubbed from messages like the first. */
+  addSecret(secret: string): void {
+    if (secret.length > 0 && !this.secrets.includes(secret)) this.secrets = [secret, ...this.secrets];
+  }
+
+  /** `sanitize` as a function value, made once per client (error mappers take it as an argument). */
+  readonly sanitizer = (message: string): string => this.sanitize(message);
 
   /**
    * POSTs a JSON body to `{baseUrl}{path}`. Resolves with the response whatever its status; rejects with

@@ -2,15 +2,24 @@
  * The read loop of every streaming remote provider: an SSE body is parsed once (sse-parser.ts) and
  * mapped to canonical parts one upstream read at a time, so that the parts of a read leave as one batch
  * (core/batched.ts). The provider maps single events; this file owns the reads, the end of the body and
- * what happens once the closing event (`[DONE]`, `message_stop`) has started the drain.
+ * what happens once the closing event (`[DONE]`, `message_stop`) has started the drain. The call around
+ * it (post, whole body or events, the end of the stream) is stream-from-upstream.ts.
  */
+import type { ServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import type { BodyDrain } from './http-client.ts';
 import { SseParser, type SseMessage } from './sse-parser.ts';
 import type { UpstreamBody } from './upstream-body.ts';
 
-/** Maps one event into `parts`; false once the stream has failed (reading stops). */
-export type EventMapper = (event: SseMessage, parts: StreamPart[]) => boolean;
+/** A provider's mapping of one call's events (one object per call, a method per event: no closure). */
+export interface UpstreamEvents {
+  /** Maps one event into `parts`; false once the stream has failed (reading stops, `failure` says why). */
+  mapEvent(event: SseMessage, parts: StreamPart[]): boolean;
+  /** True once the closing event (`[DONE]`, `message_stop`) was mapped: the drain starts. */
+  readonly closed: boolean;
+  /** The fault an event carried (an `error` event, data that is not JSON), once `mapEvent` returned false. */
+  readonly failure: ServiceError | undefined;
+}
 
 /**
  * Reads the parts of an SSE body one read at a time: `next()` gives the parts of the next read that
@@ -26,11 +35,13 @@ export type EventMapper = (event: SseMessage, parts: StreamPart[]) => boolean;
 export class EventBatchReader {
   private readonly parser = new SseParser();
   private over = false;
+  /** True once the body carried any event (a keep-alive too): an answer with none is an empty stream. */
+  sawEvent = false;
 
   constructor(
     private readonly body: UpstreamBody,
     private readonly drain: BodyDrain,
-    private readonly mapEvent: EventMapper,
+    private readonly events: UpstreamEvents,
     private readonly held: StreamPart[],
   ) {}
 
@@ -67,9 +78,12 @@ export class EventBatchReader {
 
   /** Maps the events one read completed; false once the stream has failed. */
   private mapRead(events: readonly SseMessage[], parts: StreamPart[]): boolean {
+    const mapper = this.events;
     for (const event of events) {
       if (this.drain.started) break;
-      if (!this.mapEvent(event, parts)) return false;
+      this.sawEvent = true;
+      if (!mapper.mapEvent(event, parts)) return false;
+      if (mapper.closed) this.drain.start();
     }
     return true;
   }

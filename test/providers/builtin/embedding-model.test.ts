@@ -2,9 +2,9 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createSentenceEncoder, leaseSharedSentenceEncoder } from '../../../src/providers/builtin/embedding-sentence-encoder.ts';
-import { createBuiltinEmbeddingEngine, createBuiltinEmbeddingModel } from '../../../src/providers/builtin/embedding-model.ts';
-import { createBuiltinModerationEngine } from '../../../src/providers/builtin/moderation-model.ts';
+import { createSentenceEncoder, leaseSharedSentenceEncoder } from '../../../src/providers/builtin/embedding/embedding-sentence-encoder.ts';
+import { createBuiltinEmbeddingEngine, createBuiltinEmbeddingModel } from '../../../src/providers/builtin/embedding/embedding-model.ts';
+import { createBuiltinModerationEngine } from '../../../src/providers/builtin/moderation/moderation-model.ts';
 
 const encoder = createSentenceEncoder();
 const model = createBuiltinEmbeddingModel(encoder);

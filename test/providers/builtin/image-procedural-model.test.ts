@@ -2,9 +2,9 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inflateSync } from 'node:zlib';
 import { PNG } from 'pngjs';
-import { encodePngRgb } from '../../../src/providers/builtin/image-png-encoder.ts';
-import { createBuiltinImageModel, parseImageSize } from '../../../src/providers/builtin/image-procedural-model.ts';
-import { renderProceduralImage } from '../../../src/providers/builtin/image-procedural-renderer.ts';
+import { encodePngRgb } from '../../../src/providers/builtin/image/image-png-encoder.ts';
+import { createBuiltinImageModel, parseImageSize } from '../../../src/providers/builtin/image/image-procedural-model.ts';
+import { renderProceduralImage } from '../../../src/providers/builtin/image/image-procedural-renderer.ts';
 
 const model = createBuiltinImageModel();
 const options = () => ({ signal: new AbortController().signal });

@@ -4,11 +4,11 @@ import { readFileSync } from 'node:fs';
 import type { GenerationRequest } from '../../../src/core/generation.ts';
 import type { ModerationModel, ModerationVerdict } from '../../../src/core/language-model.ts';
 import { ServiceError } from '../../../src/core/service-error.ts';
-import { createSentenceEncoder } from '../../../src/providers/builtin/embedding-sentence-encoder.ts';
-import { chunkText } from '../../../src/providers/builtin/moderation-classifier.ts';
-import { MODERATION_EXAMPLES } from '../../../src/providers/builtin/moderation-examples.ts';
-import { ModerationLexicon } from '../../../src/providers/builtin/moderation-lexicon.ts';
-import { createBuiltinModerationModel } from '../../../src/providers/builtin/moderation-model.ts';
+import { createSentenceEncoder } from '../../../src/providers/builtin/embedding/embedding-sentence-encoder.ts';
+import { chunkText } from '../../../src/providers/builtin/moderation/moderation-classifier.ts';
+import { MODERATION_EXAMPLES } from '../../../src/providers/builtin/moderation/moderation-examples.ts';
+import { ModerationLexicon } from '../../../src/providers/builtin/moderation/moderation-lexicon.ts';
+import { createBuiltinModerationModel } from '../../../src/providers/builtin/moderation/moderation-model.ts';
 import {
   assertGenerationAllowed,
   assertInputsAllowed,

@@ -3,7 +3,7 @@
 // thread and model; slices made small here so that the order is plain.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createSentenceEncoder, type SentenceEncoder } from '../../../src/providers/builtin/embedding-sentence-encoder.ts';
+import { createSentenceEncoder, type SentenceEncoder } from '../../../src/providers/builtin/embedding/embedding-sentence-encoder.ts';
 
 describe('SentenceEncoder turns', () => {
   let encoder: SentenceEncoder;

@@ -2,7 +2,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { encodePngRgb } from '../../../src/providers/builtin/image-png-encoder.ts';
+import { encodePngRgb } from '../../../src/providers/builtin/image/image-png-encoder.ts';
 import { UpstreamHttpClient } from '../../../src/providers/shared/http-client.ts';
 import { OpenAICompatibleImageModel, sniffImageMediaType } from '../../../src/providers/openai-compatible/openai-compatible-image-model.ts';
 import { MockOpenAIServer } from '../../support/mock-upstreams/index.ts';

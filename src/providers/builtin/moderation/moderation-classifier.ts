@@ -17,13 +17,13 @@
  * The settings below were tuned by `bench/moderation.ts --tune` (leave-one-out over the training
  * examples only); its quality on the separate evaluation set is printed by `bench/moderation.ts`.
  */
-import type { ModerationCategory, ModerationVerdict } from '../../core/language-model.ts';
-import type { SentenceEncoder } from './embedding-sentence-encoder.ts';
+import type { ModerationCategory, ModerationVerdict } from '../../../core/language-model.ts';
+import type { SentenceEncoder } from '../embedding/embedding-sentence-encoder.ts';
 import { MODERATION_EXAMPLES } from './moderation-examples.ts';
 import type { ExampleLabel } from './moderation-examples.ts';
 import { ModerationLexicon } from './moderation-lexicon.ts';
-import type { Cancellation } from '../../core/cancellation.ts';
-import { EventLoopSlicer } from '../../core/event-loop-slices.ts';
+import type { Cancellation } from '../../../core/cancellation.ts';
+import { EventLoopSlicer } from '../../../core/event-loop-slices.ts';
 
 export const MODERATION_CATEGORIES: readonly ModerationCategory[] = ['hate', 'self-harm', 'sexual', 'violence'];
 const EXAMPLE_LABELS: readonly ExampleLabel[] = [...MODERATION_CATEGORIES, 'benign'];

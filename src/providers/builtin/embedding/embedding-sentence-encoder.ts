@@ -18,9 +18,9 @@
  * Used by the built-in embedding model and the built-in moderation classifier, which share one encoder.
  */
 import type { Worker } from 'node:worker_threads';
-import { serverError } from '../../core/service-error.ts';
-import { startWorkerThread } from './start-worker-thread.ts';
-import type { Cancellation } from '../../core/cancellation.ts';
+import { serverError } from '../../../core/service-error.ts';
+import { startWorkerThread } from '../start-worker-thread.ts';
+import type { Cancellation } from '../../../core/cancellation.ts';
 
 /** Main thread -> worker: embed these texts. */
 export interface EncoderRequest {

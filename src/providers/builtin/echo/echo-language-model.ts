@@ -18,11 +18,11 @@
  * The answer streams in word-sized deltas and yields to the event loop between batches of parts.
  */
 import { createHash } from 'node:crypto';
-import { countRequestTokens, countTextTokens, truncateTextToTokens } from '../../core/count-tokens.ts';
-import type { FinishReason, GenerationRequest, Message, ToolDefinition } from '../../core/generation.ts';
-import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
-import { invalidParameter } from '../../core/service-error.ts';
-import type { StreamPart } from '../../core/stream-parts.ts';
+import { countRequestTokens, countTextTokens, truncateTextToTokens } from '../../../core/count-tokens.ts';
+import type { FinishReason, GenerationRequest, Message, ToolDefinition } from '../../../core/generation.ts';
+import type { CallOptions, LanguageModel } from '../../../core/language-model.ts';
+import { invalidParameter } from '../../../core/service-error.ts';
+import type { StreamPart } from '../../../core/stream-parts.ts';
 import { sampleFromJsonSchema } from './sample-from-json-schema.ts';
 
 /** Prefix of every plain-text answer. */

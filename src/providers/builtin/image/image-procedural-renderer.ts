@@ -234,19 +234,8 @@ export function renderProceduralImage(prompt: string, width: number, height: num
   const scaleY = height / shortSide;
   const pixel = 1 / shortSide;
 
-  // Ridge heights depend on x only: computed once per column and layer.
-  const ridgeHeights = scene.ridges.map((ridge) => {
-    const heights = new Float32Array(width);
-    for (let x = 0; x < width; x++) {
-      const u = (x + 0.5) / width;
-      let y = ridge.base;
-      for (const wave of ridge.waves) y -= wave.amplitude * Math.sin(2 * Math.PI * wave.frequency * u + wave.phase);
-      heights[x] = y;
-    }
-    return heights;
-  });
-  const cosAngle = Math.cos(scene.gradientAngle);
-  const sinAngle = Math.sin(scene.gradientAngle);
+  const ridgeHeights = scene.ridges.map((ridge) => ridgeHeightsOf(ridge, width));
+  const frame: AbstractFrame = { cosAngle: Math.cos(scene.gradientAngle), sinAngle: Math.sin(scene.gradientAngle), scaleX, scaleY, pixel };
   const starCells = 60;
 
   let offset = 0;
@@ -256,24 +245,7 @@ export function renderProceduralImage(prompt: string, width: number, height: num
       const u = (x + 0.5) / width;
       let colour: Colour;
       if (scene.scene === 'abstract') {
-        const along = ((u - 0.5) * cosAngle + (v - 0.5) * sinAngle) * 0.9 + 0.5;
-        colour = mix(scene.skyTop, scene.skyBottom, Math.min(1, Math.max(0, along)));
-        for (const band of scene.bands) {
-          const centre = band.centre + band.amplitude * Math.sin(2 * Math.PI * band.frequency * u + band.phase);
-          const distance = Math.abs(v - centre) * scaleY;
-          const cover = 1 - smoothstep(band.thickness - pixel * 1.5, band.thickness + pixel * 1.5, distance);
-          if (cover > 0) colour = mix(colour, band.colour, cover * band.opacity);
-        }
-        for (const disc of scene.discs) {
-          const dx = (u - disc.x) * scaleX;
-          const dy = (v - disc.y) * scaleY;
-          const distance = Math.sqrt(dx * dx + dy * dy);
-          const edge = pixel * 1.5;
-          const cover = disc.ring
-            ? 1 - smoothstep(disc.radius * 0.12 - edge, disc.radius * 0.12 + edge, Math.abs(distance - disc.radius * 0.88))
-            : 1 - smoothstep(disc.radius - edge, disc.radius + edge, distance);
-          if (cover > 0) colour = mix(colour, disc.colour, cover * disc.opacity);
-        }
+        colour = abstractPixel(scene, u, v, frame);
       } else {
         colour = mix(scene.skyTop, scene.skyBottom, Math.pow(v, 0.8));
         if (scene.night) {
@@ -327,4 +299,48 @@ export function renderProceduralImage(prompt: string, width: number, height: num
     }
   }
   return pixels;
+}
+
+/** Ridge heights depend on x only: computed once per column and layer. */
+function ridgeHeightsOf(ridge: Plan['ridges'][number], width: number): Float32Array {
+  const heights = new Float32Array(width);
+  for (let x = 0; x < width; x++) {
+    const u = (x + 0.5) / width;
+    let y = ridge.base;
+    for (const wave of ridge.waves) y -= wave.amplitude * Math.sin(2 * Math.PI * wave.frequency * u + wave.phase);
+    heights[x] = y;
+  }
+  return heights;
+}
+
+/** What an abstract pixel needs of the image: the gradient's direction and the short-side scale. */
+interface AbstractFrame {
+  cosAngle: number;
+  sinAngle: number;
+  scaleX: number;
+  scaleY: number;
+  pixel: number;
+}
+
+/** An abstract scene's pixel at unit coordinates (u, v): a gradient under wavy bands and discs. */
+function abstractPixel(scene: Plan, u: number, v: number, frame: AbstractFrame): Colour {
+  const along = ((u - 0.5) * frame.cosAngle + (v - 0.5) * frame.sinAngle) * 0.9 + 0.5;
+  let colour = mix(scene.skyTop, scene.skyBottom, Math.min(1, Math.max(0, along)));
+  for (const band of scene.bands) {
+    const centre = band.centre + band.amplitude * Math.sin(2 * Math.PI * band.frequency * u + band.phase);
+    const distance = Math.abs(v - centre) * frame.scaleY;
+    const cover = 1 - smoothstep(band.thickness - frame.pixel * 1.5, band.thickness + frame.pixel * 1.5, distance);
+    if (cover > 0) colour = mix(colour, band.colour, cover * band.opacity);
+  }
+  for (const disc of scene.discs) {
+    const dx = (u - disc.x) * frame.scaleX;
+    const dy = (v - disc.y) * frame.scaleY;
+    const distance = Math.sqrt(dx * dx + dy * dy);
+    const edge = frame.pixel * 1.5;
+    const cover = disc.ring
+      ? 1 - smoothstep(disc.radius * 0.12 - edge, disc.radius * 0.12 + edge, Math.abs(distance - disc.radius * 0.88))
+      : 1 - smoothstep(disc.radius - edge, disc.radius + edge, distance);
+    if (cover > 0) colour = mix(colour, disc.colour, cover * disc.opacity);
+  }
+  return colour;
 }

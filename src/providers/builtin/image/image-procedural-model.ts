@@ -9,9 +9,9 @@
  * same request always gives the same images.
  */
 import type { Worker } from 'node:worker_threads';
-import type { CallOptions, GeneratedImage, ImageGenerationRequest, ImageModel } from '../../core/language-model.ts';
-import { invalidParameter, serverError } from '../../core/service-error.ts';
-import { startWorkerThread } from './start-worker-thread.ts';
+import type { CallOptions, GeneratedImage, ImageGenerationRequest, ImageModel } from '../../../core/language-model.ts';
+import { invalidParameter, serverError } from '../../../core/service-error.ts';
+import { startWorkerThread } from '../start-worker-thread.ts';
 
 /** Main thread -> worker: render one image. */
 export interface ImageWorkerRequest {

@@ -4,9 +4,9 @@
  * gpt-tokenizer (the encoder's own sentencepiece count is not what callers are billed on) and is
  * therefore marked `estimated`.
  */
-import type { CallOptions, EmbeddingModel, EmbeddingResult } from '../../core/language-model.ts';
-import { countTextTokens } from '../../core/count-tokens.ts';
-import { invalidParameter } from '../../core/service-error.ts';
+import type { CallOptions, EmbeddingModel, EmbeddingResult } from '../../../core/language-model.ts';
+import { countTextTokens } from '../../../core/count-tokens.ts';
+import { invalidParameter } from '../../../core/service-error.ts';
 import { leaseSharedSentenceEncoder } from './embedding-sentence-encoder.ts';
 import type { SentenceEncoder } from './embedding-sentence-encoder.ts';
 

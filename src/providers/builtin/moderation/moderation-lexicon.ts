@@ -6,8 +6,8 @@
  */
 import { RegExpMatcher, englishDataset, englishRecommendedTransformers } from 'obscenity';
 import type { EnglishProfaneWord } from 'obscenity';
-import type { EventLoopSlicer } from '../../core/event-loop-slices.ts';
-import type { ModerationCategory } from '../../core/language-model.ts';
+import type { EventLoopSlicer } from '../../../core/event-loop-slices.ts';
+import type { ModerationCategory } from '../../../core/language-model.ts';
 
 /** Evidence per category, 0..1: the probability that a text with this word belongs to the category. */
 type WordEvidence = Partial<Record<ModerationCategory, number>>;

@@ -7,7 +7,7 @@
  * a separate set of texts, never copied from here, so that the published precision and recall measure
  * generalisation rather than memory.
  */
-import type { ModerationCategory } from '../../core/language-model.ts';
+import type { ModerationCategory } from '../../../core/language-model.ts';
 
 export type ExampleLabel = ModerationCategory | 'benign';
 

@@ -3,9 +3,9 @@
  * encoder). The pre-check on generation inputs that uses any ModerationModel lives in
  * services/moderation/input-moderation.ts.
  */
-import type { ModerationModel, ModerationVerdict, CallOptions } from '../../core/language-model.ts';
-import { leaseSharedSentenceEncoder } from './embedding-sentence-encoder.ts';
-import type { SentenceEncoder } from './embedding-sentence-encoder.ts';
+import type { ModerationModel, ModerationVerdict, CallOptions } from '../../../core/language-model.ts';
+import { leaseSharedSentenceEncoder } from '../embedding/embedding-sentence-encoder.ts';
+import type { SentenceEncoder } from '../embedding/embedding-sentence-encoder.ts';
 import { DEFAULT_MODERATION_SETTINGS, ModerationClassifier } from './moderation-classifier.ts';
 import type { ModerationClassifierSettings } from './moderation-classifier.ts';
 
