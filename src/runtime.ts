@@ -3,7 +3,7 @@
  * frozen Config, and closes everything in order on shutdown.
  */
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { CircuitBreaker, DependencyBreakers, isUnreachableError } from './core/circuit-breaker.ts';
 import { FileLedgerJournal } from './db/ledger-journal.ts';
@@ -54,7 +54,8 @@ import { StoredResponsesRepository } from './db/repositories/stored-responses-re
 import { batchLineHandlers } from './routes/batch-line-handlers.ts';
 import { generationEndpoints, type StoredResponseStore } from './routes/generation-endpoints.ts';
 import { MeteredGenerations } from './services/generation/metered-generations.ts';
-import type { ReadinessReport } from './routes/operations.ts';
+import { registerOperationsRoutes, type ReadinessReport } from './routes/operations.ts';
+import { buildOperationsListener } from './http/operations-listener.ts';
 import { ObservedUsageLedger } from './services/metering/observed-usage-ledger.ts';
 import type { LedgerRecord } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
@@ -69,6 +70,8 @@ export interface Runtime {
   database: Database;
   keys: KeyService;
   app: FastifyInstance;
+  /** The operations listener (`server.operationsPort`): /metrics, /readyz detail, /healthz; `serve` listens on it. */
+  operations: FastifyInstance | undefined;
   files: FileService;
   batches: BatchService;
   /** Runs batches in this process; undefined when started with `batchWorker: false`. */
@@ -429,6 +432,19 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       },
       { ...options, logger },
     );
+    const operations =
+      config.server.operationsPort === undefined
+        ? undefined
+        : await buildOperationsListener({
+            operator: config.operator,
+            logger: logger as FastifyBaseLogger,
+            routes: (server) =>
+              registerOperationsRoutes(server, readiness, metrics, {
+                operationsToken: config.server.operationsToken,
+                logger,
+                listener: 'operations',
+              }),
+          });
     if (options.batchWorker !== false) {
       // Interactive requests in flight: batch lines yield to them (the worker claims and runs fewer).
       let interactiveInFlight = 0;
@@ -471,6 +487,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       database,
       keys,
       app,
+      operations,
       files,
       batches,
       batchWorker,
@@ -489,6 +506,8 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
           heartbeat.stop();
           accountServices.mailer.close();
           await app.close();
+          // The operations listener answered `draining` until now.
+          await operations?.close();
           await retention.stop();
           authenticator.stop();
           // In-flight requests are done: every ledger record is written before storage closes.

@@ -10,6 +10,12 @@ export function crossCheck(
   providers: Record<string, ResolvedProviderConfig>,
   models: ModelConfig[],
 ): void {
+  const { host, port, operationsHost, operationsPort } = config.server;
+  if (operationsPort !== undefined && operationsPort !== 0 && operationsPort === port && (operationsHost ?? host) === host) {
+    throw new ConfigError(
+      `OPERATIONS_PORT (server.operationsPort) ${operationsPort} is the public PORT: give the operations listener a port of its own, or unset it to serve everything on one.`,
+    );
+  }
   if (!(config.defaultTier in tiers)) {
     throw new ConfigError(
       `defaultTier "${config.defaultTier}" is not one of the configured tiers (${Object.keys(tiers).join(', ')}). Add it under tiers or pick one of those.`,

@@ -39,6 +39,9 @@ export function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown>
   if (env['TRUST_PROXY']) server['trustProxy'] = trustProxyFromEnv(env['TRUST_PROXY']);
   if (env['LOG_ACCESS']) server['accessLog'] = onOffFromEnv(env, 'LOG_ACCESS');
   if (env['OPERATIONS_TOKEN']) server['operationsToken'] = env['OPERATIONS_TOKEN'];
+  const operationsPort = integerFromEnv(env, 'OPERATIONS_PORT');
+  if (operationsPort !== undefined) server['operationsPort'] = operationsPort;
+  if (env['OPERATIONS_HOST']) server['operationsHost'] = env['OPERATIONS_HOST'];
   if (env['DRAIN_DELAY_SECONDS']) {
     const delay = Number(env['DRAIN_DELAY_SECONDS']);
     if (!Number.isFinite(delay) || delay < 0) {

@@ -303,6 +303,15 @@ export const configSchema = z.strictObject({
         .string()
         .min(16, 'operationsToken (OPERATIONS_TOKEN) must be at least 16 characters; generate one with `openssl rand -hex 32`.')
         .optional(),
+      /**
+       * A second listener for `/metrics`, `/readyz` with its detail and `/healthz` (env `OPERATIONS_PORT`),
+       * to keep them off the public one: there `/metrics` then answers 404 and `/readyz` only its status
+       * code and `{status}` (what a balancer needs), whatever the token. With `operationsToken` set too,
+       * the operations listener asks for it as well. Unset: one listener serves everything.
+       */
+      operationsPort: z.number().int().min(0).max(65535).optional(),
+      /** The operations listener's address (env `OPERATIONS_HOST`); default: `host`. */
+      operationsHost: z.string().min(1).optional(),
     })
     .prefault({}),
   /** Directory for the SQLite database and stored files. */
