@@ -3,6 +3,7 @@
  * Names sort in the order they apply.
  */
 import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from 'kysely';
+import { migration as migration0130 } from './migrations/0130_audit_log_window.ts';
 
 export type MigrationDialect = 'sqlite' | 'postgres';
 
@@ -411,5 +412,7 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
           .execute();
       },
     },
+    // New migrations are one file each under migrations/ (numbered 0130 on).
+    '0130_audit_log_window': migration0130,
   };
 }

@@ -284,6 +284,11 @@ export interface AuditLogTable {
   created_at: number;
   /** How many times it happened: failed sign-ins are one row per account and throttle window (migration 0080). */
   occurrences: Generated<number>;
+  /**
+   * An aggregated row's window start (milliseconds since epoch), unique with organization, actor and
+   * action (migration 0130: racing instances upsert one row); null for every other row.
+   */
+  window_start: number | null;
 }
 
 /** Usage per organization, UTC day, model and key, maintained in the same transaction as the ledger. */
