@@ -16,7 +16,6 @@ import { OwnersRepository } from './db/repositories/owners-repository.ts';
 import { createAccountServices, planLimitsOf } from './accounts/account-services.ts';
 import type { OrganizationService } from './accounts/organizations.ts';
 import type { PeopleService } from './accounts/people.ts';
-import { startHeartbeat } from './batches/instance-heartbeat.ts';
 import { UsageRollupsRepository } from './db/repositories/usage-rollups-repository.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
 import { BatchService } from './batches/batch-service.ts';
@@ -259,10 +258,12 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       redisPrefix: config.redisPrefix,
     });
     opened.push(() => limitStore.close());
-    // Each instance publishes its effective config's hash; /readyz and the logs name instances that differ.
+    // The one instance heartbeat: this instance's row (the fleet page) with its effective config's hash;
+    // /readyz and the logs name instances that differ.
     const instanceId = config.instanceId ?? persistedInstanceId(config.dataDir);
+    const instances = new InstancesRepository(database.db);
     const agreement = new ConfigAgreement({
-      store: new InstancesRepository(database.db),
+      store: instances,
       instanceId,
       configHash: effectiveConfigHash(config),
       logger,
@@ -382,14 +383,13 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const retention = new AccountsRetention(ownersRepository, logger, options.dashboardRetention);
     retention.start();
     opened.push(() => retention.stop());
-    const heartbeat = startHeartbeat(accountServices.operatorAudit, instanceId);
-    opened.push(() => heartbeat.stop());
     const dashboard = {
       accounts,
       keys,
       operator: {
         organizations: accountServices.organizations,
         operatorAudit: accountServices.operatorAudit,
+        instances,
         people: accountServices.people(accounts),
         deploymentState,
       },
@@ -503,7 +503,6 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         closing ??= (async () => {
           // Batch lines use the same services as the app: stop them before anything closes.
           await batchWorker?.stop();
-          heartbeat.stop();
           accountServices.mailer.close();
           await app.close();
           // The operations listener answered `draining` until now.

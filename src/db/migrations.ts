@@ -4,6 +4,7 @@
  */
 import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from 'kysely';
 import { migration as migration0130 } from './migrations/0130_audit_log_window.ts';
+import { migration as migration0131 } from './migrations/0131_one_instances_table.ts';
 
 export type MigrationDialect = 'sqlite' | 'postgres';
 
@@ -414,5 +415,6 @@ export function createMigrations(dialect: MigrationDialect): Record<string, Migr
     },
     // New migrations are one file each under migrations/ (numbered 0130 on).
     '0130_audit_log_window': migration0130,
+    '0131_one_instances_table': migration0131,
   };
 }
