@@ -4,7 +4,7 @@
 # image), and the image itself: node_modules without development dependencies, dist/, a non-root user,
 # and node as PID 1 receiving SIGTERM (the drain). test/deploy/production-install.test.ts runs the same
 # production steps outside Docker.
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app

@@ -157,7 +157,12 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
       draining: false,
       checks: { database: (await dependencies.database.ping()) ? { ok: true } : { ok: false, error: 'the database did not answer' } },
     }));
-  registerOperationsRoutes(app, readiness, metrics, { operationsToken: config.server.operationsToken, logger: app.log });
+  registerOperationsRoutes(app, readiness, metrics, {
+    operationsToken: config.server.operationsToken,
+    logger: app.log,
+    // With an operations listener (runtime.ts), the public one keeps only what a balancer needs.
+    listener: config.server.operationsPort === undefined ? 'all' : 'public',
+  });
   registerModelRoutes(app, config);
   registerAuthKeyRoutes(app, dependencies.metering);
   registerFileRoutes(app, dependencies.files, { uploadLimitBytes: config.server.uploadLimitBytes });

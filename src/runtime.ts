@@ -3,7 +3,7 @@
  * frozen Config, and closes everything in order on shutdown.
  */
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { CircuitBreaker, DependencyBreakers, isUnreachableError } from './core/circuit-breaker.ts';
 import { FileLedgerJournal } from './db/ledger-journal.ts';
@@ -16,7 +16,6 @@ import { OwnersRepository } from './db/repositories/owners-repository.ts';
 import { createAccountServices, planLimitsOf } from './accounts/account-services.ts';
 import type { OrganizationService } from './accounts/organizations.ts';
 import type { PeopleService } from './accounts/people.ts';
-import { startHeartbeat } from './batches/instance-heartbeat.ts';
 import { UsageRollupsRepository } from './db/repositories/usage-rollups-repository.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
 import { BatchService } from './batches/batch-service.ts';
@@ -54,7 +53,8 @@ import { StoredResponsesRepository } from './db/repositories/stored-responses-re
 import { batchLineHandlers } from './routes/batch-line-handlers.ts';
 import { generationEndpoints, type StoredResponseStore } from './routes/generation-endpoints.ts';
 import { MeteredGenerations } from './services/generation/metered-generations.ts';
-import type { ReadinessReport } from './routes/operations.ts';
+import { registerOperationsRoutes, type ReadinessReport } from './routes/operations.ts';
+import { buildOperationsListener } from './http/operations-listener.ts';
 import { ObservedUsageLedger } from './services/metering/observed-usage-ledger.ts';
 import type { LedgerRecord } from './services/metering/usage-ledger.ts';
 import { UsageLedgerRepository } from './db/repositories/usage-ledger-repository.ts';
@@ -69,6 +69,8 @@ export interface Runtime {
   database: Database;
   keys: KeyService;
   app: FastifyInstance;
+  /** The operations listener (`server.operationsPort`): /metrics, /readyz detail, /healthz; `serve` listens on it. */
+  operations: FastifyInstance | undefined;
   files: FileService;
   batches: BatchService;
   /** Runs batches in this process; undefined when started with `batchWorker: false`. */
@@ -256,10 +258,12 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       redisPrefix: config.redisPrefix,
     });
     opened.push(() => limitStore.close());
-    // Each instance publishes its effective config's hash; /readyz and the logs name instances that differ.
+    // The one instance heartbeat: this instance's row (the fleet page) with its effective config's hash;
+    // /readyz and the logs name instances that differ.
     const instanceId = config.instanceId ?? persistedInstanceId(config.dataDir);
+    const instances = new InstancesRepository(database.db);
     const agreement = new ConfigAgreement({
-      store: new InstancesRepository(database.db),
+      store: instances,
       instanceId,
       configHash: effectiveConfigHash(config),
       logger,
@@ -379,14 +383,13 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
     const retention = new AccountsRetention(ownersRepository, logger, options.dashboardRetention);
     retention.start();
     opened.push(() => retention.stop());
-    const heartbeat = startHeartbeat(accountServices.operatorAudit, instanceId);
-    opened.push(() => heartbeat.stop());
     const dashboard = {
       accounts,
       keys,
       operator: {
         organizations: accountServices.organizations,
         operatorAudit: accountServices.operatorAudit,
+        instances,
         people: accountServices.people(accounts),
         deploymentState,
       },
@@ -429,6 +432,19 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       },
       { ...options, logger },
     );
+    const operations =
+      config.server.operationsPort === undefined
+        ? undefined
+        : await buildOperationsListener({
+            operator: config.operator,
+            logger: logger as FastifyBaseLogger,
+            routes: (server) =>
+              registerOperationsRoutes(server, readiness, metrics, {
+                operationsToken: config.server.operationsToken,
+                logger,
+                listener: 'operations',
+              }),
+          });
     if (options.batchWorker !== false) {
       // Interactive requests in flight: batch lines yield to them (the worker claims and runs fewer).
       let interactiveInFlight = 0;
@@ -472,6 +488,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
       database,
       keys,
       app,
+      operations,
       files,
       batches,
       batchWorker,
@@ -487,9 +504,10 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         closing ??= (async () => {
           // Batch lines use the same services as the app: stop them before anything closes.
           await batchWorker?.stop();
-          heartbeat.stop();
           accountServices.mailer.close();
           await app.close();
+          // The operations listener answered `draining` until now.
+          await operations?.close();
           await retention.stop();
           authenticator.stop();
           // In-flight requests are done: every ledger record is written before storage closes.

@@ -45,6 +45,14 @@ export async function serve(config: Config): Promise<void> {
   let address: string;
   try {
     address = await startupStep('listen', config, () => app.listen({ host: config.server.host, port: config.server.port }));
+    const { operations } = runtime;
+    if (operations !== undefined) {
+      const { host, operationsHost, operationsPort } = config.server;
+      const operationsAddress = await startupStep('operations-listen', config, () =>
+        operations.listen({ host: operationsHost ?? host, port: operationsPort ?? 0 }),
+      );
+      app.log.info({ address: operationsAddress }, 'operations listener (/metrics, /readyz, /healthz) listening');
+    }
   } catch (error) {
     await runtime.close().catch(() => undefined);
     throw error;

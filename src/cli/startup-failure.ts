@@ -10,7 +10,7 @@ export class StartupError extends Error {
 }
 
 /** Where a start-up step failed: the sentence names the setting that steers it. */
-export type StartupStep = 'storage' | 'listen';
+export type StartupStep = 'storage' | 'listen' | 'operations-listen';
 
 interface SystemErrorLike {
   code?: unknown;
@@ -39,18 +39,31 @@ function postgresTarget(url: string): { hostPort: string; database: string } {
   }
 }
 
-function listenFailure(error: SystemErrorLike, config: Config): string | undefined {
-  const { host, port } = config.server;
+/** The public listener's address and its variables, or the operations listener's (OPERATIONS_PORT). */
+function listenTarget(config: Config, step: StartupStep): { host: string; port: number; PORT: string; HOST: string } {
+  const { host, port, operationsHost, operationsPort } = config.server;
+  return step === 'operations-listen'
+    ? {
+        host: operationsHost ?? host,
+        port: operationsPort ?? port,
+        PORT: 'OPERATIONS_PORT',
+        HOST: operationsHost === undefined ? 'HOST' : 'OPERATIONS_HOST',
+      }
+    : { host, port, PORT: 'PORT', HOST: 'HOST' };
+}
+
+function listenFailure(error: SystemErrorLike, config: Config, step: StartupStep): string | undefined {
+  const { host, port, PORT, HOST } = listenTarget(config, step);
   switch (error.code) {
     case 'EADDRINUSE':
-      return `Port ${port} on ${host} is already in use by another program: stop it, or set PORT to a free port (e.g. PORT=${port === 8080 ? 8081 : port + 1}).`;
+      return `Port ${port} on ${host} is already in use by another program: stop it, or set ${PORT} to a free port (e.g. ${PORT}=${port === 8080 ? 8081 : port + 1}).`;
     case 'EACCES':
-      return `Not allowed to listen on port ${port}: ports below 1024 need privileges; set PORT to 1024 or above (and put a proxy in front).`;
+      return `Not allowed to listen on port ${port}: ports below 1024 need privileges; set ${PORT} to 1024 or above (and put a proxy in front).`;
     case 'EADDRNOTAVAIL':
-      return `Cannot listen on ${host}: no network interface of this machine has that address; set HOST to one it has (0.0.0.0 for all).`;
+      return `Cannot listen on ${host}: no network interface of this machine has that address; set ${HOST} to one it has (0.0.0.0 for all).`;
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return `Cannot listen on ${host}: the host name does not resolve; set HOST to an address of this machine (0.0.0.0 for all).`;
+      return `Cannot listen on ${host}: the host name does not resolve; set ${HOST} to an address of this machine (0.0.0.0 for all).`;
     default:
       return undefined;
   }
@@ -114,7 +127,7 @@ function storageFailure(error: SystemErrorLike, config: Config): string | undefi
 export function describeStartupFailure(error: unknown, step: StartupStep, config: Config): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const failure = error as SystemErrorLike;
-  return step === 'listen' ? listenFailure(failure, config) : storageFailure(failure, config);
+  return step === 'storage' ? storageFailure(failure, config) : listenFailure(failure, config, step);
 }
 
 /** Runs one start-up step; a known failure becomes a StartupError with its sentence. */

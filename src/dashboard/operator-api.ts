@@ -13,18 +13,21 @@ import type { OperatorActor, OrganizationService } from '../accounts/organizatio
 import type { OwnerAccounts } from '../accounts/owner-accounts.ts';
 import type { PeopleService } from '../accounts/people.ts';
 import { allowedKeyTiers, type EffectivePlan } from '../accounts/plans.ts';
-import { HEARTBEAT_INTERVAL_MS } from '../batches/instance-heartbeat.ts';
 import type { Config } from '../config/index.ts';
 import { invalidParameter } from '../core/service-error.ts';
+import type { InstancesRepository } from '../db/repositories/instances-repository.ts';
 import type { OperatorAuditRepository } from '../db/repositories/operator-audit-repository.ts';
 import type { DeploymentStateStore } from '../limits/deployment-state.ts';
 import { deploymentRows } from '../services/generation/routing/deployment-report.ts';
 import { deploymentTable } from '../services/generation/routing/deployment-table.ts';
+import { HEARTBEAT_INTERVAL_MS } from '../services/instances/instance-heartbeat.ts';
 import { parseBody } from './dashboard-api.ts';
 
 export interface OperatorApiDependencies {
   organizations: OrganizationService;
   operatorAudit: OperatorAuditRepository;
+  /** The instances' heartbeat rows (the fleet page). */
+  instances: Pick<InstancesRepository, 'live'>;
   people: PeopleService;
   /** The routing state the router uses (shared through Redis when set): the fleet page's deployments. */
   deploymentState: DeploymentStateStore;
@@ -171,7 +174,7 @@ export function registerOperatorApi(
   app.get('/dashboard/api/operator/fleet', route, async () => {
     const now = Date.now();
     const [instances, deployments] = await Promise.all([
-      dependencies.operatorAudit.instances(now - 3 * HEARTBEAT_INTERVAL_MS),
+      dependencies.instances.live(now - 3 * HEARTBEAT_INTERVAL_MS),
       deploymentRows(routes, dependencies.deploymentState, now),
     ]);
     return {

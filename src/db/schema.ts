@@ -284,6 +284,11 @@ export interface AuditLogTable {
   created_at: number;
   /** How many times it happened: failed sign-ins are one row per account and throttle window (migration 0080). */
   occurrences: Generated<number>;
+  /**
+   * An aggregated row's window start (milliseconds since epoch), unique with organization, actor and
+   * action (migration 0130: racing instances upsert one row); null for every other row.
+   */
+  window_start: number | null;
 }
 
 /** Usage per organization, UTC day, model and key, maintained in the same transaction as the ledger. */
@@ -326,7 +331,11 @@ export interface OperatorAuditTable {
   created_at: number;
 }
 
-/** One row per running instance, renewed every few seconds (the operator's fleet page). */
+/**
+ * One row per running instance, renewed by its heartbeat every few seconds: the operator's fleet page
+ * and config agreement (migration 0100; 0131 merged 0120's `instance_configs` in). An instance silent
+ * for 3 heartbeats counts as gone; one that stops cleanly deletes its row.
+ */
 export interface InstancesTable {
   /** The instance id of batch leases. */
   id: string;
@@ -335,17 +344,8 @@ export interface InstancesTable {
   /** Milliseconds since epoch. */
   started_at: number;
   last_seen_at: number;
-}
-
-/** One running instance (migration 0120, table `instance_configs`): its effective config's hash, renewed by a heartbeat. */
-export interface InstanceConfigsTable {
-  id: string;
-  /** sha256 hex of the effective config that callers see (config/config-hash.ts). */
-  config_hash: string;
-  /** Milliseconds since the epoch. */
-  started_at: number;
-  /** Milliseconds since the epoch; an instance silent for 3 heartbeats counts as gone. */
-  heartbeat_at: number;
+  /** sha256 hex of the effective config that callers see (config/config-hash.ts); null from an older version. */
+  config_hash: string | null;
 }
 
 export interface DatabaseSchema {
@@ -368,5 +368,4 @@ export interface DatabaseSchema {
   sign_in_attempts: SignInAttemptsTable;
   audit_log: AuditLogTable;
   usage_daily: UsageDailyTable;
-  instance_configs: InstanceConfigsTable;
 }

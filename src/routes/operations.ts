@@ -7,6 +7,11 @@
  * says which check failed, and the text goes to the log, once per change. With `server.operationsToken`
  * (OPERATIONS_TOKEN) set, `/metrics` and the detail of `/readyz` need `Authorization: Bearer <token>`;
  * `/readyz`'s status code, and `{status}`, stay public so that a balancer can probe without a secret.
+ *
+ * With `server.operationsPort` (OPERATIONS_PORT) these routes are registered twice: in full on the
+ * operations listener (http/operations-listener.ts; the token, when set, is asked there too), and on the
+ * public listener only what a balancer needs: `/healthz`, and `/readyz`'s status code with `{status}`
+ * and never its detail; `/metrics` is not there at all (404).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
@@ -36,6 +41,11 @@ export interface OperationsRouteOptions {
   operationsToken?: string | undefined;
   /** Where failed readiness checks are logged (the process logger). */
   logger: Pick<FastifyBaseLogger, 'warn' | 'info'>;
+  /**
+   * `all` (default): one listener serves everything; `public`: the public listener beside an operations
+   * listener (no `/metrics`, no `/readyz` detail); `operations`: the operations listener itself.
+   */
+  listener?: 'all' | 'public' | 'operations';
 }
 
 function digest(text: string): Buffer {
@@ -81,7 +91,9 @@ export function registerOperationsRoutes(
   options: OperationsRouteOptions,
 ): void {
   const publicRoute = { config: { switchyard: { permission: null } } } as const;
-  const mayRead = operationsAccess(options.operationsToken);
+  const publicOnly = options.listener === 'public';
+  const mayRead = publicOnly ? () => false : operationsAccess(options.operationsToken);
+  // Each listener logs a check's failure once per change (a balancer may probe only the public one).
   const report = readinessReporter(options.logger);
   app.get('/healthz', publicRoute, async () => ({ status: 'ok' }));
   app.get('/readyz', publicRoute, async (request, reply) => {
@@ -100,6 +112,7 @@ export function registerOperationsRoutes(
     };
     return reply.code(ready ? 200 : 503).send(mayRead(request) ? { status, ...detail } : { status });
   });
+  if (publicOnly) return;
   app.get('/metrics', publicRoute, async (request, reply) => {
     if (!mayRead(request)) {
       throw new ServiceError({

@@ -2,7 +2,8 @@
 // for ledger rows that predate them; batches of any size written whole, in statements of a fixed set of
 // sizes), sessions, sign-in attempts (reserved atomically: concurrent reservations from two
 // connections pass the limit exactly), the second factor's last step and recovery codes, the audit
-// log (failed sign-ins aggregated) and the retention deletes in bounded batches.
+// log (failed sign-ins aggregated, one row per window even when two connections race on its first
+// failure) and the retention deletes in bounded batches.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Migrator, sql } from 'kysely';
@@ -371,6 +372,34 @@ for (const backend of storageBackends()) {
           ),
         );
         assert.equal(spread.filter((ids) => ids !== undefined).length, 20);
+      } finally {
+        await other.close();
+      }
+    });
+
+    test("40 failures racing from two connections on a window's first occurrence count on one audit row", async () => {
+      // Two instances' pools: every failure may be the one that starts the window's row (migration 0130's
+      // unique window key makes that an upsert: before it, racing first failures each started a row).
+      const other = openDatabase(testDatabase.url);
+      try {
+        const repositories = [new OwnersRepository(database.db, database.dialect), new OwnersRepository(other.db, other.dialect)];
+        const failed = { organizationId: 'org-race', actor: 'race@example.com', action: 'sign_in.failed', target: null };
+        for (const windowStart of [5_000_000, 6_000_000]) {
+          await Promise.all(
+            Array.from({ length: 40 }, (_, index) =>
+              repositories[index % 2]!.appendAggregatedAudit(
+                { ...failed, address: `198.51.100.${index}`, createdAt: windowStart + index },
+                windowStart,
+              ),
+            ),
+          );
+        }
+        const rows = (await repositories[1]!.listAudit('org-race', 100)).filter((entry) => entry.action === 'sign_in.failed');
+        assert.deepEqual(
+          rows.map((entry) => entry.occurrences),
+          [40, 40],
+          'one row per window, counting every failure',
+        );
       } finally {
         await other.close();
       }

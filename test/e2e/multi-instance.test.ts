@@ -104,7 +104,9 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
       instanceEnvs = ports.map(() => {
         const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-instance-'));
         dataDirs.push(dataDir);
-        return { DATA_DIR: dataDir, DATABASE_URL: database.url, REDIS_URL: redis.url, ...storeEnv, ...batchEnv };
+        // `info` (without access lines) for the "switchyard listening" line, logged once the first start is done.
+        const logEnv = { LOG_LEVEL: 'info', LOG_ACCESS: 'off' };
+        return { DATA_DIR: dataDir, DATABASE_URL: database.url, REDIS_URL: redis.url, ...storeEnv, ...batchEnv, ...logEnv };
       });
       instances = await Promise.all(ports.map((port, index) => startServerProcess(instanceEnvs[index]!, port)));
     });
@@ -119,6 +121,11 @@ for (const store of runnable ? (['postgres', 's3'] as const) : []) {
     });
 
     test('a simultaneous first start prints exactly one key, and it is the only key', async () => {
+      // /healthz answers once the listener is up; the first-start key is created and printed after that.
+      await until(
+        async () => (instances.every((instance) => instance.output().includes('switchyard listening')) ? true : undefined),
+        'every instance past its first start',
+      );
       const printed = instances
         .map((instance) => /First start: created an API key[^\n]*\n\n\s+(sk-\S+)/.exec(instance.output())?.[1])
         .filter((found) => found !== undefined);

@@ -21,6 +21,8 @@ import * as m0070 from './0070_usage_ledger_request_unique.ts';
 import * as m0080 from './0080_dashboard_second_factor_and_retention.ts';
 import * as m0100 from './0100_organization_plans.ts';
 import * as m0120 from './0120_instance_configs.ts';
+import * as m0130 from './0130_audit_log_window.ts';
+import * as m0131 from './0131_one_instances_table.ts';
 
 export type { MigrationDialect } from './dialect.ts';
 
@@ -43,6 +45,8 @@ const MIGRATIONS: readonly (readonly [name: string, migration: MigrationModule])
   ['0080_dashboard_second_factor_and_retention', m0080],
   ['0100_organization_plans', m0100],
   ['0120_instance_configs', m0120],
+  ['0130_audit_log_window', m0130],
+  ['0131_one_instances_table', m0131],
 ];
 
 /** The migration set for one dialect, keyed by name (what Kysely's Migrator takes). */

@@ -1,6 +1,6 @@
 /**
  * The operators' audit log (who changed what, when, from where), kept apart from each organization's
- * own log, and the instances' heartbeat rows the fleet page reads.
+ * own log. (The instances' heartbeat rows the fleet page reads are instances-repository.ts.)
  */
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.ts';
@@ -17,14 +17,6 @@ export interface OperatorAuditEntry {
   address: string | null;
   /** Milliseconds since epoch. */
   createdAt: number;
-}
-
-export interface InstanceRecord {
-  id: string;
-  version: string;
-  /** Milliseconds since epoch (this and `lastSeenAt`). */
-  startedAt: number;
-  lastSeenAt: number;
 }
 
 export class OperatorAuditRepository {
@@ -60,33 +52,6 @@ export class OperatorAuditRepository {
       detail: row.detail,
       address: row.address,
       createdAt: Number(row.created_at),
-    }));
-  }
-
-  /** Records that this instance is alive (insert or renew its row). */
-  async heartbeat(instance: InstanceRecord): Promise<void> {
-    await this.db
-      .insertInto('instances')
-      .values({ id: instance.id, version: instance.version, started_at: instance.startedAt, last_seen_at: instance.lastSeenAt })
-      .onConflict((conflict) =>
-        conflict.column('id').doUpdateSet({ version: instance.version, started_at: instance.startedAt, last_seen_at: instance.lastSeenAt }),
-      )
-      .execute();
-  }
-
-  /** Instances seen since `since` (milliseconds since epoch), newest start first. */
-  async instances(since: number): Promise<InstanceRecord[]> {
-    const rows = await this.db
-      .selectFrom('instances')
-      .selectAll()
-      .where('last_seen_at', '>=', since)
-      .orderBy('started_at', 'desc')
-      .execute();
-    return rows.map((row) => ({
-      id: row.id,
-      version: row.version,
-      startedAt: Number(row.started_at),
-      lastSeenAt: Number(row.last_seen_at),
     }));
   }
 }

@@ -281,24 +281,29 @@ export class OwnersRepository {
 
   /**
    * Counts one more occurrence of `entry.action` by `entry.actor` on the row of the window that starts
-   * at `windowStartMs` (the address becomes the latest one), or starts that row. Instances racing on
-   * the first occurrence may start two rows; the count stays right and the rows stay few.
+   * at `windowStartMs` (the address becomes the latest one), or starts that row: one upsert on the
+   * unique window key (migration 0130), so instances racing on a window's first occurrence still
+   * write one row.
    */
   async appendAggregatedAudit(entry: Omit<AuditEntry, 'id' | 'occurrences'>, windowStartMs: number): Promise<void> {
-    const result = await this.db
-      .updateTable('audit_log')
-      .set((eb) => ({ occurrences: eb('occurrences', '+', 1), address: entry.address }))
-      .where('id', '=', (eb) =>
-        eb
-          .selectFrom('audit_log')
-          .select((inner) => inner.fn.max<number>('id').as('id'))
-          .where('organization_id', '=', entry.organizationId)
-          .where('actor', '=', entry.actor)
-          .where('action', '=', entry.action)
-          .where('created_at', '>=', windowStartMs),
+    await this.db
+      .insertInto('audit_log')
+      .values({
+        organization_id: entry.organizationId,
+        actor: entry.actor,
+        action: entry.action,
+        target: entry.target,
+        address: entry.address,
+        created_at: entry.createdAt,
+        window_start: windowStartMs,
+      })
+      .onConflict((conflict) =>
+        conflict.columns(['organization_id', 'actor', 'action', 'window_start']).doUpdateSet((eb) => ({
+          occurrences: eb('audit_log.occurrences', '+', 1),
+          address: eb.ref('excluded.address'),
+        })),
       )
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) await this.appendAudit(entry);
+      .execute();
   }
 
   /** Deletes at most `batchSize` audit entries older than `beforeMs`; returns how many. */

@@ -1,0 +1,104 @@
+/**
+ * The environment layer: every variable the service reads (README "Configuration"), turned into the
+ * shape of the config file's fields, so that the schema validates both alike.
+ */
+import { tracingFromEnvironment } from './tracing-config.ts';
+import { ConfigError } from './config-error.ts';
+
+function integerFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed))
+    throw new ConfigError(`${name}=${value} is not an integer. Set ${name} to a whole number, e.g. ${name}=8080.`);
+  return parsed;
+}
+
+/** An on/off switch: `on`/`off`, `true`/`false`, `1`/`0`. */
+function onOffFromEnv(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = (env[name] ?? '').toLowerCase();
+  if (['on', 'true', '1'].includes(value)) return true;
+  if (['off', 'false', '0'].includes(value)) return false;
+  throw new ConfigError(`${name}=${env[name]} is not on or off. Set ${name}=on or ${name}=off.`);
+}
+
+/** TRUST_PROXY: `true`/`false`, a hop count, or comma-separated proxy addresses/CIDRs. */
+function trustProxyFromEnv(value: string): boolean | number | string {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
+
+export function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const server: Record<string, unknown> = {};
+  const port = integerFromEnv(env, 'PORT');
+  if (port !== undefined) server['port'] = port;
+  if (env['HOST']) server['host'] = env['HOST'];
+  if (env['PUBLIC_BASE_URL']) server['publicBaseUrl'] = env['PUBLIC_BASE_URL'];
+  if (env['TRUST_PROXY']) server['trustProxy'] = trustProxyFromEnv(env['TRUST_PROXY']);
+  if (env['LOG_ACCESS']) server['accessLog'] = onOffFromEnv(env, 'LOG_ACCESS');
+  if (env['OPERATIONS_TOKEN']) server['operationsToken'] = env['OPERATIONS_TOKEN'];
+  const operationsPort = integerFromEnv(env, 'OPERATIONS_PORT');
+  if (operationsPort !== undefined) server['operationsPort'] = operationsPort;
+  if (env['OPERATIONS_HOST']) server['operationsHost'] = env['OPERATIONS_HOST'];
+  if (env['DRAIN_DELAY_SECONDS']) {
+    const delay = Number(env['DRAIN_DELAY_SECONDS']);
+    if (!Number.isFinite(delay) || delay < 0) {
+      throw new ConfigError(
+        `DRAIN_DELAY_SECONDS=${env['DRAIN_DELAY_SECONDS']} is not a number of seconds. Set e.g. DRAIN_DELAY_SECONDS=10.`,
+      );
+    }
+    server['drainDelaySeconds'] = delay;
+  }
+  const result: Record<string, unknown> = {};
+  if (Object.keys(server).length > 0) result['server'] = server;
+  if (env['DATA_DIR']) result['dataDir'] = env['DATA_DIR'];
+  if (env['DATABASE_URL']) result['databaseUrl'] = env['DATABASE_URL'];
+  if (env['REDIS_URL']) result['redisUrl'] = env['REDIS_URL'];
+  if (env['REDIS_PREFIX']) result['redisPrefix'] = env['REDIS_PREFIX'];
+  if (env['LOG_LEVEL']) result['logLevel'] = env['LOG_LEVEL'];
+  if (env['LIMITS_BACKEND']) result['limitsBackend'] = env['LIMITS_BACKEND'];
+  if (env['REQUEST_VALIDATION']) result['requestValidation'] = env['REQUEST_VALIDATION'];
+  if (env['SWITCHYARD_OPERATOR']) result['operator'] = env['SWITCHYARD_OPERATOR'];
+  if (env['FILES_STORE']) result['filesStore'] = env['FILES_STORE'];
+  if (env['INSTANCE_ID']) result['instanceId'] = env['INSTANCE_ID'];
+  const batches: Record<string, unknown> = {};
+  for (const [name, field] of [
+    ['BATCH_LEASE_MS', 'leaseMs'],
+    ['BATCH_CONCURRENCY', 'concurrency'],
+    ['BATCH_CHUNK_SIZE', 'chunkSize'],
+    ['BATCH_INTERACTIVE_THRESHOLD', 'interactiveThreshold'],
+  ] as const) {
+    const value = integerFromEnv(env, name);
+    if (value !== undefined) batches[field] = value;
+  }
+  if (Object.keys(batches).length > 0) result['batches'] = batches;
+  const dependencies: Record<string, unknown> = {};
+  for (const [name, field] of [
+    ['REDIS_COMMAND_TIMEOUT_MS', 'redisCommandTimeoutMs'],
+    ['REDIS_CONNECT_TIMEOUT_MS', 'redisConnectTimeoutMs'],
+    ['DATABASE_CONNECT_TIMEOUT_MS', 'databaseConnectTimeoutMs'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', 'databaseStatementTimeoutMs'],
+    ['DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'databaseIdleInTransactionTimeoutMs'],
+    ['S3_CONNECT_TIMEOUT_MS', 'objectStoreConnectTimeoutMs'],
+    ['S3_REQUEST_TIMEOUT_MS', 'objectStoreRequestTimeoutMs'],
+    ['CACHED_KEYS_MAX_STALENESS_MS', 'cachedKeysMaxStalenessMs'],
+    ['LEDGER_MEMORY_RECORDS', 'ledgerMemoryRecords'],
+  ] as const) {
+    const value = integerFromEnv(env, name);
+    if (value !== undefined) dependencies[field] = value;
+  }
+  if (Object.keys(dependencies).length > 0) result['dependencies'] = dependencies;
+  if (env['LIMITS_ON_STORE_FAILURE']) result['limits'] = { onStoreFailure: env['LIMITS_ON_STORE_FAILURE'] };
+  if (env['ROUTING_ON_STORE_FAILURE']) result['routingState'] = { onStoreFailure: env['ROUTING_ON_STORE_FAILURE'] };
+  try {
+    const tracing = tracingFromEnvironment(env);
+    if (tracing !== undefined) result['tracing'] = tracing;
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  if (env['SMTP_URL'] || env['SMTP_FROM'])
+    result['smtp'] = { ...(env['SMTP_URL'] ? { url: env['SMTP_URL'] } : {}), ...(env['SMTP_FROM'] ? { from: env['SMTP_FROM'] } : {}) };
+  return result;
+}
