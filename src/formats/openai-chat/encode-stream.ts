@@ -15,7 +15,9 @@ import { batched, batchesOf, type Batched } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { isServiceError, serverError, type ServiceError } from '../../core/service-error.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
-import { encodeUsage, mapFinishReason, type ChatCompletionContext } from './encode-response.ts';
+import type { ChatCompletionContext } from './encode-response.ts';
+import { mapFinishReason } from './map-finish-reason.ts';
+import { encodeUsage } from './map-usage.ts';
 
 export interface ChatCompletionStreamOptions {
   /** `stream_options.include_usage`: add the usage chunk before `[DONE]`. */

@@ -34,14 +34,14 @@ import type { SseEvent } from '../../core/sse-event.ts';
 import {
   buildResponseObject,
   encodeResponseError,
-  encodeUsage,
   functionCallItem,
-  mapFinishReason,
   messageItem,
   reasoningEncryptedContent,
   reasoningItem,
   type ResponseContext,
 } from './encode-response.ts';
+import { mapFinishReason } from './map-finish-reason.ts';
+import { encodeUsage } from './map-usage.ts';
 import type { ItemStatus, ResponseObject, ResponseOutputItem } from './wire-types.ts';
 
 export interface ResponseStreamOptions {
