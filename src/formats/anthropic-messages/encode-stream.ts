@@ -17,7 +17,7 @@ import { serverError } from '../../core/service-error.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
 import { messagesErrorEvent } from './error-envelope.ts';
 import { toolUseId } from './encode-response.ts';
-import { toAnthropicStopReason, toAnthropicStopSequence } from './map-stop-reason.ts';
+import { toAnthropicStopReason, toAnthropicStopSequence } from './map-finish-reason.ts';
 import { toAnthropicUsage } from './map-usage.ts';
 import type { AnthropicContentBlockDelta, AnthropicContentBlockStart, AnthropicStreamEventData } from './wire-types.ts';
 

@@ -15,6 +15,11 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** `null` counts as absent: the value, or undefined for null. */
+export function present(value: unknown): unknown {
+  return value === null ? undefined : value;
+}
+
 /** The JSON type name of a value, as OpenAI's own messages spell it. */
 export function describeType(value: unknown): string {
   if (value === null) return 'null';
