@@ -68,7 +68,7 @@ export function functionCallItem(id: string, callId: string, name: string, argum
 }
 
 /** The `encrypted_content` of a reasoning block: its signature, or its redacted data, or null. */
-export function reasoningEncryptedContent(part: { signature?: string; redactedData?: string }): string | null {
+export function reasoningEncryptedContent(part: { signature?: string | undefined; redactedData?: string | undefined }): string | null {
   if (part.redactedData !== undefined) return `${REDACTED_REASONING_PREFIX}${part.redactedData}`;
   return part.signature !== undefined && part.signature.length > 0 ? part.signature : null;
 }
