@@ -171,7 +171,8 @@ export function decodeResponsesRequest(body: unknown, decodeOptions: DecodeOptio
       usedDeprecatedMaxTokens,
       instructionsText,
       ignoredParameters,
-      imageParam: firstImageParam(input),
+      // Set by readConversation below; with references pending, from the items given in full.
+      imageParam: itemReferences.length > 0 ? firstImageParam(input) : null,
       echo,
     },
     itemReferences,
