@@ -17,17 +17,17 @@ import type {
   ToolResultPart,
   UserContentPart,
 } from '../../core/generation.ts';
-import { invalidFormat, invalidMessages, invalidParameter, missingParameter } from '../../core/service-error.ts';
+import { invalidMessages, invalidParameter, missingParameter } from '../../core/service-error.ts';
 import { decodeHttpUrl, decodeImageUrl, requiredBase64 } from '../shared/decode-parts.ts';
 import {
   isObject,
+  type JsonObject,
   MESSAGES_WORDING as W,
   optionalString,
   present,
   requiredObject,
   requiredString,
   wrongType,
-  type JsonObject,
 } from '../shared/request-fields.ts';
 
 const IMAGE_MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
@@ -39,7 +39,7 @@ const IMAGE_MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'imag
 export function decodeMessages(value: unknown, imagePaths: string[], compatible: boolean): Message[] {
   const messages = present(value);
   if (messages === undefined) throw missingParameter('messages');
-  if (!Array.isArray(messages)) throw invalidFormat('messages', `'messages' must be an array, got ${W.describe(messages)}.`);
+  if (!Array.isArray(messages)) throw wrongType('messages', 'an array', messages, W);
   if (messages.length === 0) throw invalidMessages('messages', "'messages' must contain at least one message.");
 
   const decoded: Message[] = [];
@@ -49,7 +49,7 @@ export function decodeMessages(value: unknown, imagePaths: string[], compatible:
 
   messages.forEach((raw, index) => {
     const path = `messages[${index}]`;
-    if (!isObject(raw)) throw invalidFormat(path, `'${path}' must be an object, got ${W.describe(raw)}.`);
+    if (!isObject(raw)) throw wrongType(path, 'an object', raw, W);
     const role = requiredString(raw, 'role', `${path}.role`, W);
     if (role !== 'user' && role !== 'assistant') {
       throw invalidMessages(
@@ -70,10 +70,7 @@ export function decodeMessages(value: unknown, imagePaths: string[], compatible:
     const content = present(raw['content']);
     if (content === undefined) throw missingParameter(`${path}.content`);
     if (typeof content !== 'string' && !Array.isArray(content)) {
-      throw invalidFormat(
-        `${path}.content`,
-        `'${path}.content' must be a string or an array of content blocks, got ${W.describe(content)}.`,
-      );
+      throw wrongType(`${path}.content`, 'a string or an array of content blocks', content, W);
     }
     if (content.length === 0) {
       // Anthropic's rule: only a final assistant message (an empty prefill) may be empty; it says nothing, so it is left out.
@@ -177,7 +174,7 @@ function decodeAssistantBlocks(blocks: unknown[], contentPath: string, toolUses:
         if (name === '') throw invalidParameter(`${path}.name`, `'${path}.name' must not be empty.`);
         const input = present(block['input']);
         if (input === undefined) throw missingParameter(`${path}.input`);
-        if (!isObject(input)) throw invalidFormat(`${path}.input`, `'${path}.input' must be a JSON object, got ${W.describe(input)}.`);
+        if (!isObject(input)) throw wrongType(`${path}.input`, 'a JSON object', input, W);
         toolUses.set(id, name);
         content.push({ type: 'tool-call', id, name, input: JSON.stringify(input) });
         break;
@@ -305,12 +302,11 @@ function decodeToolResultBlock(block: JsonObject, path: string, toolUses: Map<st
       throw invalidMessages(`${innerPath}.type`, `A tool_result may contain text and image blocks only, got '${type}'.`);
     });
   } else if (content !== undefined) {
-    throw invalidFormat(`${path}.content`, `'${path}.content' must be a string or an array of content blocks, got ${W.describe(content)}.`);
+    throw wrongType(`${path}.content`, 'a string or an array of content blocks', content, W);
   }
   const isError = present(block['is_error']);
   if (isError !== undefined) {
-    if (typeof isError !== 'boolean')
-      throw invalidFormat(`${path}.is_error`, `'${path}.is_error' must be a boolean, got ${W.describe(isError)}.`);
+    if (typeof isError !== 'boolean') throw wrongType(`${path}.is_error`, 'a boolean', isError, W);
     if (isError) part.isError = true;
   }
   return part;

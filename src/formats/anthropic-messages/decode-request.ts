@@ -21,7 +21,7 @@
 import type { GenerationRequest } from '../../core/generation.ts';
 import { invalidFormat, invalidParameter, missingParameter } from '../../core/service-error.ts';
 import { maxTemperature, SPEC_DECODE_OPTIONS, type DecodeOptions } from '../shared/decode-options.ts';
-import { isObject, MESSAGES_WORDING as W, present, requiredString } from '../shared/request-fields.ts';
+import { isObject, MESSAGES_WORDING as W, present, requiredString, wrongType } from '../shared/request-fields.ts';
 import { decodeMessages } from './decode-messages.ts';
 import {
   decodeMetadata,
@@ -126,8 +126,7 @@ function decodeBody(
   if (temperature !== undefined) request.temperature = numberInRange(temperature, 'temperature', maxTemperature(options));
 
   const stream = present(body['stream']);
-  if (stream !== undefined && typeof stream !== 'boolean')
-    throw invalidFormat('stream', `'stream' must be a boolean, got ${W.describe(stream)}.`);
+  if (stream !== undefined && typeof stream !== 'boolean') throw wrongType('stream', 'a boolean', stream, W);
 
   const topP = present(body['top_p']);
   if (topP !== undefined) request.topP = numberInRange(topP, 'top_p', 1);

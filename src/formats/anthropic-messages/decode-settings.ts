@@ -4,8 +4,8 @@
  * `metadata` and `service_tier`, each read in the Messages API's wording (SPEC codes, dotted `param`).
  */
 import type { ResponseFormat } from '../../core/generation.ts';
-import { invalidFormat, invalidParameter, missingParameter } from '../../core/service-error.ts';
-import { isObject, MESSAGES_WORDING as W, present, requiredObject, requiredString } from '../shared/request-fields.ts';
+import { invalidParameter, missingParameter } from '../../core/service-error.ts';
+import { isObject, MESSAGES_WORDING as W, present, requiredObject, requiredString, wrongType } from '../shared/request-fields.ts';
 import { blockObject } from './decode-messages.ts';
 
 /** SPEC "Message-style `stop_sequences`": typically at most 5. */
@@ -18,8 +18,7 @@ export const OUTPUT_FORMAT_NAME = 'output';
 /** SPEC: a string or an array of text blocks; the blocks are joined with newlines into the canonical system text. */
 export function decodeSystem(value: unknown): string {
   if (typeof value === 'string') return value;
-  if (!Array.isArray(value))
-    throw invalidFormat('system', `'system' must be a string or an array of text blocks, got ${W.describe(value)}.`);
+  if (!Array.isArray(value)) throw wrongType('system', 'a string or an array of text blocks', value, W);
   return value
     .map((raw, index) => {
       const path = `system[${index}]`;
@@ -32,14 +31,13 @@ export function decodeSystem(value: unknown): string {
 }
 
 export function decodeStopSequences(value: unknown): string[] {
-  if (!Array.isArray(value))
-    throw invalidFormat('stop_sequences', `'stop_sequences' must be an array of strings, got ${W.describe(value)}.`);
+  if (!Array.isArray(value)) throw wrongType('stop_sequences', 'an array of strings', value, W);
   if (value.length > MAX_STOP_SEQUENCES) {
     throw invalidParameter('stop_sequences', `'stop_sequences' may hold at most ${MAX_STOP_SEQUENCES} entries, got ${value.length}.`);
   }
   return value.map((entry, index) => {
     const path = `stop_sequences[${index}]`;
-    if (typeof entry !== 'string') throw invalidFormat(path, `'${path}' must be a string, got ${W.describe(entry)}.`);
+    if (typeof entry !== 'string') throw wrongType(path, 'a string', entry, W);
     if (entry === '') throw invalidParameter(path, `'${path}' must not be empty.`);
     return entry;
   });
@@ -50,7 +48,7 @@ export function decodeStopSequences(value: unknown): string[] {
  * accepted and means no thinking. Returns the budget, or undefined for no thinking.
  */
 export function decodeThinking(value: unknown, maxOutputTokens: number | undefined): number | undefined {
-  if (!isObject(value)) throw invalidFormat('thinking', `'thinking' must be an object, got ${W.describe(value)}.`);
+  if (!isObject(value)) throw wrongType('thinking', 'an object', value, W);
   const type = requiredString(value, 'type', 'thinking.type', W);
   if (type === 'disabled') return undefined;
   if (type !== 'enabled') throw invalidParameter('thinking.type', `'thinking.type' must be 'enabled' (or 'disabled'), got '${type}'.`);
@@ -77,7 +75,7 @@ export function decodeOutputFormat(outputConfig: unknown, outputFormat: unknown)
   }
   if (outputFormat !== undefined) return decodeJsonOutputFormat(outputFormat, 'output_format');
   if (outputConfig === undefined) return undefined;
-  if (!isObject(outputConfig)) throw invalidFormat('output_config', `'output_config' must be an object, got ${W.describe(outputConfig)}.`);
+  if (!isObject(outputConfig)) throw wrongType('output_config', 'an object', outputConfig, W);
   for (const key of Object.keys(outputConfig)) {
     if (key !== 'format' && present(outputConfig[key]) !== undefined) {
       throw invalidParameter(
@@ -91,7 +89,7 @@ export function decodeOutputFormat(outputConfig: unknown, outputFormat: unknown)
 }
 
 function decodeJsonOutputFormat(value: unknown, path: string): ResponseFormat {
-  if (!isObject(value)) throw invalidFormat(path, `'${path}' must be an object, got ${W.describe(value)}.`);
+  if (!isObject(value)) throw wrongType(path, 'an object', value, W);
   const type = requiredString(value, 'type', `${path}.type`, W);
   if (type !== 'json_schema') throw invalidParameter(`${path}.type`, `'${path}.type' must be 'json_schema', got '${type}'.`);
   const schema = requiredObject(value, 'schema', `${path}.schema`, W);
@@ -100,11 +98,11 @@ function decodeJsonOutputFormat(value: unknown, path: string): ResponseFormat {
 
 /** `metadata.user_id` becomes the canonical end-user id; other string entries are kept as metadata. */
 export function decodeMetadata(value: unknown): { user?: string; rest: Record<string, string> } {
-  if (!isObject(value)) throw invalidFormat('metadata', `'metadata' must be an object, got ${W.describe(value)}.`);
+  if (!isObject(value)) throw wrongType('metadata', 'an object', value, W);
   const result: { user?: string; rest: Record<string, string> } = { rest: {} };
   for (const [key, entry] of Object.entries(value)) {
     if (entry === null || entry === undefined) continue;
-    if (typeof entry !== 'string') throw invalidFormat(`metadata.${key}`, `'metadata.${key}' must be a string, got ${W.describe(entry)}.`);
+    if (typeof entry !== 'string') throw wrongType(`metadata.${key}`, 'a string', entry, W);
     if (key === 'user_id') result.user = entry;
     else result.rest[key] = entry;
   }
@@ -112,8 +110,7 @@ export function decodeMetadata(value: unknown): { user?: string; rest: Record<st
 }
 
 export function integerAtLeast(value: unknown, path: string, minimum: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value))
-    throw invalidFormat(path, `'${path}' must be an integer, got ${W.describe(value)}.`);
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw wrongType(path, 'an integer', value, W);
   if (!Number.isInteger(value)) throw invalidParameter(path, `'${path}' must be an integer, got ${value}.`);
   if (value < minimum) throw invalidParameter(path, `'${path}' must be >= ${minimum}, got ${value}.`);
   return value;
@@ -121,8 +118,7 @@ export function integerAtLeast(value: unknown, path: string, minimum: number): n
 
 /** SPEC: temperature and top_p are 0.0 to 1.0 (`compatible`: temperature up to 2). */
 export function numberInRange(value: unknown, path: string, maximum: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value))
-    throw invalidFormat(path, `'${path}' must be a number, got ${W.describe(value)}.`);
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw wrongType(path, 'a number', value, W);
   if (value < 0 || value > maximum) throw invalidParameter(path, `'${path}' must be between 0.0 and ${maximum.toFixed(1)}, got ${value}.`);
   return value;
 }
@@ -130,7 +126,7 @@ export function numberInRange(value: unknown, path: string, maximum: number): nu
 /** Anthropic `service_tier` as sent (default `auto`). */
 export function decodeServiceTier(value: unknown): 'auto' | 'standard_only' {
   if (value === undefined) return 'auto';
-  if (typeof value !== 'string') throw invalidFormat('service_tier', `'service_tier' must be a string, got ${W.describe(value)}.`);
+  if (typeof value !== 'string') throw wrongType('service_tier', 'a string', value, W);
   if (value !== 'auto' && value !== 'standard_only') {
     throw invalidParameter('service_tier', `'service_tier' must be 'auto' or 'standard_only', got '${value}'.`);
   }

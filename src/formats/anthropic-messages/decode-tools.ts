@@ -3,15 +3,16 @@
  * `disable_parallel_tool_use` -> `parallelToolCalls`). Only custom (client) tools.
  */
 import type { ToolChoice, ToolDefinition } from '../../core/generation.ts';
-import { invalidFormat, invalidParameter } from '../../core/service-error.ts';
+import { invalidParameter } from '../../core/service-error.ts';
 import {
   isObject,
+  type JsonObject,
   MESSAGES_WORDING as W,
   optionalString,
   present,
   requiredObject,
   requiredString,
-  type JsonObject,
+  wrongType,
 } from '../shared/request-fields.ts';
 
 /** Anthropic tool-name rule. */
@@ -22,11 +23,11 @@ const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,128}$/;
  * optional, as in the Anthropic API). Only custom (client) tools are supported.
  */
 export function decodeTools(value: unknown, compatible: boolean): ToolDefinition[] {
-  if (!Array.isArray(value)) throw invalidFormat('tools', `'tools' must be an array, got ${W.describe(value)}.`);
+  if (!Array.isArray(value)) throw wrongType('tools', 'an array', value, W);
   const names = new Set<string>();
   return value.map((raw, index) => {
     const path = `tools[${index}]`;
-    if (!isObject(raw)) throw invalidFormat(path, `'${path}' must be an object, got ${W.describe(raw)}.`);
+    if (!isObject(raw)) throw wrongType(path, 'an object', raw, W);
     const type = present(raw['type']);
     if (type !== undefined && type !== 'custom') {
       throw invalidParameter(
@@ -61,7 +62,7 @@ export function decodeToolChoice(value: unknown, tools: ToolDefinition[]): { cho
     object = value;
     type = requiredString(value, 'type', 'tool_choice.type', W);
   } else {
-    throw invalidFormat('tool_choice', `'tool_choice' must be a string or an object, got ${W.describe(value)}.`);
+    throw wrongType('tool_choice', 'a string or an object', value, W);
   }
   const typePath = object ? 'tool_choice.type' : 'tool_choice';
   let choice: ToolChoice;
@@ -93,10 +94,7 @@ export function decodeToolChoice(value: unknown, tools: ToolDefinition[]): { cho
   const disableParallel = object ? present(object['disable_parallel_tool_use']) : undefined;
   if (disableParallel !== undefined) {
     if (typeof disableParallel !== 'boolean') {
-      throw invalidFormat(
-        'tool_choice.disable_parallel_tool_use',
-        `'tool_choice.disable_parallel_tool_use' must be a boolean, got ${W.describe(disableParallel)}.`,
-      );
+      throw wrongType('tool_choice.disable_parallel_tool_use', 'a boolean', disableParallel, W);
     }
     result.parallelToolCalls = !disableParallel;
   }
