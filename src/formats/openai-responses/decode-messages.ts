@@ -45,8 +45,8 @@ export function readConversation(decoded: DecodedResponsesRequest, history: read
           true,
         );
   decoded.request.messages = conversation.messages;
-  if (conversation.system === undefined) delete decoded.request.system;
-  else decoded.request.system = conversation.system;
+  if (conversation.system !== undefined) decoded.request.system = conversation.system;
+  else if (decoded.request.system !== undefined) delete decoded.request.system;
   decoded.options.imageParam = firstImageParam(decoded.input);
 }
 
