@@ -4,12 +4,12 @@
  */
 import { anthropicMessagesFormat } from '../formats/anthropic-messages/anthropic-messages-format.ts';
 import { openAIChatFormat } from '../formats/openai-chat/openai-chat-format.ts';
-import { applyHistory, applyReasoningBudget, resolveItemReferences } from '../formats/openai-responses/decode-request.ts';
+import { readConversation } from '../formats/openai-responses/decode-messages.ts';
 import { openAIResponsesFormat, type ResponsesFormatContext } from '../formats/openai-responses/openai-responses-format.ts';
 import type { ResponseItem, ResponseObject } from '../formats/openai-responses/wire-types.ts';
 import type { GenerationEndpoint } from '../services/generation/run-generation-endpoint.ts';
 import type { StoredResponses } from '../services/responses/stored-responses.ts';
-import { fitContextWindow } from '../services/responses/truncate-conversation.ts';
+import { prepareResponseTurn } from '../services/responses/prepare-turn.ts';
 
 /** Stored conversations of the responses endpoint, in the wire shapes of that format. */
 export type StoredResponseStore = StoredResponses<ResponseItem, ResponseObject>;
@@ -29,9 +29,9 @@ export const messagesEndpoint: GenerationEndpoint = {
 };
 
 /**
- * `/v1/responses`: once the model is known, put back the stored items of `item_reference` inputs, prepend the stored chain of `previous_response_id` (its
- * instructions are not carried over), map reasoning.effort to a thinking budget and fit the context
- * window (`truncation`); with `store: true` save the response with this turn's input before the client
+ * `/v1/responses`: once the model is known, the endpoint's steps (services/responses/prepare-turn.ts: stored
+ * items of `item_reference` inputs, the stored chain of `previous_response_id`, the thinking budget, the
+ * context window); with `store: true` save the response with this turn's input before the client
  * sees its end, so a client that continues at once finds it.
  */
 export function responsesEndpoint(store: StoredResponseStore): GenerationEndpoint {
@@ -40,26 +40,8 @@ export function responsesEndpoint(store: StoredResponseStore): GenerationEndpoin
     permission: 'responses',
     summary: 'Create a response (JSON, or server-sent events with stream: true); store: true keeps the conversation.',
     format: openAIResponsesFormat,
-    async prepare(decoded, caller, model) {
-      const responses = decoded.context.decoded;
-      const { options } = responses;
-      const organizationId = caller.auth.organizationId;
-      if (responses.itemReferences.length > 0) {
-        resolveItemReferences(
-          responses,
-          await store.findItems(
-            responses.itemReferences.map((reference) => reference.id),
-            organizationId,
-          ),
-        );
-      }
-      if (options.previousResponseId !== null) applyHistory(responses, await store.loadHistory(options.previousResponseId, organizationId));
-      applyReasoningBudget(decoded.request, model.capabilities.includes('thinking'));
-      fitContextWindow(decoded.request, {
-        truncation: options.truncation,
-        contextWindow: model.contextWindow,
-        maxOutputTokens: options.maxOutputTokens,
-      });
+    prepare(decoded, caller, model) {
+      return prepareResponseTurn(decoded.context.decoded, { store, organizationId: caller.auth.organizationId, model, readConversation });
     },
     onFinal(decoded, caller) {
       const responses = decoded.context.decoded;

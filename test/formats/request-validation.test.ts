@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { isServiceError } from '../../src/core/service-error.ts';
 import { decodeMessagesRequest } from '../../src/formats/anthropic-messages/decode-request.ts';
 import { decodeChatCompletionRequest } from '../../src/formats/openai-chat/decode-request.ts';
-import { decodeResponsesRequest, resolveItemReferences } from '../../src/formats/openai-responses/decode-request.ts';
+import { decodeResponsesRequest } from '../../src/formats/openai-responses/decode-request.ts';
+import { readConversation } from '../../src/formats/openai-responses/decode-messages.ts';
+import { resolveItemReferences } from '../../src/services/responses/prepare-turn.ts';
 import type { ResponseItem } from '../../src/formats/openai-responses/wire-types.ts';
 import type { DecodeOptions } from '../../src/formats/shared/decode-options.ts';
 
@@ -98,6 +100,7 @@ describe('requestValidation on /v1/responses', () => {
           ['fc_1', call],
           ['msg_2', answer],
         ]),
+        readConversation,
       );
       assert.deepEqual(decoded.input.map((item) => item.id).slice(1, 4), ['fc_1', decoded.input[2]!.id, 'msg_2']);
       assert.deepEqual(
@@ -119,7 +122,7 @@ describe('requestValidation on /v1/responses', () => {
         },
         options,
       );
-      refused(() => resolveItemReferences(decoded, new Map()), 'invalid_parameter', 'input[1].id');
+      refused(() => resolveItemReferences(decoded, new Map(), readConversation), 'invalid_parameter', 'input[1].id');
     });
   }
 });

@@ -5,7 +5,7 @@
 import type { AssistantContentPart } from '../../core/generation.ts';
 import type { GenerationResult } from '../../core/assemble-result.ts';
 import { newId } from '../../core/ids.ts';
-import { toAnthropicStopReason, toAnthropicStopSequence } from './map-stop-reason.ts';
+import { toAnthropicStopReason, toAnthropicStopSequence } from './map-finish-reason.ts';
 import { toAnthropicUsage } from './map-usage.ts';
 import type { AnthropicContentBlock, AnthropicMessage } from './wire-types.ts';
 

@@ -13,11 +13,11 @@
 import { batched, batchesOf, type Batched } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { newId } from '../../core/ids.ts';
-import { serverError } from '../../core/service-error.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
+import { endedEarly, failureAfterStart } from '../shared/stream-failure.ts';
 import { messagesErrorEvent } from './error-envelope.ts';
 import { toolUseId } from './encode-response.ts';
-import { toAnthropicStopReason, toAnthropicStopSequence } from './map-stop-reason.ts';
+import { toAnthropicStopReason, toAnthropicStopSequence } from './map-finish-reason.ts';
 import { toAnthropicUsage } from './map-usage.ts';
 import type { AnthropicContentBlockDelta, AnthropicContentBlockStart, AnthropicStreamEventData } from './wire-types.ts';
 
@@ -65,8 +65,7 @@ async function* messagesEvents(
         if (part.type === 'response-metadata') continue;
         if (part.type === 'error') {
           // Before message_start nothing was pushed, so throwing loses no event.
-          if (!started) throw part.error;
-          out.push(messagesErrorEvent(part.error));
+          out.push(messagesErrorEvent(failureAfterStart(part.error, started)));
           ended = true;
           yield out.splice(0);
           return;
@@ -134,15 +133,12 @@ async function* messagesEvents(
     }
   } catch (error) {
     if (ended) return;
-    if (!started) throw error;
     // Events of the batch that were encoded before the failure still go out first.
-    out.push(messagesErrorEvent(error));
+    out.push(messagesErrorEvent(failureAfterStart(error, started)));
     yield out;
     return;
   }
-  const incomplete = serverError('internal_error', 'The generation stream ended before it finished.');
-  if (!started) throw incomplete;
-  yield [messagesErrorEvent(incomplete)];
+  yield [messagesErrorEvent(endedEarly(started, 'The generation stream ended before it finished.'))];
 }
 
 /** The Anthropic keep-alive: `event: ping` with `{"type":"ping"}`, valid anywhere in a stream. */

@@ -13,9 +13,12 @@
  */
 import { batched, batchesOf, type Batched } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
-import { isServiceError, serverError, type ServiceError } from '../../core/service-error.ts';
+import { serverError, type ServiceError } from '../../core/service-error.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
-import { encodeUsage, mapFinishReason, type ChatCompletionContext } from './encode-response.ts';
+import { STREAM_ENDED_EARLY_MESSAGE, streamFailure } from '../shared/stream-failure.ts';
+import type { ChatCompletionContext } from './encode-response.ts';
+import { mapFinishReason } from './map-finish-reason.ts';
+import { encodeUsage } from './map-usage.ts';
 
 export interface ChatCompletionStreamOptions {
   /** `stream_options.include_usage`: add the usage chunk before `[DONE]`. */
@@ -146,11 +149,9 @@ async function* chatCompletionEvents(
     if (ended) return;
     // Unknown errors get a generic message: their text may name upstream hosts or keys. Events of the
     // batch that were encoded before the failure still go out first.
-    out.push(
-      encodeStreamError(isServiceError(error) ? error : serverError('internal_error', 'The generation failed while streaming.', error)),
-    );
+    out.push(encodeStreamError(streamFailure(error)));
     yield out;
     return;
   }
-  yield [encodeStreamError(serverError('internal_error', 'The generation stream ended before it was complete.'))];
+  yield [encodeStreamError(serverError('internal_error', STREAM_ENDED_EARLY_MESSAGE))];
 }

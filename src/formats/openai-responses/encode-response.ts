@@ -11,23 +11,25 @@
  * output and the streamed items (encode-stream.ts) are built from the same helpers and agree.
  */
 import type { GenerationResult } from '../../core/assemble-result.ts';
-import type { AssistantContentPart, FinishReason } from '../../core/generation.ts';
+import type { AssistantContentPart } from '../../core/generation.ts';
 import { newId } from '../../core/ids.ts';
 import type { ServiceError } from '../../core/service-error.ts';
-import type { Usage } from '../../core/usage.ts';
-import { REDACTED_REASONING_PREFIX, type ResponsesRequestOptions } from './decode-request.ts';
-import type {
-  FunctionCallItem,
-  IncompleteDetails,
-  ItemStatus,
-  OutputMessageItem,
-  ReasoningItem,
-  ResponseEcho,
-  ResponseErrorObject,
-  ResponseObject,
-  ResponseOutputItem,
-  ResponseStatus,
-  ResponseUsage,
+import type { ResponsesRequestOptions } from './decode-request.ts';
+import { mapFinishReason } from './map-finish-reason.ts';
+import { encodeUsage } from './map-usage.ts';
+import {
+  REDACTED_REASONING_PREFIX,
+  type FunctionCallItem,
+  type ItemStatus,
+  type OutputMessageItem,
+  type ReasoningItem,
+  type ResponseEcho,
+  type IncompleteDetails,
+  type ResponseErrorObject,
+  type ResponseStatus,
+  type ResponseUsage,
+  type ResponseObject,
+  type ResponseOutputItem,
 } from './wire-types.ts';
 
 /** What every encoding of one response shares. */
@@ -45,59 +47,6 @@ export interface ResponseContext {
 /** A fresh context for a decoded request: new `resp_` id, created_at = now in Unix seconds. */
 export function createResponseContext(options: Pick<ResponsesRequestOptions, 'model' | 'echo'>): ResponseContext {
   return { id: newId.response(), createdAt: Math.floor(Date.now() / 1000), model: options.model, echo: options.echo };
-}
-
-/**
- * Canonical usage -> SPEC response usage, with OpenAI's `cache_write_tokens` (its ResponseUsage requires
- * it beside `cached_tokens`; docs/wire-contracts.md "Responses"). All input is text here: no audio tokens.
- */
-export function encodeUsage(usage: Usage): ResponseUsage {
-  return {
-    input_tokens: usage.inputTokens,
-    input_tokens_details: {
-      cached_tokens: usage.cachedInputTokens,
-      cache_write_tokens: usage.cacheWriteInputTokens,
-      text_tokens: usage.inputTokens,
-      audio_tokens: 0,
-    },
-    output_tokens: usage.outputTokens,
-    output_tokens_details: {
-      reasoning_tokens: usage.reasoningTokens,
-      text_tokens: Math.max(0, usage.outputTokens - usage.reasoningTokens),
-      audio_tokens: 0,
-    },
-    total_tokens: usage.inputTokens + usage.outputTokens,
-  };
-}
-
-export interface ResponseEnding {
-  status: Extract<ResponseStatus, 'completed' | 'incomplete' | 'failed'>;
-  incompleteDetails: IncompleteDetails | null;
-  error: ResponseErrorObject | null;
-}
-
-/**
- * Canonical finish reason -> response status (SPEC "Response status"): `length` is `incomplete` with
- * reason `max_output_tokens`, `content-filter` is `incomplete` with reason `content_filter`; a finish
- * that reports an error is `failed`; everything else is `completed`.
- */
-export function mapFinishReason(reason: FinishReason): ResponseEnding {
-  switch (reason) {
-    case 'length':
-      return { status: 'incomplete', incompleteDetails: { reason: 'max_output_tokens' }, error: null };
-    case 'content-filter':
-      return { status: 'incomplete', incompleteDetails: { reason: 'content_filter' }, error: null };
-    case 'error':
-      return {
-        status: 'failed',
-        incompleteDetails: null,
-        error: { code: 'server_error', message: 'The generation ended with an error.', type: 'server_error', param: null },
-      };
-    case 'stop':
-    case 'stop-sequence':
-    case 'tool-calls':
-      return { status: 'completed', incompleteDetails: null, error: null };
-  }
 }
 
 /**
@@ -119,7 +68,7 @@ export function functionCallItem(id: string, callId: string, name: string, argum
 }
 
 /** The `encrypted_content` of a reasoning block: its signature, or its redacted data, or null. */
-export function reasoningEncryptedContent(part: { signature?: string; redactedData?: string }): string | null {
+export function reasoningEncryptedContent(part: { signature?: string | undefined; redactedData?: string | undefined }): string | null {
   if (part.redactedData !== undefined) return `${REDACTED_REASONING_PREFIX}${part.redactedData}`;
   return part.signature !== undefined && part.signature.length > 0 ? part.signature : null;
 }

@@ -31,18 +31,10 @@ import type { StreamPart } from '../../core/stream-parts.ts';
 import { newId } from '../../core/ids.ts';
 import { isServiceError, serverError, type ServiceError } from '../../core/service-error.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
-import {
-  buildResponseObject,
-  encodeResponseError,
-  encodeUsage,
-  functionCallItem,
-  mapFinishReason,
-  messageItem,
-  reasoningEncryptedContent,
-  reasoningItem,
-  type ResponseContext,
-} from './encode-response.ts';
-import type { ItemStatus, ResponseObject, ResponseOutputItem } from './wire-types.ts';
+import { endedEarly, failureAfterStart, streamFailure } from '../shared/stream-failure.ts';
+import type { ResponseContext } from './encode-response.ts';
+import { Block, OutputItems } from './stream-output-items.ts';
+import type { ResponseObject, ResponseStatus } from './wire-types.ts';
 
 export interface ResponseStreamOptions {
   /**
@@ -53,37 +45,6 @@ export interface ResponseStreamOptions {
    */
   onFinal?: (response: ResponseObject) => Promise<void> | void;
 }
-
-type BlockKind = 'text' | 'reasoning' | 'tool';
-
-interface Block {
-  kind: BlockKind;
-  /** `<kind>:<canonical id>`. */
-  key: string;
-  /** Output item id (`msg_`/`rs_`/`fc_` + 48 hex). */
-  itemId: string;
-  /** Position in `output`, given when the item is announced; -1 before. */
-  outputIndex: number;
-  /** Text, reasoning text or argument JSON received so far. */
-  text: string;
-  signature?: string;
-  redactedData?: string;
-  callId?: string;
-  toolName?: string;
-  /** The delta events' JSON up to the delta string, set when the block is announced (see deltaEvent). */
-  deltaHead?: string;
-  /** The delta events' JSON from after the delta string up to the sequence number. */
-  deltaTail?: string;
-}
-
-/** The delta event of each kind of block. */
-const DELTA_EVENT_TYPES: Readonly<Record<BlockKind, string>> = {
-  text: 'response.output_text.delta',
-  reasoning: 'response.reasoning_text.delta',
-  tool: 'response.function_call_arguments.delta',
-};
-
-type EventFields = Record<string, unknown>;
 
 /**
  * Transforms canonical parts into response events.
@@ -108,171 +69,7 @@ async function* responseEvents(
   context: ResponseContext,
   options: ResponseStreamOptions,
 ): AsyncGenerator<SseEvent[], void, undefined> {
-  let sequenceNumber = 0;
-  const event = (type: string, fields: EventFields): SseEvent => ({
-    event: type,
-    data: { type, ...fields, sequence_number: sequenceNumber++ },
-  });
-  /**
-   * The same event, with its fields already JSON (`"name":value,...`, in the order `event` would write
-   * them): for payloads that are sent more than once or are on the hot path, serialised once here.
-   */
-  const jsonEvent = (type: string, fieldsJson: string): SseEvent => ({
-    event: type,
-    data: `{"type":"${type}",${fieldsJson},"sequence_number":${sequenceNumber++}}`,
-  });
-
-  /** The open block (blocks never overlap). */
-  let open: Block | undefined;
-  /** The block whose output_item.done is held until the next part (see the header). */
-  let heldClose: Block | undefined;
-  /** Items in output_index order: finished ones, and the announced ones still open. */
-  const output: ResponseOutputItem[] = [];
-  let started = false;
-
-  const announce = (block: Block, out: SseEvent[]): void => {
-    block.outputIndex = output.length;
-    const outputIndex = block.outputIndex;
-    const itemId = block.itemId;
-    const contentIndex = block.kind === 'tool' ? '' : ',"content_index":0';
-    block.deltaHead = `{"type":"${DELTA_EVENT_TYPES[block.kind]}","item_id":${JSON.stringify(itemId)},"output_index":${outputIndex}${contentIndex},"delta":`;
-    block.deltaTail = block.kind === 'text' ? ',"logprobs":[],"sequence_number":' : ',"sequence_number":';
-    switch (block.kind) {
-      case 'text': {
-        const item = { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
-        output.push(messageItem(itemId, '', 'in_progress'));
-        out.push(event('response.output_item.added', { output_index: outputIndex, item }));
-        out.push(
-          event('response.content_part.added', {
-            item_id: itemId,
-            output_index: outputIndex,
-            content_index: 0,
-            part: { type: 'output_text', text: '', annotations: [] },
-          }),
-        );
-        break;
-      }
-      case 'reasoning': {
-        // Announced without content: content_part.added appends the reasoning text part at index 0.
-        const item = { ...reasoningItem(itemId, '', null, 'in_progress'), content: [] };
-        output.push({ ...item, content: [] });
-        out.push(event('response.output_item.added', { output_index: outputIndex, item }));
-        if (block.redactedData === undefined) {
-          out.push(
-            event('response.content_part.added', {
-              item_id: itemId,
-              output_index: outputIndex,
-              content_index: 0,
-              part: { type: 'reasoning_text', text: '' },
-            }),
-          );
-        }
-        break;
-      }
-      case 'tool': {
-        const item = functionCallItem(itemId, block.callId ?? '', block.toolName ?? '', '', 'in_progress');
-        output.push(functionCallItem(itemId, block.callId ?? '', block.toolName ?? '', '', 'in_progress'));
-        out.push(event('response.output_item.added', { output_index: outputIndex, item }));
-        break;
-      }
-    }
-  };
-
-  /**
-   * One event per streamed delta: the hot path of a streamed response, so its JSON is the block's
-   * constant head and tail around the delta's own JSON.stringify (~5x cheaper than stringifying an
-   * object per delta). Fields in the order the other events use: type, item_id, output_index,
-   * content_index (text and reasoning), delta, logprobs (text), sequence_number.
-   */
-  const deltaEvent = (block: Block, delta: string): SseEvent => ({
-    event: DELTA_EVENT_TYPES[block.kind],
-    data: `${block.deltaHead}${JSON.stringify(delta)}${block.deltaTail}${sequenceNumber++}}`,
-  });
-
-  /** The finished item of a block, as output_item.done and the final Response show it. */
-  const finishedItem = (block: Block, status: ItemStatus): ResponseOutputItem => {
-    switch (block.kind) {
-      case 'text':
-        return messageItem(block.itemId, block.text, status);
-      case 'reasoning': {
-        return reasoningItem(block.itemId, block.text, reasoningEncryptedContent(block), status);
-      }
-      case 'tool':
-        // Same rule as assembleResult: a call with no arguments is `{}`, so both paths agree.
-        return functionCallItem(
-          block.itemId,
-          block.callId ?? '',
-          block.toolName ?? '',
-          block.text.trim() === '' ? '{}' : block.text,
-          status,
-        );
-    }
-  };
-
-  const emitDone = (block: Block, status: ItemStatus, out: SseEvent[]): void => {
-    const item = finishedItem(block, status);
-    const location = { item_id: block.itemId, output_index: block.outputIndex };
-    if (item.type === 'message') {
-      // The text goes out three times (these two and the item): serialised once for the first two.
-      const at = `"item_id":${JSON.stringify(block.itemId)},"output_index":${block.outputIndex},"content_index":0`;
-      const text = JSON.stringify(block.text);
-      out.push(jsonEvent('response.output_text.done', `${at},"text":${text},"logprobs":[]`));
-      out.push(jsonEvent('response.content_part.done', `${at},"part":{"type":"output_text","text":${text},"annotations":[]}`));
-    } else if (item.type === 'reasoning' && block.redactedData === undefined) {
-      out.push(event('response.reasoning_text.done', { ...location, content_index: 0, text: block.text }));
-      out.push(event('response.content_part.done', { ...location, content_index: 0, part: { type: 'reasoning_text', text: block.text } }));
-    } else if (item.type === 'function_call') {
-      out.push(event('response.function_call_arguments.done', { ...location, arguments: item.arguments }));
-    }
-    output[block.outputIndex] = item;
-    out.push(event('response.output_item.done', { output_index: block.outputIndex, item }));
-  };
-
-  /** Sends the held output_item.done, as `completed`: more output followed it. */
-  const releaseHeldClose = (out: SseEvent[]): void => {
-    if (heldClose === undefined) return;
-    emitDone(heldClose, 'completed', out);
-    heldClose = undefined;
-  };
-
-  const startBlock = (block: Block, out: SseEvent[]): void => {
-    if (block.key === open?.key) return;
-    open = block;
-    announce(block, out);
-  };
-
-  const appendDelta = (key: string, delta: string, out: SseEvent[]): void => {
-    if (open === undefined || key !== open.key || delta.length === 0) return;
-    open.text += delta;
-    out.push(deltaEvent(open, delta));
-  };
-
-  /** The open block ends; its output_item.done waits for the next part (it may be cut by the finish). */
-  const endBlock = (key: string): void => {
-    if (key !== open?.key) return;
-    heldClose = open;
-    open = undefined;
-  };
-
-  /** The response as it stands when the stream fails: finished items, and announced ones as incomplete. */
-  const failedResponse = (error: ServiceError): ResponseObject => {
-    const items = [...output];
-    if (open !== undefined) items[open.outputIndex] = finishedItem(open, 'incomplete');
-    if (heldClose !== undefined) items[heldClose.outputIndex] = finishedItem(heldClose, 'completed');
-    return buildResponseObject(context, { status: 'failed', output: items, usage: null, error: encodeResponseError(error) });
-  };
-
-  /** Stores the failed response, then gives its response.failed. Callers send the events they hold first. */
-  const failedEvent = async (error: ServiceError): Promise<SseEvent> => {
-    const response = failedResponse(error);
-    try {
-      await options.onFinal?.(response);
-    } catch {
-      // The stream already failed; a failed store changes nothing the client can act on.
-    }
-    return event('response.failed', { response });
-  };
-
+  const items = new OutputItems(context);
   let out: SseEvent[] = [];
   // Set once the last event is handed over: nothing may follow it, not even an error raised by the
   // source's clean-up when the consumer ends the iteration (the batch is handed over emptied).
@@ -282,134 +79,41 @@ async function* responseEvents(
       for (const part of batch) {
         if (part.type === 'response-metadata') continue;
         if (part.type === 'error') {
-          if (!started) throw part.error;
+          failureAfterStart(part.error, items.started);
           // The events before the error leave before onFinal runs (see the header).
           if (out.length > 0) {
             yield out;
             out = [];
           }
-          out.push(await failedEvent(part.error));
+          out.push(await failedEvent(items, part.error, options));
           ended = true;
           yield out.splice(0);
           return;
         }
-        if (!started) {
-          started = true;
-          // The same Response twice: serialised once.
-          const response = JSON.stringify(buildResponseObject(context, { status: 'in_progress', output: [], usage: null }));
-          out.push(jsonEvent('response.created', `"response":${response}`));
-          out.push(jsonEvent('response.in_progress', `"response":${response}`));
+        if (!items.started) items.start(out);
+        if (part.type !== 'finish') {
+          mapPart(items, part, out);
+          continue;
         }
-        if (part.type === 'finish') {
-          const ending = mapFinishReason(part.finishReason);
-          const cutStatus: ItemStatus = ending.status === 'completed' ? 'completed' : 'incomplete';
-          // The sequencer ended every block before the finish; the last one ended is the one cut.
-          if (heldClose !== undefined) {
-            emitDone(heldClose, cutStatus, out);
-            heldClose = undefined;
-          }
-          if (open !== undefined) {
-            emitDone(open, cutStatus, out);
-            open = undefined;
-          }
-          const response = buildResponseObject(context, {
-            status: ending.status,
-            output: [...output],
-            usage: encodeUsage(part.usage),
-            error: ending.error,
-            incompleteDetails: ending.incompleteDetails,
-          });
-          // Everything before the terminal event leaves before onFinal runs (see the header).
-          if (out.length > 0) {
-            yield out;
-            out = [];
-          }
-          try {
-            await options.onFinal?.(response);
-          } catch (error) {
-            const failure = isServiceError(error) ? error : serverError('internal_error', 'The response could not be stored.', error);
-            out.push(event('error', { code: failure.code, message: failure.message, param: failure.param }));
-            ended = true;
-            yield out.splice(0);
-            return;
-          }
-          const terminal =
-            ending.status === 'completed'
-              ? 'response.completed'
-              : ending.status === 'incomplete'
-                ? 'response.incomplete'
-                : 'response.failed';
-          out.push(event(terminal, { response }));
+        const response = items.finish(part.finishReason, part.usage, out);
+        // Everything before the terminal event leaves before onFinal runs (see the header).
+        if (out.length > 0) {
+          yield out;
+          out = [];
+        }
+        try {
+          await options.onFinal?.(response);
+        } catch (error) {
+          const failure = isServiceError(error) ? error : serverError('internal_error', 'The response could not be stored.', error);
+          out.push(items.event('error', { code: failure.code, message: failure.message, param: failure.param }));
           ended = true;
           yield out.splice(0);
           return;
         }
-        // A signature may follow the end of its reasoning block: it still belongs in that item's done event.
-        if (part.type !== 'reasoning-signature') releaseHeldClose(out);
-        switch (part.type) {
-          case 'text-start':
-            startBlock({ kind: 'text', key: `text:${part.id}`, itemId: newId.responseMessageItem(), outputIndex: -1, text: '' }, out);
-            break;
-          case 'text-delta':
-            appendDelta(`text:${part.id}`, part.delta, out);
-            break;
-          case 'text-end':
-            endBlock(`text:${part.id}`);
-            break;
-          case 'reasoning-start':
-            startBlock(
-              { kind: 'reasoning', key: `reasoning:${part.id}`, itemId: newId.responseReasoningItem(), outputIndex: -1, text: '' },
-              out,
-            );
-            break;
-          case 'reasoning-delta':
-            appendDelta(`reasoning:${part.id}`, part.delta, out);
-            break;
-          case 'reasoning-signature': {
-            // A signature may follow its block's end while that item's done event is still held.
-            const key = `reasoning:${part.id}`;
-            const block = open?.key === key ? open : heldClose?.key === key ? heldClose : undefined;
-            if (block !== undefined) block.signature = (block.signature ?? '') + part.signature;
-            break;
-          }
-          case 'reasoning-end':
-            endBlock(`reasoning:${part.id}`);
-            break;
-          case 'reasoning-redacted':
-            startBlock(
-              {
-                kind: 'reasoning',
-                key: `redacted:${part.id}`,
-                itemId: newId.responseReasoningItem(),
-                outputIndex: -1,
-                text: '',
-                redactedData: part.data,
-              },
-              out,
-            );
-            endBlock(`redacted:${part.id}`);
-            break;
-          case 'tool-input-start':
-            startBlock(
-              {
-                kind: 'tool',
-                key: `tool:${part.id}`,
-                itemId: newId.responseFunctionCallItem(),
-                outputIndex: -1,
-                text: '',
-                callId: part.id,
-                toolName: part.toolName,
-              },
-              out,
-            );
-            break;
-          case 'tool-input-delta':
-            appendDelta(`tool:${part.id}`, part.delta, out);
-            break;
-          case 'tool-input-end':
-            endBlock(`tool:${part.id}`);
-            break;
-        }
+        out.push(items.event(TERMINAL_EVENTS[response.status], { response }));
+        ended = true;
+        yield out.splice(0);
+        return;
       }
       if (out.length > 0) {
         yield out;
@@ -418,19 +122,85 @@ async function* responseEvents(
     }
   } catch (error) {
     if (ended) return;
-    if (!started) throw error;
-    // Unknown errors get a generic message: their text may name upstream hosts or keys. Events of the
-    // batch that were encoded before the failure still go out first, and before onFinal runs.
-    const failure = isServiceError(error) ? error : serverError('internal_error', 'The generation failed while streaming.', error);
+    const failure = streamFailure(failureAfterStart(error, items.started));
+    // Events of the batch that were encoded before the failure still go out first, and before onFinal runs.
     if (out.length > 0) {
       yield out;
       out = [];
     }
-    out.push(await failedEvent(failure));
+    out.push(await failedEvent(items, failure, options));
     yield out;
     return;
   }
-  const incomplete = serverError('internal_error', 'The generation stream ended before it was complete.');
-  if (!started) throw incomplete;
-  yield [await failedEvent(incomplete)];
+  yield [await failedEvent(items, endedEarly(items.started), options)];
 }
+
+/** One canonical part (not metadata, error or finish) -> the events it gives, appended to `out`. */
+function mapPart(items: OutputItems, part: StreamPart, out: SseEvent[]): void {
+  // A signature may follow the end of its reasoning block: it still belongs in that item's done event.
+  if (part.type !== 'reasoning-signature') items.releaseHeld(out);
+  switch (part.type) {
+    case 'text-start':
+      items.announce(new Block('text', 'text', part.id, newId.responseMessageItem()), out);
+      break;
+    case 'text-delta':
+      items.append('text', part.id, part.delta, out);
+      break;
+    case 'text-end':
+      items.end('text', part.id);
+      break;
+    case 'reasoning-start':
+      items.announce(new Block('reasoning', 'reasoning', part.id, newId.responseReasoningItem()), out);
+      break;
+    case 'reasoning-delta':
+      items.append('reasoning', part.id, part.delta, out);
+      break;
+    case 'reasoning-signature':
+      items.sign(part.id, part.signature);
+      break;
+    case 'reasoning-end':
+      items.end('reasoning', part.id);
+      break;
+    case 'reasoning-redacted': {
+      const block = new Block('reasoning', 'redacted', part.id, newId.responseReasoningItem());
+      block.redactedData = part.data;
+      items.announce(block, out);
+      items.end('redacted', part.id);
+      break;
+    }
+    case 'tool-input-start': {
+      const block = new Block('tool', 'tool', part.id, newId.responseFunctionCallItem());
+      block.callId = part.id;
+      block.toolName = part.toolName;
+      items.announce(block, out);
+      break;
+    }
+    case 'tool-input-delta':
+      items.append('tool', part.id, part.delta, out);
+      break;
+    case 'tool-input-end':
+      items.end('tool', part.id);
+      break;
+  }
+}
+
+/** Stores the failed response, then gives its response.failed. Callers send the events they hold first. */
+async function failedEvent(items: OutputItems, error: ServiceError, options: ResponseStreamOptions): Promise<SseEvent> {
+  const response = items.failedResponse(error);
+  try {
+    await options.onFinal?.(response);
+  } catch {
+    // The stream already failed; a failed store changes nothing the client can act on.
+  }
+  return items.event('response.failed', { response });
+}
+
+/** The terminal event of each final status. */
+const TERMINAL_EVENTS: Readonly<Record<ResponseStatus, string>> = {
+  completed: 'response.completed',
+  incomplete: 'response.incomplete',
+  failed: 'response.failed',
+  in_progress: 'response.failed',
+  cancelled: 'response.failed',
+  queued: 'response.failed',
+};

@@ -6,6 +6,9 @@
  * what the SPEC leaves open (item shapes other than messages, stream payloads).
  */
 
+/** Prefix of a reasoning item's `encrypted_content` that carries redacted reasoning rather than a signature. */
+export const REDACTED_REASONING_PREFIX = 'redacted:';
+
 /** SPEC "Response status". */
 export type ResponseStatus = 'completed' | 'failed' | 'incomplete' | 'in_progress' | 'cancelled' | 'queued';
 

@@ -1,9 +1,10 @@
 /**
- * Field validation shared by the OpenAI-style request decoders (chat completions, responses, embeddings,
+ * Field validation shared by the request decoders (chat completions, responses, messages, embeddings,
  * moderations, images): each helper reads one field, returns it typed, or throws the SPEC 400 with the
  * field's dotted `param` (`invalid_format` for a wrong JSON type, `invalid_parameter` for a value out
- * of range, `missing_parameter` when required and absent). Messages follow OpenAI's own wording.
- * `param` defaults to the key for top-level fields.
+ * of range, `missing_parameter` when required and absent; `null` counts as absent). Messages follow the
+ * format's own API: OpenAI's wording by default, the Messages API's where a reader is given
+ * `MESSAGES_WORDING` (the wording table below). `param` defaults to the key for top-level fields.
  */
 import { invalidFormat, invalidParameter, missingParameter, type ServiceError } from '../../core/service-error.ts';
 
@@ -12,6 +13,11 @@ export type JsonObject = Record<string, unknown>;
 
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `null` counts as absent: the value, or undefined for null. */
+export function present(value: unknown): unknown {
+  return value === null ? undefined : value;
 }
 
 /** The JSON type name of a value, as OpenAI's own messages spell it. */
@@ -25,27 +31,107 @@ export function describeType(value: unknown): string {
   return typeof value;
 }
 
-export function wrongType(param: string, expected: string, value: unknown): ServiceError {
-  return invalidFormat(param, `Invalid type for '${param}': expected ${expected}, but got ${describeType(value)} instead.`);
+/** The JSON type name of a value as the Messages API words it (every number is 'a number'). */
+export function describeJsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return 'a string';
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return 'a boolean';
+    case 'object':
+      return 'an object';
+    default:
+      return typeof value;
+  }
 }
 
-export function expectObject(value: unknown, param: string): JsonObject {
-  if (!isObject(value)) throw wrongType(param, 'an object', value);
+/**
+ * How one client format words (and, for malformed strings, classifies) the errors the shared readers and
+ * part rules (decode-parts.ts) throw. Each format's clients read messages in its upstream API's style.
+ */
+export interface FieldWording {
+  /** A value's JSON type in a message ('a string', 'an object', ...). */
+  describe(value: unknown): string;
+  /** The `invalid_format` message for a value of the wrong JSON type; `expected` is e.g. 'a string'. */
+  wrongType(param: string, expected: string, value: unknown): string;
+  /**
+   * The code of a string of the right type in a malformed shape (an image URL, a data URL, base64):
+   * the OpenAI-style decoders answer `invalid_parameter` (a value not allowed), the Messages decoder
+   * `invalid_format` (a malformed value), each as its tests and README state.
+   */
+  malformedCode: 'invalid_parameter' | 'invalid_format';
+  /** An image URL that is neither http(s) nor a base64 `data:image/...` URL. */
+  badImageUrl(param: string): string;
+  /** A `data:` image URL that is not `data:image/<type>;base64,<data>`. */
+  badImageDataUrl(param: string): string;
+  /** File data that is not a base64 data URL. */
+  badFileData(param: string): string;
+  /** A URL that must be http(s) (documents, files, Anthropic url sources). */
+  badHttpUrl(param: string): string;
+  /** Raw base64 data (Anthropic `source.data`) that is not base64. */
+  badBase64(param: string): string;
+}
+
+/** OpenAI's wording (chat completions, responses, embeddings, moderations, images). */
+export const OPENAI_WORDING: FieldWording = {
+  describe: describeType,
+  wrongType: (param, expected, value) => `Invalid type for '${param}': expected ${expected}, but got ${describeType(value)} instead.`,
+  malformedCode: 'invalid_parameter',
+  badImageUrl: (param) => `Invalid '${param}': expected an http(s) URL or a base64 'data:image/...;base64,' URL.`,
+  badImageDataUrl: (param) => `Invalid '${param}': expected a base64 image data URL such as 'data:image/png;base64,...'.`,
+  badFileData: (param) => `Invalid '${param}': expected a base64 data URL such as 'data:application/pdf;base64,...'.`,
+  badHttpUrl: (param) => `Invalid '${param}': expected an http(s) URL.`,
+  badBase64: (param) => `Invalid '${param}': expected base64 data.`,
+};
+
+/** The Anthropic Messages API's wording (`/v1/messages`). */
+export const MESSAGES_WORDING: FieldWording = {
+  describe: describeJsonType,
+  wrongType: (param, expected, value) => `'${param}' must be ${expected}, got ${describeJsonType(value)}.`,
+  malformedCode: 'invalid_format',
+  badImageUrl: (param) => `'${param}' must be an http(s) URL or a 'data:image/<type>;base64,<data>' URL.`,
+  badImageDataUrl: (param) => `'${param}' must be an http(s) URL or a 'data:image/<type>;base64,<data>' URL.`,
+  badFileData: (param) => `'${param}' must be a base64 data URL such as 'data:application/pdf;base64,...'.`,
+  badHttpUrl: (param) => `'${param}' must be an http(s) URL.`,
+  badBase64: (param) => `'${param}' must be base64 data (without a 'data:' prefix).`,
+};
+
+export function wrongType(param: string, expected: string, value: unknown, wording: FieldWording = OPENAI_WORDING): ServiceError {
+  return invalidFormat(param, wording.wrongType(param, expected, value));
+}
+
+/** The 400 for a string of the right type in a malformed shape, with the format's code (FieldWording). */
+export function malformedValue(param: string, message: string, wording: FieldWording): ServiceError {
+  return wording.malformedCode === 'invalid_format' ? invalidFormat(param, message) : invalidParameter(param, message);
+}
+
+export function expectObject(value: unknown, param: string, wording: FieldWording = OPENAI_WORDING): JsonObject {
+  if (!isObject(value)) throw wrongType(param, 'an object', value, wording);
   return value;
 }
 
-export function requiredString(object: JsonObject, key: string, param: string): string {
+export function requiredString(object: JsonObject, key: string, param: string, wording: FieldWording = OPENAI_WORDING): string {
   const value = object[key];
   if (value === undefined || value === null) throw missingParameter(param);
-  if (typeof value !== 'string') throw wrongType(param, 'a string', value);
+  if (typeof value !== 'string') throw wrongType(param, 'a string', value, wording);
   return value;
 }
 
-export function optionalString(object: JsonObject, key: string, param = key): string | undefined {
+export function optionalString(object: JsonObject, key: string, param = key, wording: FieldWording = OPENAI_WORDING): string | undefined {
   const value = object[key];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw wrongType(param, 'a string', value);
+  if (typeof value !== 'string') throw wrongType(param, 'a string', value, wording);
   return value;
+}
+
+export function requiredObject(object: JsonObject, key: string, param: string, wording: FieldWording = OPENAI_WORDING): JsonObject {
+  const value = object[key];
+  if (value === undefined || value === null) throw missingParameter(param);
+  return expectObject(value, param, wording);
 }
 
 export function optionalArray(object: JsonObject, key: string, param: string): unknown[] {
@@ -97,25 +183,6 @@ export function optionalEnum<const Values extends readonly string[]>(
     throw invalidParameter(param, `Invalid '${param}': '${value}' is not one of ${values.map((item) => `'${item}'`).join(', ')}.`);
   }
   return value;
-}
-
-/** `data:<mediaType>[;params];base64,<data>` -> media type; undefined when not a base64 data URL. */
-export function parseDataUrl(url: string): { mediaType: string } | undefined {
-  if (!url.startsWith('data:')) return undefined;
-  const comma = url.indexOf(',');
-  if (comma < 0) return undefined;
-  const header = url.slice(5, comma).split(';');
-  if (!header.includes('base64')) return undefined;
-  const mediaType = (header[0] ?? '').trim().toLowerCase();
-  if (!/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(mediaType)) return undefined;
-  if (comma === url.length - 1) return undefined;
-  return { mediaType };
-}
-
-export function isHttpUrl(url: string): boolean {
-  if (!URL.canParse(url)) return false;
-  const protocol = new URL(url).protocol;
-  return protocol === 'http:' || protocol === 'https:';
 }
 
 /** SPEC: `metadata` holds at most 16 pairs; OpenAI's key and value lengths. */

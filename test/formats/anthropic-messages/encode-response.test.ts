@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeMessagesResponse, parseToolInput, toolUseId } from '../../../src/formats/anthropic-messages/encode-response.ts';
-import { toAnthropicStopReason, toAnthropicStopSequence } from '../../../src/formats/anthropic-messages/map-stop-reason.ts';
+import { toAnthropicStopReason, toAnthropicStopSequence } from '../../../src/formats/anthropic-messages/map-finish-reason.ts';
 import { toAnthropicUsage } from '../../../src/formats/anthropic-messages/map-usage.ts';
 import type { GenerationResult } from '../../../src/core/assemble-result.ts';
 import type { Usage } from '../../../src/core/usage.ts';

@@ -6,10 +6,10 @@ import type { FinishReason } from '../../../src/core/generation.ts';
 import {
   createChatCompletionContext,
   encodeChatCompletion,
-  encodeUsage,
-  mapFinishReason,
   type ChatCompletionContext,
 } from '../../../src/formats/openai-chat/encode-response.ts';
+import { mapFinishReason } from '../../../src/formats/openai-chat/map-finish-reason.ts';
+import { encodeUsage } from '../../../src/formats/openai-chat/map-usage.ts';
 import { parallelToolParts, reasoningParts, textParts, usage } from './stream-parts-fixtures.ts';
 import { replay } from '../../support/canonical-parts.ts';
 

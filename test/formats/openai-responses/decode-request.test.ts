@@ -2,12 +2,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isServiceError } from '../../../src/core/service-error.ts';
 import {
-  applyHistory,
-  applyReasoningBudget,
   decodeInputItemsQuery,
   decodeResponsesRequest,
   type DecodedResponsesRequest,
 } from '../../../src/formats/openai-responses/decode-request.ts';
+import { readConversation } from '../../../src/formats/openai-responses/decode-messages.ts';
 import type { ResponseItem } from '../../../src/formats/openai-responses/wire-types.ts';
 
 const base = { model: 'test-model', input: 'Hello', max_output_tokens: 100 };
@@ -419,7 +418,7 @@ describe('decodeResponsesRequest: function calls and their outputs', () => {
     );
   });
 
-  test('with previous_response_id the call check waits for the stored chain (applyHistory)', () => {
+  test('with previous_response_id the call check waits for the stored chain (readConversation)', () => {
     const decoded = decode({ previous_response_id: 'resp_x', input: [answer] });
     assert.equal(decoded.request.messages[0]!.role, 'tool');
     const history: ResponseItem[] = [
@@ -427,7 +426,7 @@ describe('decodeResponsesRequest: function calls and their outputs', () => {
       { id: 'msg_sys', type: 'message', role: 'developer', status: 'completed', content: [{ type: 'input_text', text: 'Earlier rule.' }] },
       { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
     ];
-    applyHistory(decoded, history);
+    readConversation(decoded, history);
     assert.equal(decoded.request.system, 'Earlier rule.');
     assert.deepEqual(
       decoded.request.messages.map((message) => message.role),
@@ -436,11 +435,11 @@ describe('decodeResponsesRequest: function calls and their outputs', () => {
     assert.equal((decoded.request.messages[2]!.content[0] as { toolName?: string }).toolName, 'get_weather');
   });
 
-  test('applyHistory refuses an output that answers nothing in the chain, and a chain call left unanswered', () => {
+  test('readConversation with a history refuses an output that answers nothing in the chain, and a chain call left unanswered', () => {
     const orphan = decode({ previous_response_id: 'resp_x', input: [{ ...answer, call_id: 'call_9' }] });
     assert.throws(
       () =>
-        applyHistory(orphan, [
+        readConversation(orphan, [
           { id: 'msg_1', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'x' }] },
         ]),
       {
@@ -451,7 +450,7 @@ describe('decodeResponsesRequest: function calls and their outputs', () => {
     const unanswered = decode({ previous_response_id: 'resp_x', input: 'next question' });
     assert.throws(
       () =>
-        applyHistory(unanswered, [
+        readConversation(unanswered, [
           { id: 'msg_1', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'x' }] },
           { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}', status: 'completed' },
         ]),
@@ -593,24 +592,6 @@ describe('decodeResponsesRequest: text.format and reasoning', () => {
     const decoded = decode({ reasoning: { effort: 'high', summary: 'auto' } });
     assert.deepEqual(decoded.options.echo.reasoning, { effort: 'high', summary: 'auto' });
     assert.deepEqual(decoded.options.ignoredParameters, ['reasoning.summary']);
-  });
-
-  test('applyReasoningBudget maps the effort to a budget below max_output_tokens, for thinking models only', () => {
-    const budgetFor = (effort: 'low' | 'medium' | 'high', maxOutputTokens: number, thinking: boolean) => {
-      const { request } = decode({ reasoning: { effort }, max_output_tokens: maxOutputTokens });
-      applyReasoningBudget(request, thinking);
-      assert.equal(request.reasoningEffort, effort);
-      return request.thinking?.budgetTokens;
-    };
-    assert.equal(budgetFor('low', 32_000, true), 1024);
-    assert.equal(budgetFor('medium', 32_000, true), 4096);
-    assert.equal(budgetFor('high', 32_000, true), 16_384);
-    assert.equal(budgetFor('high', 8000, true), 7999);
-    assert.equal(budgetFor('medium', 1024, true), undefined, 'no room for the minimum budget of 1024');
-    assert.equal(budgetFor('high', 32_000, false), undefined);
-    const { request } = decode({});
-    applyReasoningBudget(request, true);
-    assert.equal(request.thinking, undefined);
   });
 });
 

@@ -7,10 +7,10 @@ import {
   createResponseContext,
   encodeResponse,
   encodeResponseError,
-  encodeUsage,
-  mapFinishReason,
   type ResponseContext,
 } from '../../../src/formats/openai-responses/encode-response.ts';
+import { mapFinishReason } from '../../../src/formats/openai-responses/map-finish-reason.ts';
+import { encodeUsage } from '../../../src/formats/openai-responses/map-usage.ts';
 import { lengthParts, parallelToolParts, reasoningParts, textParts, usage } from './stream-parts-fixtures.ts';
 import { RESPONSE_SPEC_FIELDS } from './spec-fields.ts';
 import { replay } from '../../support/canonical-parts.ts';
