@@ -15,8 +15,7 @@ import type {
 import type { AuthContext, Authenticator } from '../accounts/authenticator.ts';
 import { CancellationSource } from '../core/cancellation.ts';
 import { DependencyUnavailableError, isUnreachableError } from '../core/circuit-breaker.ts';
-import { findTooDeepValue } from '../core/json-depth.ts';
-import { invalidParameter, permissionDenied, ServiceError } from '../core/service-error.ts';
+import { permissionDenied, ServiceError } from '../core/service-error.ts';
 import type { Answer, EventsAnswer } from '../services/answer.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
@@ -28,6 +27,7 @@ import { RouteTable } from './route-table.ts';
 import { writeSse } from './sse-writer.ts';
 import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../core/generation-format.ts';
 import { drainRequestBody } from './drain-request-body.ts';
+import { installJsonParser } from './json-body-parser.ts';
 import { startRequestTrace } from './request-trace.ts';
 import { SPAN_NAMES, traceStep, type Tracing } from '../telemetry/trace-types.ts';
 import { SWITCHYARD } from '../telemetry/gen-ai-attributes.ts';
@@ -72,29 +72,6 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   }
   const apiKey = request.headers['x-api-key'];
   return typeof apiKey === 'string' ? apiKey.trim() : undefined;
-}
-
-/**
- * Bodies longer than this many characters are parsed one per turn of the event loop: one `JSON.parse`
- * cannot be cut (~3.5 ms per MB here), but several large bodies arriving together are not parsed back
- * to back, so other requests wait for at most one of them.
- */
-const LARGE_BODY_CHARACTERS = 1024 * 1024;
-const largeBodies: Array<() => void> = [];
-
-/** Runs `parse` on a later turn of the event loop, after the large bodies queued before it, one per turn. */
-function parseInTurn(parse: () => void): void {
-  largeBodies.push(parse);
-  if (largeBodies.length === 1) setImmediate(parseNextLargeBody);
-}
-
-function parseNextLargeBody(): void {
-  try {
-    largeBodies[0]?.();
-  } finally {
-    largeBodies.shift();
-    if (largeBodies.length > 0) setImmediate(parseNextLargeBody);
-  }
 }
 
 /** A short description of why a request ended, without a stack. */
@@ -221,30 +198,6 @@ async function streamEvents(reply: FastifyReply, answer: EventsAnswer, options: 
     }
     if (!reply.raw.writableEnded) reply.raw.end();
   }
-}
-
-/** JSON bodies: strict parse, nesting at most MAX_JSON_DEPTH levels, empty body allowed (GET/DELETE/cancel calls send none). */
-function installJsonParser(app: FastifyInstance): void {
-  app.removeContentTypeParser(['application/json']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
-    if (text.length > LARGE_BODY_CHARACTERS) return parseInTurn(() => parseJsonBody(text, done));
-    parseJsonBody(text, done);
-  });
-}
-
-function parseJsonBody(text: string, done: (error: Error | null, body?: unknown) => void): void {
-  if (text.trim() === '') return done(null, undefined);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return done(toServiceError(error), undefined);
-  }
-  // Too deep for the steps that recurse over a body (core/json-depth.ts): a 400 naming the parameter.
-  const tooDeep = findTooDeepValue(parsed);
-  if (tooDeep !== undefined) return done(invalidParameter(tooDeep.param, tooDeep.message), undefined);
-  done(null, parsed);
 }
 
 /** onRequest: request id and CORS headers, the request's trace, then the key and the route's permission. */
