@@ -32,12 +32,14 @@ import { registerOperationsRoutes, type ReadinessReport } from './routes/operati
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { registerGenerationRoute } from './routes/generation-routes.ts';
 import { registerResponsesRoutes } from './routes/responses.ts';
-import type { ProviderRegistry } from './providers/registry.ts';
 import type { DecodeOptions } from './core/generation-format.ts';
 import type { GenerationService } from './services/generation/generation-service.ts';
 import type { MeteredGenerations } from './services/generation/metered-generations.ts';
 import type { GenerationEndpoint } from './services/generation/run-generation-endpoint.ts';
+import type { EmbeddingsService } from './services/embeddings/embeddings-service.ts';
 import type { FileService } from './services/files/file-service.ts';
+import type { ImagesService } from './services/images/images-service.ts';
+import type { ModerationsService } from './services/moderations/moderations-service.ts';
 import type { MeteringService } from './services/metering/metering-service.ts';
 import type { Tracing } from './telemetry/trace-types.ts';
 
@@ -53,8 +55,12 @@ export interface AppDependencies {
   batches: BatchService;
   /** Model resolution, retries, fallbacks and the canonical stream for the text endpoints. */
   generation: GenerationService;
-  /** Every configured backend (embedding, moderation and image models are taken from it directly). */
-  registry: ProviderRegistry;
+  /** The embeddings use case (services/embeddings/), also serving batch lines. */
+  embeddings: Pick<EmbeddingsService, 'run'>;
+  /** The moderations use case (services/moderations/). */
+  moderations: Pick<ModerationsService, 'run'>;
+  /** The image-generation use case (services/images/). */
+  images: Pick<ImagesService, 'run'>;
   /** The metered generation use case (moderation pre-check, limits, generation, ledger). */
   generations: MeteredGenerations;
   /** The text-generation endpoints (routes/generation-endpoints.ts), one route each. */
@@ -169,18 +175,11 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   registerBatchRoutes(app, dependencies.batches);
   for (const endpoint of dependencies.generationEndpoints)
     registerGenerationRoute(app, endpoint, dependencies.generations, dependencies.decodeOptions);
-  registerMessagesRoutes(app, dependencies.generation);
+  registerMessagesRoutes(app, { generation: dependencies.generation, metering: dependencies.metering });
   registerResponsesRoutes(app, dependencies.storedResponses);
-  const modelRouteDependencies = {
-    config,
-    models: dependencies.generation,
-    registry: dependencies.registry,
-    metering: dependencies.metering,
-    decodeOptions: dependencies.decodeOptions,
-  };
-  registerEmbeddingRoutes(app, modelRouteDependencies);
-  registerModerationRoutes(app, modelRouteDependencies);
-  registerImageRoutes(app, { ...modelRouteDependencies, files: dependencies.files });
+  registerEmbeddingRoutes(app, dependencies.embeddings);
+  registerModerationRoutes(app, dependencies.moderations);
+  registerImageRoutes(app, dependencies.images);
   if (dependencies.dashboard !== undefined) {
     await registerDashboard(app, {
       ...dependencies.dashboard,

@@ -4,24 +4,30 @@
  * SDK use, the SSE writer and metrics. Routes only decode, call a service and encode.
  */
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+  onResponseHookHandler,
+  preHandlerHookHandler,
+} from 'fastify';
 import type { AuthContext, Authenticator } from '../accounts/authenticator.ts';
 import { CancellationSource } from '../core/cancellation.ts';
 import { DependencyUnavailableError, isUnreachableError } from '../core/circuit-breaker.ts';
-import { findTooDeepValue } from '../core/json-depth.ts';
-import { invalidParameter, permissionDenied, ServiceError } from '../core/service-error.ts';
-import type { SseEvent } from '../core/sse-event.ts';
+import { permissionDenied, ServiceError } from '../core/service-error.ts';
+import type { Answer, EventsAnswer } from '../services/answer.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
 import { buildMetadata, metadataWith, usageInHand, type Metadata, type MetadataSource } from './metadata.ts';
 import type { HttpMetrics } from './metrics.ts';
-import type { SendEventsOptions } from './request-context.ts';
 import { routeFacts } from './route-facts.ts';
 import { unknownRouteError, unusableAuthorization } from './route-hints.ts';
 import { RouteTable } from './route-table.ts';
 import { writeSse } from './sse-writer.ts';
 import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../core/generation-format.ts';
 import { drainRequestBody } from './drain-request-body.ts';
+import { installJsonParser } from './json-body-parser.ts';
 import { startRequestTrace } from './request-trace.ts';
 import { SPAN_NAMES, traceStep, type Tracing } from '../telemetry/trace-types.ts';
 import { SWITCHYARD } from '../telemetry/gen-ai-attributes.ts';
@@ -68,29 +74,6 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   return typeof apiKey === 'string' ? apiKey.trim() : undefined;
 }
 
-/**
- * Bodies longer than this many characters are parsed one per turn of the event loop: one `JSON.parse`
- * cannot be cut (~3.5 ms per MB here), but several large bodies arriving together are not parsed back
- * to back, so other requests wait for at most one of them.
- */
-const LARGE_BODY_CHARACTERS = 1024 * 1024;
-const largeBodies: Array<() => void> = [];
-
-/** Runs `parse` on a later turn of the event loop, after the large bodies queued before it, one per turn. */
-function parseInTurn(parse: () => void): void {
-  largeBodies.push(parse);
-  if (largeBodies.length === 1) setImmediate(parseNextLargeBody);
-}
-
-function parseNextLargeBody(): void {
-  try {
-    largeBodies[0]?.();
-  } finally {
-    largeBodies.shift();
-    if (largeBodies.length > 0) setImmediate(parseNextLargeBody);
-  }
-}
-
 /** A short description of why a request ended, without a stack. */
 function describeReason(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
@@ -98,30 +81,37 @@ function describeReason(error: unknown): string {
 }
 
 export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
-  const decodeOptions = options.decodeOptions ?? SPEC_DECODE_OPTIONS;
   const routes = new RouteTable();
   app.addHook('onRoute', (route) => routes.add(route.method, route.url, route.config?.switchyard?.format));
+  decorateRequests(app, options.decodeOptions ?? SPEC_DECODE_OPTIONS);
+  decorateReplies(app, options);
+  installJsonParser(app);
+  // The per-request hooks use callbacks, not async functions: on the common path (a cached key, a
+  // token route) they finish synchronously, and skipping a promise per hook shows in the gateway's CPU.
+  app.addHook('onRequest', authenticationHook(options));
+  if (options.tracing !== undefined) {
+    // A client that leaves before the answer is complete: no `finish`, so onResponse may never run.
+    app.addHook('onRequestAbort', (request, done) => {
+      request.trace?.end(499);
+      done();
+    });
+  }
+  app.addHook('preHandler', requestLimitHook(options));
+  app.addHook('onResponse', responseEndHook(options));
+  app.setErrorHandler(errorHandler(options));
+  app.setNotFoundHandler(notFoundHandler(options, routes));
+}
 
+/** What the edge attaches to every request: auth, timing, the admission, the client's cancellation. */
+function decorateRequests(app: FastifyInstance, decodeOptions: DecodeOptions): void {
   app.decorateRequest('auth', undefined);
   app.decorateRequest('startedAt', 0n);
   app.decorateRequest('usageSnapshot', undefined);
-  app.decorateRequest('extraHeaders', undefined);
   app.decorateRequest('admission', undefined);
   app.decorateRequest('routeFactsCache', undefined);
   app.decorateRequest('trace', undefined);
-  const tracing = options.tracing;
   // One frozen object shared by every request (decorating with an object value is safe when it is never mutated).
   app.decorateRequest('decodeOptions', { getter: () => decodeOptions });
-  app.decorateRequest('admit', async function admit(this: FastifyRequest, estimatedTokens: number) {
-    if (this.auth === undefined) throw new Error('admit() called on a route without authentication');
-    const admission =
-      this.trace === undefined
-        ? await options.metering.admit(this.auth, estimatedTokens)
-        : await traceAdmission(this, options.metering.admit(this.auth, estimatedTokens));
-    this.admission = admission;
-    this.extraHeaders = { ...this.extraHeaders, ...admission.headers };
-    return admission;
-  });
   // A CancellationSource, not an AbortController: no EventTarget per request (core/cancellation.ts).
   app.decorateRequest('clientCancellation', function clientCancellation(this: FastifyRequest) {
     const state = this as FastifyRequest & { [RESPONSE]?: ServerResponse; [CANCELLATION]?: CancellationSource };
@@ -142,87 +132,78 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   app.decorateRequest('clientSignal', function clientSignal(this: FastifyRequest) {
     return this.clientCancellation().signal;
   });
+}
 
-  const sendWithMetadata = (reply: FastifyReply, body: Record<string, unknown>, statusCode: number, metadata: Metadata): FastifyReply => {
-    if (reply.request.extraHeaders !== undefined) void reply.headers(reply.request.extraHeaders);
-    // Bodies are built fresh for each answer, so `_metadata` is added in place rather than by copying.
-    body['_metadata'] = metadata;
-    return reply.code(statusCode).type('application/json; charset=utf-8').send(body);
-  };
+/** `reply.sendData` (a body of a route without its own admission) and `reply.sendAnswer` (a use case's answer). */
+function decorateReplies(app: FastifyInstance, options: EdgeOptions): void {
   // Synchronous when the usage figures are in hand (every admitted request): no promise per answer.
   app.decorateReply('sendData', function sendData(this: FastifyReply, body: Record<string, unknown>, statusCode = 200) {
-    const usage = usageInHand(this.request);
-    if (usage !== undefined) return sendWithMetadata(this, body, statusCode, metadataWith(this.request, options, true, usage));
-    return buildMetadata(this.request, options, true).then((metadata) => sendWithMetadata(this, body, statusCode, metadata));
+    const request = this.request;
+    if (request.admission !== undefined) void this.headers(request.admission.headers);
+    const usage = usageInHand(request);
+    if (usage !== undefined) return sendJson(this, body, statusCode, metadataWith(request, options, true, usage));
+    return buildMetadata(request, options, true).then((metadata) => sendJson(this, body, statusCode, metadata));
   });
+  app.decorateReply('sendAnswer', function sendAnswer(this: FastifyReply, answer: Answer) {
+    // Kept for the safety net (onResponse settles it should the answer end without settling it) and
+    // for `_metadata`; the route itself writes nothing on the request.
+    this.request.admission = answer.admission;
+    if (answer.stream) return streamEvents(this, answer, options);
+    void this.headers(answer.headers);
+    return sendJson(this, answer.body, 200, metadataWith(this.request, options, true, answer.admission.totalUsage));
+  });
+}
 
-  app.decorateReply(
-    'sendEvents',
-    async function sendEvents(this: FastifyReply, events: AsyncIterable<SseEvent>, sendOptions: SendEventsOptions = {}) {
-      const request = this.request;
-      this.hijack();
-      const writeOptions = {
-        headers: {
-          ...(request.headers.origin === undefined ? {} : CORS_HEADERS),
-          'x-request-id': request.id,
-          'request-id': request.id,
-          ...request.extraHeaders,
-          ...sendOptions.headers,
-        },
-        keepAliveMs: options.keepAliveSeconds * 1000,
-        ...(sendOptions.keepAlive === undefined ? {} : { keepAlive: sendOptions.keepAlive }),
-        ...(options.streamStallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.streamStallTimeoutMs }),
-        onStall: () =>
-          request.log.info(
-            { stallTimeoutMs: options.streamStallTimeoutMs },
-            'client stopped reading the stream: closed it and aborted the upstream',
-          ),
-      };
-      // Metrics: the onResponse hook still runs for a hijacked reply, when the stream has ended.
-      try {
-        const outcome = await writeSse(this.raw, events, writeOptions);
-        if (outcome === 'client-left') {
-          request.log.info('client disconnected during the stream');
-          request.trace?.end(499);
-        }
-      } catch (error) {
-        // A client that left mid-stream is not a server failure: one line at info, no stack.
-        if (clientGone(request)) {
-          request.log.info({ reason: describeReason(error) }, 'client disconnected during the stream');
-          request.trace?.end(499);
-        } else {
-          request.log.error({ err: error }, 'stream failed');
-          request.trace?.fail(error, 500);
-        }
-        if (!this.raw.writableEnded) this.raw.end();
-      }
+function sendJson(reply: FastifyReply, body: Record<string, unknown>, statusCode: number, metadata: Metadata): FastifyReply {
+  // Bodies are built fresh for each answer, so `_metadata` is added in place rather than by copying.
+  body['_metadata'] = metadata;
+  return reply.code(statusCode).type('application/json; charset=utf-8').send(body);
+}
+
+/** Streams an answer's events through the single SSE writer. Resolves when the stream ends. */
+async function streamEvents(reply: FastifyReply, answer: EventsAnswer, options: EdgeOptions): Promise<void> {
+  const request = reply.request;
+  reply.hijack();
+  const writeOptions = {
+    headers: {
+      ...(request.headers.origin === undefined ? {} : CORS_HEADERS),
+      'x-request-id': request.id,
+      'request-id': request.id,
+      ...answer.headers,
     },
-  );
-
-  // JSON bodies: strict parse, nesting at most MAX_JSON_DEPTH levels, empty body allowed (GET/DELETE/cancel calls send none).
-  app.removeContentTypeParser(['application/json']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string;
-    if (text.length > LARGE_BODY_CHARACTERS) return parseInTurn(() => parseJsonBody(text, done));
-    parseJsonBody(text, done);
-  });
-  function parseJsonBody(text: string, done: (error: Error | null, body?: unknown) => void): void {
-    if (text.trim() === '') return done(null, undefined);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      return done(toServiceError(error), undefined);
+    keepAliveMs: options.keepAliveSeconds * 1000,
+    ...(answer.keepAlive === undefined ? {} : { keepAlive: answer.keepAlive }),
+    ...(options.streamStallTimeoutMs === undefined ? {} : { stallTimeoutMs: options.streamStallTimeoutMs }),
+    onStall: () =>
+      request.log.info(
+        { stallTimeoutMs: options.streamStallTimeoutMs },
+        'client stopped reading the stream: closed it and aborted the upstream',
+      ),
+  };
+  // Metrics: the onResponse hook still runs for a hijacked reply, when the stream has ended.
+  try {
+    const outcome = await writeSse(reply.raw, answer.events, writeOptions);
+    if (outcome === 'client-left') {
+      request.log.info('client disconnected during the stream');
+      request.trace?.end(499);
     }
-    // Too deep for the steps that recurse over a body (core/json-depth.ts): a 400 naming the parameter.
-    const tooDeep = findTooDeepValue(parsed);
-    if (tooDeep !== undefined) return done(invalidParameter(tooDeep.param, tooDeep.message), undefined);
-    done(null, parsed);
+  } catch (error) {
+    // A client that left mid-stream is not a server failure: one line at info, no stack.
+    if (clientGone(request)) {
+      request.log.info({ reason: describeReason(error) }, 'client disconnected during the stream');
+      request.trace?.end(499);
+    } else {
+      request.log.error({ err: error }, 'stream failed');
+      request.trace?.fail(error, 500);
+    }
+    if (!reply.raw.writableEnded) reply.raw.end();
   }
+}
 
-  // The per-request hooks use callbacks, not async functions: on the common path (a cached key, a
-  // token route) they finish synchronously, and skipping a promise per hook shows in the gateway's CPU.
-  app.addHook('onRequest', (request, reply, done) => {
+/** onRequest: request id and CORS headers, the request's trace, then the key and the route's permission. */
+function authenticationHook(options: EdgeOptions): onRequestHookHandler {
+  const tracing = options.tracing;
+  return (request, reply, done) => {
     request.startedAt = process.hrtime.bigint();
     (request as FastifyRequest & { [RESPONSE]?: ServerResponse })[RESPONSE] = reply.raw;
     void reply.header('x-request-id', request.id).header('request-id', request.id);
@@ -255,36 +236,45 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     } catch (error) {
       next(error as Error);
     }
-  });
-  if (tracing !== undefined) {
-    // A client that leaves before the answer is complete: no `finish`, so onResponse may never run.
-    app.addHook('onRequestAbort', (request, done) => {
-      request.trace?.end(499);
-      done();
-    });
-  }
+  };
+}
 
-  // Request-only routes are admitted before their handler; token routes admit in the handler.
-  app.addHook('preHandler', (request, _reply, done) => {
+/**
+ * preHandler: request-only routes are admitted (one request, no tokens) before their handler; its
+ * rate-limit headers and usage figures go on the answer. Token routes are metered by their use case,
+ * which returns its admission with the answer (`reply.sendAnswer`).
+ */
+function requestLimitHook(options: EdgeOptions): preHandlerHookHandler {
+  return (request, _reply, done) => {
     const routeConfig = routeFacts(request).settings;
     if (request.auth === undefined || routeConfig === undefined) return done();
     const limits = routeConfig.limits ?? (routeConfig.permission === 'authenticated' ? 'none' : 'request');
     if (limits !== 'request') return done();
-    request.admit(0).then(() => done(), done);
-  });
+    const admitting = options.metering.admit(request.auth, 0);
+    (request.trace === undefined ? admitting : traceAdmission(request, admitting)).then((admission) => {
+      request.admission = admission;
+      done();
+    }, done);
+  };
+}
 
-  app.addHook('onResponse', (request, reply, done) => {
+/** onResponse: the trace and metrics; the safety net that settles an admission the answer left open. */
+function responseEndHook(options: EdgeOptions): onResponseHookHandler {
+  return (request, reply, done) => {
     request.trace?.end(reply.statusCode);
     options.metrics.observe(request.method, routeFacts(request).url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
-    // A handler that admitted tokens and then failed before settling must not leave them reserved.
+    // An admission must never keep its reservation: one the answer did not settle is settled now.
     if (request.admission !== undefined && !request.admission.isSettled) {
       request.admission.settle(undefined).then(() => done(), done);
       return;
     }
     done();
-  });
+  };
+}
 
-  app.setErrorHandler(async (error, request, reply) => {
+/** Every error answer: the SPEC envelope in the route's client format, with `info_metadata`. */
+function errorHandler(options: EdgeOptions) {
+  return async (error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     if (clientGone(request)) {
       // Nothing can reach the client any more: log it once at info, without a stack.
       request.log.info({ reason: describeReason(error) }, 'client disconnected before the answer was complete');
@@ -298,7 +288,8 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
     } else if (serviceError.status >= 500) request.log.error({ err: serviceError.cause ?? error }, 'request failed');
     request.trace?.fail(serviceError, serviceError.status);
     const metadata = await buildMetadata(request, options, false);
-    void reply.headers({ ...request.extraHeaders, ...serviceError.headers });
+    const admission = request.admission;
+    void reply.headers(admission === undefined ? serviceError.headers : { ...admission.headers, ...serviceError.headers });
     // The client may still be uploading (a 413, or a refusal before the body was read): let it finish,
     // so that it reads this answer rather than a broken pipe.
     await drainRequestBody(request.raw);
@@ -306,9 +297,12 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       .code(serviceError.status)
       .type('application/json; charset=utf-8')
       .send(renderError(serviceError, metadata, routeFacts(request).settings?.format));
-  });
+  };
+}
 
-  app.setNotFoundHandler(async (request, reply) => {
+/** 404 and 405 (and CORS preflights of known paths), in the SPEC envelope. */
+function notFoundHandler(options: EdgeOptions, routes: RouteTable) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const path = request.url.split('?')[0] ?? request.url;
     const allowed = routes.methodsFor(path);
     if (allowed.length > 0 && request.method === 'OPTIONS') {
@@ -339,7 +333,7 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       .headers(error.headers)
       .type('application/json; charset=utf-8')
       .send(renderError(error, metadata, format));
-  });
+  };
 }
 
 /** Wraps the auth hook's `done` in the authentication span: it ends with the verdict (a refusal fails it). */

@@ -17,8 +17,9 @@ export interface SwitchyardRouteConfig {
   permission: Permission | 'authenticated' | null;
   /**
    * How the rate limiter sees the route: `request` (default for keyed routes) counts one request
-   * before the handler; `tokens` leaves admission to the handler, which calls `request.admit()` with
-   * its token estimate; `none` skips limits (key status must answer even when limits are exhausted).
+   * before the handler; `tokens` leaves admission to the route's use case, which returns its admission
+   * with its answer (`reply.sendAnswer`); `none` skips limits (key status must answer even when limits
+   * are exhausted).
    */
   limits?: 'request' | 'tokens' | 'none';
   /** One line for the OpenAPI description. */
@@ -48,8 +49,6 @@ declare module 'fastify' {
     startedAt: bigint;
     /** Usage figures already known for this request (e.g. from the rate limiter), saving a read. */
     usageSnapshot: AccountUsageSnapshot | undefined;
-    /** Extra headers to add to the answer (rate-limit headers, warnings). */
-    extraHeaders: Record<string, string> | undefined;
     /** What the request decoders take beside the body (config `requestValidation`). */
     readonly decodeOptions: DecodeOptions;
   }
@@ -60,16 +59,8 @@ declare module 'fastify' {
 
 export {};
 
-import type { SseEvent } from '../core/sse-event.ts';
+import type { Answer } from '../services/answer.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
-
-/** Options of `reply.sendEvents`. */
-export interface SendEventsOptions {
-  /** Sent while the source is silent for `keepAliveSeconds`; default an SSE comment (`: keep-alive`). */
-  keepAlive?: SseEvent;
-  /** Extra response headers. */
-  headers?: Record<string, string>;
-}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,17 +69,19 @@ declare module 'fastify' {
     /** `clientCancellation()` as a real AbortSignal, for APIs that take one. Created on first use. */
     clientSignal(): AbortSignal;
     /**
-     * Admits this request against the caller's limits reserving `estimatedTokens` (throws the SPEC 429),
-     * adds the rate-limit headers to the answer and returns the admission to settle with real usage.
+     * Written by the edge only: the admission of a request-limited route (its preHandler), or the one
+     * of the answer given to `reply.sendAnswer`. Read for the answer's headers and metadata, and by the
+     * safety net that settles it when the response ends. Routes never write it.
      */
-    admit(estimatedTokens: number): Promise<Admission>;
-    /** The admission of this request, once admitted. */
     admission: Admission | undefined;
   }
   interface FastifyReply {
-    /** Sends a JSON success body with `_metadata` added. */
+    /** Sends a JSON success body with `_metadata` added (routes without an admission of their own). */
     sendData(body: Record<string, unknown>, statusCode?: number): FastifyReply | Promise<FastifyReply>;
-    /** Streams server-sent events through the single SSE writer. Resolves when the stream ends. */
-    sendEvents(events: AsyncIterable<SseEvent>, options?: SendEventsOptions): Promise<void>;
+    /**
+     * Sends a use case's answer: its headers, its JSON body with `_metadata` (from its admission's
+     * figures) or its events through the single SSE writer (resolves when the stream ends).
+     */
+    sendAnswer(answer: Answer): FastifyReply | Promise<void>;
   }
 }

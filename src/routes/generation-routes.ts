@@ -1,7 +1,7 @@
 /**
  * One route registration serves every text-generation endpoint (chat completions, messages,
  * responses): the handler turns the Fastify request into a plain caller, runs the endpoint
- * (services/generation/run-generation-endpoint.ts) and sends its JSON body or its events.
+ * (services/generation/run-generation-endpoint.ts) and hands its answer (JSON body or events) to the edge.
  *
  * Errors before the answer starts (bad request, unknown model, missing capability, limits, every
  * upstream attempt failed) reach the client as a JSON error with its status, wrapped the way the
@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DecodeOptions } from '../core/generation-format.ts';
 import type { MeteredGenerations } from '../services/generation/metered-generations.ts';
-import { callerOf } from './metering-context.ts';
+import { callerOf } from './caller-of.ts';
 import { runGenerationEndpoint, type GenerationEndpoint } from '../services/generation/run-generation-endpoint.ts';
 
 export function registerGenerationRoute(
@@ -25,12 +25,9 @@ export function registerGenerationRoute(
     { config: { switchyard: { permission: endpoint.permission, limits: 'tokens', summary: endpoint.summary, format } } },
     async (request, reply) => {
       const answer = await runGenerationEndpoint(endpoint, callerOf(request), request.body, generations, settings);
-      request.admission = answer.admission;
-      request.extraHeaders = request.extraHeaders === undefined ? answer.headers : { ...request.extraHeaders, ...answer.headers };
       if (answer.ignoredParameters.length > 0)
         request.log.warn({ ignoredParameters: answer.ignoredParameters }, 'request parameters not honoured');
-      if (answer.stream) return reply.sendEvents(answer.events, answer.keepAlive === undefined ? {} : { keepAlive: answer.keepAlive });
-      return reply.sendData(answer.body);
+      return reply.sendAnswer(answer);
     },
   );
 }

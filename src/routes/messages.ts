@@ -1,21 +1,16 @@
 /**
  * POST /v1/messages/count_tokens, beside the message-style endpoint (POST /v1/messages is served by
  * generation-routes.ts with the Messages format). Errors carry the Anthropic top-level `"type":"error"`.
- * The count (in event-loop slices, core/count-tokens.ts) is metered like embeddings: admitted against
- * the caller's limits (it counts toward tpm and the daily and monthly totals) and recorded in the
- * ledger as the model's input tokens.
+ * The count is metered like embeddings (services/generation/count-prompt-tokens.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { countRequestTokensAsync } from '../core/count-tokens.ts';
-import { emptyUsage } from '../core/usage.ts';
 import { anthropicMessagesFormat } from '../formats/anthropic-messages/anthropic-messages-format.ts';
 import { encodeCountTokensResponse } from '../formats/anthropic-messages/count-tokens.ts';
 import { decodeCountTokensRequest } from '../formats/anthropic-messages/decode-request.ts';
-import { ledgerContextOf } from '../services/caller.ts';
-import type { GenerationService } from '../services/generation/generation-service.ts';
-import { callerOf } from './metering-context.ts';
+import { countPromptTokens, type PromptTokenCountDependencies } from '../services/generation/count-prompt-tokens.ts';
+import { callerOf } from './caller-of.ts';
 
-export function registerMessagesRoutes(app: FastifyInstance, generation: Pick<GenerationService, 'resolve'>): void {
+export function registerMessagesRoutes(app: FastifyInstance, dependencies: PromptTokenCountDependencies): void {
   app.post(
     '/v1/messages/count_tokens',
     {
@@ -30,15 +25,18 @@ export function registerMessagesRoutes(app: FastifyInstance, generation: Pick<Ge
     },
     async (request, reply) => {
       const decoded = decodeCountTokensRequest(request.body, request.decodeOptions);
-      // Unknown models are 404 and non-chat models 400 here too, as on /v1/messages.
-      const { model } = generation.resolve(decoded.model, ['chat']);
-      const inputTokens = await countRequestTokensAsync(decoded);
-      const admission = await request.admit(inputTokens);
-      await admission.settle(
-        { ...emptyUsage(), inputTokens, estimated: true },
-        ledgerContextOf(callerOf(request), model, '/v1/messages/count_tokens'),
+      const { value: inputTokens, admission } = await countPromptTokens(
+        dependencies,
+        callerOf(request),
+        decoded,
+        '/v1/messages/count_tokens',
       );
-      return reply.sendData({ ...encodeCountTokensResponse(decoded, inputTokens) });
+      return reply.sendAnswer({
+        stream: false,
+        body: { ...encodeCountTokensResponse(decoded, inputTokens) },
+        headers: admission.headers,
+        admission,
+      });
     },
   );
 }

@@ -5,7 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import type { BatchOutcome, BatchRecord } from '../../src/batches/batch-records.ts';
 import { BatchesRepository } from '../../src/db/repositories/batches-repository.ts';
-import { FilesRepository, type FileRecord } from '../../src/db/repositories/files-repository.ts';
+import { FilesRepository } from '../../src/db/repositories/files-repository.ts';
+import type { FileRecord } from '../../src/services/files/file-record.ts';
 import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
 
 function batch(id: string, overrides: Partial<BatchRecord> = {}): BatchRecord {

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { FilesRepository, type FileRecord } from '../../src/db/repositories/files-repository.ts';
+import { FilesRepository } from '../../src/db/repositories/files-repository.ts';
+import type { FileRecord } from '../../src/services/files/file-record.ts';
 import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
 
 function file(id: string, overrides: Partial<FileRecord> = {}): FileRecord {

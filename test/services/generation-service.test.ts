@@ -11,6 +11,7 @@ import { ServiceError } from '../../src/core/service-error.ts';
 import type { StreamPart } from '../../src/core/stream-parts.ts';
 import { ProviderRegistry } from '../../src/providers/registry.ts';
 import { GenerationService } from '../../src/services/generation/generation-service.ts';
+import { streamOf } from '../support/generation-stream.ts';
 import { MockAnthropicServer, MockOpenAIServer } from '../support/mock-upstreams/index.ts';
 
 const API_KEY = 'sk-primary-secret-0123456789';
@@ -143,38 +144,44 @@ describe('GenerationService', () => {
           },
         ],
       };
-      await assert.rejects(service.stream(image, { signal: signal() }), {
+      await assert.rejects(streamOf(service, image, { signal: signal() }), {
         status: 400,
         param: 'messages[0].content[1]',
         message: /'vision'/,
       });
       await assert.rejects(
-        service.stream(image, { signal: signal(), capabilityParams: { vision: 'messages[0].content[1].image_url.url' } }),
+        streamOf(service, image, { signal: signal(), capabilityParams: { vision: 'messages[0].content[1].image_url.url' } }),
         {
           param: 'messages[0].content[1].image_url.url',
         },
       );
-      await assert.rejects(service.stream(request('text-only', 'x', { tools: [{ name: 't', inputSchema: {} }] }), { signal: signal() }), {
-        status: 400,
-        param: 'tools',
-        message: /'function_calling'/,
-      });
-      await assert.rejects(service.stream(request('text-only', 'x', { responseFormat: { type: 'json_object' } }), { signal: signal() }), {
-        param: 'response_format',
-        message: /'json_mode'/,
-      });
-      await assert.rejects(service.stream(request('text-only', 'x', { thinking: { budgetTokens: 1024 } }), { signal: signal() }), {
+      await assert.rejects(
+        streamOf(service, request('text-only', 'x', { tools: [{ name: 't', inputSchema: {} }] }), { signal: signal() }),
+        {
+          status: 400,
+          param: 'tools',
+          message: /'function_calling'/,
+        },
+      );
+      await assert.rejects(
+        streamOf(service, request('text-only', 'x', { responseFormat: { type: 'json_object' } }), { signal: signal() }),
+        {
+          param: 'response_format',
+          message: /'json_mode'/,
+        },
+      );
+      await assert.rejects(streamOf(service, request('text-only', 'x', { thinking: { budgetTokens: 1024 } }), { signal: signal() }), {
         param: 'thinking',
       });
-      await assert.rejects(service.stream(request('text-only'), { signal: signal(), capabilities: ['streaming'] }), { param: 'stream' });
-      await assert.rejects(service.stream(request('missing'), { signal: signal() }), { status: 404, code: 'model_not_found' });
+      await assert.rejects(streamOf(service, request('text-only'), { signal: signal(), capabilities: ['streaming'] }), { param: 'stream' });
+      await assert.rejects(streamOf(service, request('missing'), { signal: signal() }), { status: 404, code: 'model_not_found' });
       assert.equal(primary.requests.length, 0, 'nothing was sent upstream');
     });
   });
 
   describe('streaming', () => {
     test('streams the built-in echo engine', async () => {
-      const stream = await service.stream(request('switchyard-echo', 'hi there'), { signal: signal(), capabilities: ['streaming'] });
+      const stream = await streamOf(service, request('switchyard-echo', 'hi there'), { signal: signal(), capabilities: ['streaming'] });
       assert.equal(stream.model.id, 'switchyard-echo');
       assert.equal(stream.attempts, 1);
       const parts = await collect(stream);
@@ -183,7 +190,7 @@ describe('GenerationService', () => {
     });
 
     test('non-streaming results are assembled from the same parts', async () => {
-      const stream = await service.stream(request('main', 'question'), { signal: signal(), preferWholeResponse: true });
+      const stream = await streamOf(service, request('main', 'question'), { signal: signal(), preferWholeResponse: true });
       const result = await assembleResult(stream);
       assert.deepEqual(result.content, [{ type: 'text', text: 'Mock: question' }]);
       assert.equal(stream.model.id, 'main');
@@ -197,7 +204,7 @@ describe('GenerationService', () => {
     test('usage missing upstream is counted locally and marked estimated', async () => {
       primary.enqueue({ type: 'reply', reply: { text: 'counted locally', usage: null } });
       const generation = request('main', 'count me');
-      const parts = await collect(await service.stream(generation, { signal: signal() }));
+      const parts = await collect(await streamOf(service, generation, { signal: signal() }));
       const finish = parts.at(-1);
       assert.ok(finish?.type === 'finish');
       assert.equal(finish.usage.estimated, true);
@@ -209,7 +216,7 @@ describe('GenerationService', () => {
   describe('retries', () => {
     test('429 then success: retried after the upstream retry-after', async () => {
       primary.enqueue({ type: 'error', status: 429, message: 'slow down', headers: { 'retry-after': '1' } });
-      const stream = await service.stream(request('main', 'again'), { signal: signal() });
+      const stream = await streamOf(service, request('main', 'again'), { signal: signal() });
       assert.equal(text(await collect(stream)), 'Mock: again');
       assert.equal(stream.attempts, 2);
       assert.deepEqual(delays, [1000]);
@@ -218,13 +225,13 @@ describe('GenerationService', () => {
 
     test('retry-after is capped', async () => {
       primary.enqueue({ type: 'error', status: 429, headers: { 'retry-after': '3600' } });
-      await collect(await service.stream(request('main'), { signal: signal() }));
+      await collect(await streamOf(service, request('main'), { signal: signal() }));
       assert.deepEqual(delays, [10_000]);
     });
 
     test('5xx and a reset connection are retried with jittered exponential backoff', async () => {
       primary.enqueue({ type: 'error', status: 500 }, { type: 'reset' });
-      const stream = await service.stream(request('main', 'third time'), { signal: signal() });
+      const stream = await streamOf(service, request('main', 'third time'), { signal: signal() });
       assert.equal(text(await collect(stream)), 'Mock: third time');
       assert.equal(stream.attempts, 3);
       // 250 ms then 500 ms, each scaled by the jitter factor 0.5 + random / 2 = 0.75.
@@ -236,14 +243,14 @@ describe('GenerationService', () => {
         { type: 'reply', reply: { text: 'never seen' }, interrupt: { afterEvents: 1, how: 'reset' } },
         { type: 'events', events: [{ data: { error: { message: 'engine crashed', type: 'server_error' } } }] },
       );
-      const stream = await service.stream(request('main', 'fine'), { signal: signal() });
+      const stream = await streamOf(service, request('main', 'fine'), { signal: signal() });
       assert.equal(text(await collect(stream)), 'Mock: fine');
       assert.equal(primary.requests.length, 3);
     });
 
     test('an upstream 4xx is not retried and keeps its status and message', async () => {
       primary.enqueue({ type: 'error', status: 400, message: "Invalid value for 'temperature'." });
-      const error = await rejection(service.stream(request('main'), { signal: signal() }));
+      const error = await rejection(streamOf(service, request('main'), { signal: signal() }));
       assert.ok(error instanceof ServiceError);
       assert.equal(error.status, 400);
       assert.equal(error.type, 'invalid_request_error');
@@ -254,7 +261,7 @@ describe('GenerationService', () => {
 
     test('errors never carry the upstream URL or API key', async () => {
       primary.enqueue({ type: 'error', status: 422, message: `Bad request to ${primary.baseUrl} using ${API_KEY}` });
-      const error = await rejection(service.stream(request('main'), { signal: signal() }));
+      const error = await rejection(streamOf(service, request('main'), { signal: signal() }));
       assert.ok(error instanceof ServiceError);
       assert.equal(error.status, 422);
       assert.ok(!error.message.includes(API_KEY) && !error.message.includes(String(new URL(primary.url).port)), error.message);
@@ -264,9 +271,13 @@ describe('GenerationService', () => {
   describe('fallbacks', () => {
     test('after the retries of the first model, the next fallback with the needed capabilities answers', async () => {
       primary.enqueue({ type: 'error', status: 503 }, { type: 'error', status: 503 }, { type: 'error', status: 503 });
-      const stream = await service.stream(request('main', 'rescue me', { tools: [{ name: 'lookup', inputSchema: { type: 'object' } }] }), {
-        signal: signal(),
-      });
+      const stream = await streamOf(
+        service,
+        request('main', 'rescue me', { tools: [{ name: 'lookup', inputSchema: { type: 'object' } }] }),
+        {
+          signal: signal(),
+        },
+      );
       // text-only lacks function_calling, so the Anthropic-backed model is next.
       assert.equal(stream.model.id, 'backup-model');
       assert.equal(stream.requestedModel.id, 'main');
@@ -278,7 +289,7 @@ describe('GenerationService', () => {
     test('when every model fails the last error is thrown as a 500 service_unavailable', async () => {
       primary.enqueue(...Array.from({ length: 6 }, () => ({ type: 'error' as const, status: 502 })));
       backup.enqueue({ type: 'error', status: 529, message: 'Overloaded' });
-      const error = await rejection(service.stream(request('main'), { signal: signal() }));
+      const error = await rejection(streamOf(service, request('main'), { signal: signal() }));
       assert.ok(error instanceof ServiceError);
       assert.equal(error.status, 500);
       assert.equal(error.type, 'server_error');
@@ -291,7 +302,7 @@ describe('GenerationService', () => {
   describe('timeouts, cuts and aborts', () => {
     test('an upstream that never answers times out with 500 timeout and the request is aborted', async () => {
       primary.enqueue({ type: 'hang' });
-      const error = await rejection(service.stream(request('slow-model'), { signal: signal() }));
+      const error = await rejection(streamOf(service, request('slow-model'), { signal: signal() }));
       assert.ok(error instanceof ServiceError);
       assert.equal(error.status, 500);
       assert.equal(error.code, 'timeout');
@@ -300,7 +311,7 @@ describe('GenerationService', () => {
 
     test('an upstream that goes silent mid-stream ends the stream with a timeout error part', async () => {
       primary.enqueue({ type: 'reply', reply: { text: 'one two three four' }, interrupt: { afterEvents: 3, how: 'hang' } });
-      const parts = await collect(await service.stream(request('slow-model'), { signal: signal() }));
+      const parts = await collect(await streamOf(service, request('slow-model'), { signal: signal() }));
       assert.equal(text(parts), 'one two');
       const last = parts.at(-1);
       assert.ok(last?.type === 'error');
@@ -310,7 +321,7 @@ describe('GenerationService', () => {
 
     test('a stream cut after the first part ends with an error part and is not retried', async () => {
       primary.enqueue({ type: 'reply', reply: { text: 'alpha beta gamma delta' }, interrupt: { afterEvents: 3, how: 'reset' } });
-      const parts = await collect(await service.stream(request('main'), { signal: signal() }));
+      const parts = await collect(await streamOf(service, request('main'), { signal: signal() }));
       assert.equal(text(parts), 'alpha beta');
       const last = parts.at(-1);
       assert.ok(last?.type === 'error');
@@ -322,7 +333,7 @@ describe('GenerationService', () => {
     test('aborting mid-stream aborts the upstream request', async () => {
       primary.enqueue({ type: 'reply', reply: { text: 'one two three' }, interrupt: { afterEvents: 3, how: 'hang' } });
       const controller = new AbortController();
-      const stream = await service.stream(request('main'), { signal: controller.signal });
+      const stream = await streamOf(service, request('main'), { signal: controller.signal });
       const iterator = stream[Symbol.asyncIterator]();
       await iterator.next();
       const reason = new Error('client disconnected');
@@ -333,7 +344,7 @@ describe('GenerationService', () => {
 
     test('a consumer that stops reading releases the upstream request', async () => {
       primary.enqueue({ type: 'reply', reply: { text: 'one two three' }, interrupt: { afterEvents: 3, how: 'hang' } });
-      const stream = await service.stream(request('main'), { signal: signal() });
+      const stream = await streamOf(service, request('main'), { signal: signal() });
       for await (const part of stream) if (part.type === 'text-delta') break;
       assert.equal(await primary.requests[0]!.outcome, 'closed-by-client');
     });
@@ -352,7 +363,7 @@ describe('GenerationService', () => {
           closed.push(name);
         },
       });
-      const parts = await collect(await service.stream(request('main'), { signal: signal(), stages: [recorder('a'), recorder('b')] }));
+      const parts = await collect(await streamOf(service, request('main'), { signal: signal(), stages: [recorder('a'), recorder('b')] }));
       assert.equal(text(parts), 'one two three');
       const a = seen.filter((batch) => batch[0]?.startsWith('a:')).flat();
       const b = seen.filter((batch) => batch[0]?.startsWith('b:')).flat();
@@ -390,7 +401,7 @@ describe('GenerationService', () => {
           closes++;
         },
       };
-      const parts = await collect(await service.stream(request('main'), { signal: signal(), stages: [cutAfterFirstText] }));
+      const parts = await collect(await streamOf(service, request('main'), { signal: signal(), stages: [cutAfterFirstText] }));
       assert.equal(parts.at(-1)?.type, 'finish');
       assert.equal(await primary.requests[0]!.outcome, 'closed-by-client');
       assert.equal(closes, 1);
@@ -401,7 +412,7 @@ describe('GenerationService', () => {
       const source = new CancellationSource();
       let closes = 0;
       const stage: BatchStage<StreamPart> = { ended: false, push: (batch) => batch, close: () => void closes++ };
-      const stream = await service.stream(request('main'), { signal: source, stages: [stage] });
+      const stream = await streamOf(service, request('main'), { signal: source, stages: [stage] });
       const iterator = stream[Symbol.asyncIterator]();
       await iterator.next();
       const reason = new Error('client disconnected');
@@ -414,7 +425,7 @@ describe('GenerationService', () => {
     test('aborting before the first part rejects stream() with the abort reason', async () => {
       primary.enqueue({ type: 'hang' });
       const controller = new AbortController();
-      const pending = service.stream(request('main'), { signal: controller.signal });
+      const pending = streamOf(service, request('main'), { signal: controller.signal });
       await primary.waitForRequests(1);
       const reason = new Error('gone before the first byte');
       controller.abort(reason);

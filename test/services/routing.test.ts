@@ -18,6 +18,7 @@ import { MemoryDeploymentState } from '../../src/limits/memory/memory-deployment
 import { RedisDeploymentState } from '../../src/limits/redis/redis-deployment-state.ts';
 import { ProviderRegistry } from '../../src/providers/registry.ts';
 import { GenerationService, type GenerationStream } from '../../src/services/generation/generation-service.ts';
+import { streamOf } from '../support/generation-stream.ts';
 import { deploymentTable } from '../../src/services/generation/routing/deployment-table.ts';
 import { Router } from '../../src/services/generation/routing/router.ts';
 import { MockOpenAIServer } from '../support/mock-upstreams/index.ts';
@@ -138,7 +139,7 @@ describe('routing across deployments', () => {
 
   test('provider alone is one deployment, answers directly and names it in the stream', async () => {
     const { service } = build([{ id: 'single', provider: 'a', capabilities: ['chat'] }]);
-    const stream = await service.stream(request('single'), { signal: new AbortController().signal });
+    const stream = await streamOf(service, request('single'), { signal: new AbortController().signal });
     await collect(stream);
     assert.equal(stream.deployment, 'a');
     assert.equal(upstreamA.requests.length, 1);
@@ -176,7 +177,7 @@ describe('routing across deployments', () => {
     );
     // ...and the same router in front of the real upstreams: every answer comes from the deployment it names.
     for (let index = 0; index < 40; index++) {
-      const stream = await service.stream(request('split'), { signal: new AbortController().signal });
+      const stream = await streamOf(service, request('split'), { signal: new AbortController().signal });
       await collect(stream);
     }
     assert.equal(upstreamA.requests.length + upstreamB.requests.length, 40);
@@ -191,10 +192,10 @@ describe('routing across deployments', () => {
     // A tie goes to the first by weight (random 0): the first request lands on A, which never answers.
     upstreamA.enqueue({ type: 'hang' });
     const caller = new AbortController();
-    const pending = service.stream(request('busy'), { signal: caller.signal }).catch((error: unknown) => error);
+    const pending = streamOf(service, request('busy'), { signal: caller.signal }).catch((error: unknown) => error);
     await upstreamA.waitForRequests(1);
     for (let index = 0; index < 5; index++) {
-      const stream = await service.stream(request('busy'), { signal: new AbortController().signal });
+      const stream = await streamOf(service, request('busy'), { signal: new AbortController().signal });
       await collect(stream);
       assert.equal(stream.deployment, 'b');
     }
@@ -213,7 +214,7 @@ describe('routing across deployments', () => {
     });
     upstreamA.enqueue({ type: 'error', status: 429, headers: { 'retry-after': '2' } });
     const ask = async (): Promise<string> => {
-      const stream = await service.stream(request('cooling'), { signal: new AbortController().signal });
+      const stream = await streamOf(service, request('cooling'), { signal: new AbortController().signal });
       await collect(stream);
       return stream.deployment;
     };
@@ -239,7 +240,7 @@ describe('routing across deployments', () => {
       { dead: provider(`http://127.0.0.1:${port}/v1`), b: provider(upstreamB.baseUrl) },
     );
     for (let index = 0; index < 10; index++) {
-      const stream = await service.stream(request('half-dead', `q${index}`), {
+      const stream = await streamOf(service, request('half-dead', `q${index}`), {
         signal: new AbortController().signal,
         capabilities: ['streaming'],
       });
@@ -258,13 +259,13 @@ describe('routing across deployments', () => {
     ]);
     upstreamA.enqueue({ type: 'error', status: 503 });
     upstreamB.enqueue({ type: 'error', status: 500 });
-    const stream = await service.stream(request('flaky'), { signal: new AbortController().signal });
+    const stream = await streamOf(service, request('flaky'), { signal: new AbortController().signal });
     await collect(stream);
     assert.equal(stream.model.id, 'steady');
     assert.equal(stream.deployment, 'c');
     assert.equal(stream.attempts, 3);
     // Both are cooling now: the next request goes to the fallback without trying them.
-    const next = await service.stream(request('flaky'), { signal: new AbortController().signal });
+    const next = await streamOf(service, request('flaky'), { signal: new AbortController().signal });
     await collect(next);
     assert.equal(next.deployment, 'c');
     assert.equal(upstreamA.requests.length + upstreamB.requests.length, 2);
@@ -278,7 +279,7 @@ describe('routing across deployments', () => {
     );
     upstreamA.enqueue({ type: 'error', status: 503 });
     upstreamB.enqueue({ type: 'error', status: 502 });
-    const stream = await service.stream(request('retried'), { signal: new AbortController().signal });
+    const stream = await streamOf(service, request('retried'), { signal: new AbortController().signal });
     await collect(stream);
     assert.equal(stream.attempts, 3);
     assert.equal(stream.deployment, 'a');
@@ -292,7 +293,7 @@ describe('routing across deployments', () => {
       { random: () => 0 },
     );
     upstreamA.enqueue({ type: 'reply', reply: { text: 'partial answer that is cut' }, interrupt: { afterEvents: 2, how: 'reset' } });
-    const stream: GenerationStream = await service.stream(request('pinned'), {
+    const stream: GenerationStream = await streamOf(service, request('pinned'), {
       signal: new AbortController().signal,
       capabilities: ['streaming'],
     });
@@ -357,7 +358,7 @@ describe('routing across deployments', () => {
       { multi: provider(upstreamA.baseUrl, { apiKey: 'sk-first-0123456789', apiKeys: [{ env: 'SECOND_KEY' }] }) },
     );
     upstreamA.enqueue({ type: 'error', status: 429, headers: { 'retry-after': '30' } });
-    const stream = await keyed.stream(request('keyed'), { signal: new AbortController().signal });
+    const stream = await streamOf(keyed, request('keyed'), { signal: new AbortController().signal });
     await collect(stream);
     assert.equal(stream.deployment, 'multi#2');
     assert.deepEqual(
@@ -414,7 +415,7 @@ if (redisUrl === undefined || redisUrl === '') {
     test('per-deployment requests per minute is never exceeded across both instances', async () => {
       const results = await Promise.all(
         Array.from({ length: 60 }, async (_, index) => {
-          const stream = await instances[index % 2]!.service.stream(request('limited', `q${index}`), {
+          const stream = await streamOf(instances[index % 2]!.service, request('limited', `q${index}`), {
             signal: new AbortController().signal,
           });
           await collect(stream);
@@ -454,10 +455,10 @@ if (redisUrl === undefined || redisUrl === '') {
       upstreamA.reset();
       upstreamB.reset();
       upstreamA.enqueue({ type: 'error', status: 503, headers: { 'retry-after': '30' } });
-      const first = await instances[0]!.service.stream(request('shared-cooldown'), { signal: new AbortController().signal });
+      const first = await streamOf(instances[0]!.service, request('shared-cooldown'), { signal: new AbortController().signal });
       await collect(first);
       assert.equal(first.deployment, 'b');
-      const second = await instances[1]!.service.stream(request('shared-cooldown'), { signal: new AbortController().signal });
+      const second = await streamOf(instances[1]!.service, request('shared-cooldown'), { signal: new AbortController().signal });
       await collect(second);
       assert.equal(second.deployment, 'b', 'the other instance skips the cooling deployment');
       assert.equal(upstreamA.requests.length, 1);

@@ -3,27 +3,11 @@
  * Works over the database or inside a transaction (`new FilesRepository(transaction)`).
  */
 import type { Kysely, Selectable } from 'kysely';
+import type { FileRecord } from '../../services/files/file-record.ts';
 import type { DatabaseSchema, FilesTable } from '../schema.ts';
 
-export interface FileRecord {
-  /** `file-...`. */
-  id: string;
-  organizationId: string;
-  purpose: string;
-  filename: string;
-  /** Size of the content, bytes. */
-  bytes: number;
-  /** Content type the content is served with. */
-  mediaType: string;
-  /** Milliseconds since epoch. */
-  createdAt: number;
-  /** Milliseconds since epoch after which the file is expired, or null for never. */
-  expiresAt: number | null;
-  /** Milliseconds since epoch when deleted by its owner, or null. */
-  deletedAt: number | null;
-  /** Milliseconds since epoch when the bytes were removed from the blob store, or null. */
-  purgedAt: number | null;
-}
+// The record is the file service's (services/files/file-record.ts); this repository stores it.
+export type { FileRecord } from '../../services/files/file-record.ts';
 
 export interface FileListQuery {
   organizationId: string;

@@ -2,7 +2,7 @@
  * FileRecord -> the wire File object. Follows SPEC "File" (id, object, bytes, created_at, filename,
  * purpose, status, status_details) plus `expires_at`, which the OpenAI SDK's FileObject carries.
  */
-import type { FileRecord } from '../../db/repositories/files-repository.ts';
+import type { FileRecord } from './file-record.ts';
 
 export interface FileObject {
   id: string;

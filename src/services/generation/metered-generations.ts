@@ -81,7 +81,8 @@ export class MeteredGenerations {
     const ledger = ledgerContextOf(caller, model, options.endpoint);
     let warnings: readonly GenerationWarning[] = [];
     let deployment = '';
-    const streamOptions: GenerationStreamOptions = { signal: caller.signal, requestId: caller.requestId };
+    // The prompt is counted once, here: the service takes the count (deployments' token limits, usage a backend did not report).
+    const streamOptions: GenerationStreamOptions = { signal: caller.signal, requestId: caller.requestId, promptTokens };
     if (options.capabilities !== undefined) streamOptions.capabilities = options.capabilities;
     if (options.capabilityParams !== undefined) streamOptions.capabilityParams = options.capabilityParams;
     if (options.preferWholeResponse === true) streamOptions.preferWholeResponse = true;

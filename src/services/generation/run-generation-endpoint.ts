@@ -9,8 +9,7 @@ import { assembleResult } from '../../core/assemble-result.ts';
 import type { DecodedGeneration, DecodeOptions, GenerationFormat, StartedGeneration } from '../../core/generation-format.ts';
 import type { GenerationWarning } from '../../core/generation.ts';
 import { invalidParameter } from '../../core/service-error.ts';
-import type { SseEvent } from '../../core/sse-event.ts';
-import type { Admission } from '../metering/metering-service.ts';
+import type { Answer } from '../answer.ts';
 import type { Caller } from '../caller.ts';
 import type { MeteredGenerationOptions, MeteredGenerations } from './metered-generations.ts';
 
@@ -34,17 +33,11 @@ export interface GenerationEndpoint<Context = unknown> {
   onFinal?(decoded: DecodedGeneration<Context>, caller: Caller): ((body: Record<string, unknown>) => Promise<void>) | undefined;
 }
 
-interface AnswerCommon {
-  /** Headers the answer carries: the decoder's, the rate-limit ones and the ignored-parameters warning. */
-  headers: Record<string, string>;
-  /** Wire names of parameters that were not honoured (by the decoder or the backend), for a log line. */
+/** A generation's answer, with the parameters that were not honoured (for a log line). */
+export type GenerationAnswer = Answer & {
+  /** Wire names of parameters that were not honoured (by the decoder or the backend). */
   ignoredParameters: string[];
-  admission: Admission;
-}
-
-export type GenerationAnswer =
-  | (AnswerCommon & { stream: false; body: Record<string, unknown> })
-  | (AnswerCommon & { stream: true; events: AsyncIterable<SseEvent>; keepAlive?: SseEvent });
+};
 
 function ignoredParameters(
   decoded: DecodedGeneration<unknown>,

@@ -1,18 +1,21 @@
 /**
- * The batch endpoints' handlers (SPEC: chat completions, embeddings, responses), built from the same
- * values the HTTP routes serve, for the batch worker's line executor.
+ * The batch endpoints' handlers (SPEC: chat completions, embeddings, responses) for the line executor
+ * (service-line-executor.ts): the same use cases the HTTP routes serve, a line's body in, the
+ * endpoint's response body out.
  */
-import { BATCH_ENDPOINTS } from '../batches/batch-service.ts';
-import type { BatchLineHandler } from '../batches/service-line-executor.ts';
 import type { DecodeOptions } from '../core/generation-format.ts';
+import type { EmbeddingsService } from '../services/embeddings/embeddings-service.ts';
 import type { MeteredGenerations } from '../services/generation/metered-generations.ts';
 import { runGenerationEndpoint, type GenerationEndpoint } from '../services/generation/run-generation-endpoint.ts';
-import { createEmbeddingsHandler, type EmbeddingRouteDependencies } from './embeddings.ts';
+import { BATCH_ENDPOINTS } from './batch-service.ts';
+import type { BatchLineHandler } from './service-line-executor.ts';
 
-export interface BatchLineHandlerDependencies extends EmbeddingRouteDependencies {
+export interface BatchLineHandlerDependencies {
+  /** The text-generation endpoints (the composition root's table); those in BATCH_ENDPOINTS get a handler. */
   endpoints: readonly GenerationEndpoint[];
   generations: MeteredGenerations;
   decodeOptions: DecodeOptions;
+  embeddings: Pick<EmbeddingsService, 'run'>;
 }
 
 export function batchLineHandlers(dependencies: BatchLineHandlerDependencies): Map<string, BatchLineHandler> {
@@ -28,7 +31,7 @@ export function batchLineHandlers(dependencies: BatchLineHandlerDependencies): M
       return answer.body;
     });
   }
-  const embed = createEmbeddingsHandler(dependencies);
-  handlers.set('/v1/embeddings', async (caller, body) => (await embed(caller, body)).body);
+  const { embeddings } = dependencies;
+  handlers.set('/v1/embeddings', async (caller, body) => (await embeddings.run(caller, body)).body);
   return handlers;
 }
