@@ -5,7 +5,7 @@
  * ledger and metering, the backends, then build the use cases, the files and batches, the dashboard's
  * accounts, the app, and start the batch worker.
  */
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AccountsRetention, type AccountsRetentionOptions } from './accounts/accounts-retention.ts';
@@ -46,9 +46,7 @@ import {
   startConfigAgreement,
   type Opened,
 } from './runtime/open-stores.ts';
-import { readinessOf } from './runtime/readiness.ts';
-import { registerOperationsRoutes } from './routes/operations.ts';
-import { buildOperationsListener } from './http/operations-listener.ts';
+import { openOperationsListener, readinessOf } from './runtime/readiness.ts';
 import type { InstancesRepository } from './db/repositories/instances-repository.ts';
 import { startBatchWorker } from './runtime/start-batch-worker.ts';
 import { FileService } from './services/files/file-service.ts';
@@ -240,19 +238,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
     },
     { ...options, logger },
   );
-  const operations =
-    config.server.operationsPort === undefined
-      ? undefined
-      : await buildOperationsListener({
-          operator: config.operator,
-          logger: logger as FastifyBaseLogger,
-          routes: (server) =>
-            registerOperationsRoutes(server, readiness, metrics, {
-              operationsToken: config.server.operationsToken,
-              logger,
-              listener: 'operations',
-            }),
-        });
+  const operations = await openOperationsListener(config, logger, readiness, metrics);
   if (options.batchWorker !== false) {
     batchWorker = startBatchWorker({
       config,

@@ -97,26 +97,10 @@ function resolveSecret(
   return value;
 }
 
-export function loadConfig(options: LoadConfigOptions = {}): Config {
-  const env = options.env ?? process.env;
-  const configFile = options.configFile ?? env['SWITCHYARD_CONFIG'];
-  const fileLayer = configFile ? readConfigFile(configFile) : {};
-  if (configFile && !isPlainObject(fileLayer)) {
-    throw new ConfigError(`The config file ${configFile} must hold an object at the top level.`);
-  }
-  const merged = mergeLayers(fileLayer, fromEnvironment(env), options.overrides);
-  const parsed = configSchema.safeParse(merged);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `  - ${describeIssuePath(issue.path)}: ${issue.message}`);
-    throw new ConfigError(
-      `Invalid configuration${configFile ? ` (${configFile})` : ''}:\n${problems.join('\n')}\nFix these fields and start again.`,
-    );
-  }
-  const config = parsed.data;
-  const tiers = mergeTiers(config.tiers);
-
+/** Every configured provider with its secrets read (`apiKey`, `apiKeys`: a value, `{ env }` or `{ file }`). */
+function resolveProviders(configured: Record<string, ProviderConfig>, env: NodeJS.ProcessEnv): Record<string, ResolvedProviderConfig> {
   const providers: Record<string, ResolvedProviderConfig> = {};
-  for (const [id, provider] of Object.entries(config.providers)) {
+  for (const [id, provider] of Object.entries(configured)) {
     const keys: string[] = [];
     const files: (string | undefined)[] = [];
     if ('apiKey' in provider) {
@@ -139,6 +123,28 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     if (keys.length > 1 && files.some((file) => file !== undefined)) resolved.apiKeyFiles = files;
     providers[id] = resolved;
   }
+  return providers;
+}
+
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const configFile = options.configFile ?? env['SWITCHYARD_CONFIG'];
+  const fileLayer = configFile ? readConfigFile(configFile) : {};
+  if (configFile && !isPlainObject(fileLayer)) {
+    throw new ConfigError(`The config file ${configFile} must hold an object at the top level.`);
+  }
+  const merged = mergeLayers(fileLayer, fromEnvironment(env), options.overrides);
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  - ${describeIssuePath(issue.path)}: ${issue.message}`);
+    throw new ConfigError(
+      `Invalid configuration${configFile ? ` (${configFile})` : ''}:\n${problems.join('\n')}\nFix these fields and start again.`,
+    );
+  }
+  const config = parsed.data;
+  const tiers = mergeTiers(config.tiers);
+
+  const providers = resolveProviders(config.providers, env);
   const models: ModelConfig[] = config.models.map((model, index) => {
     if (model.provider !== undefined && model.deployments !== undefined) {
       throw new ConfigError(

@@ -8,7 +8,11 @@ import type { Authenticator } from '../accounts/authenticator.ts';
 import type { Config } from '../config/index.ts';
 import type { Database } from '../db/database.ts';
 import type { BlobStore } from '../files/blob-store.ts';
-import type { ReadinessReport } from '../routes/operations.ts';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildOperationsListener } from '../http/operations-listener.ts';
+import type { HttpMetrics } from '../http/metrics.ts';
+import { registerOperationsRoutes, type ReadinessReport } from '../routes/operations.ts';
 import type { ConfigAgreement } from '../services/instances/config-agreement.ts';
 
 /** How long one readiness check may take before it counts as failed, milliseconds. */
@@ -69,4 +73,27 @@ export function readinessOf(sources: ReadinessSources): () => Promise<ReadinessR
     const results = await Promise.all(checks.map(async ([name, result]) => [name, await result] as const));
     return { draining: sources.draining(), checks: Object.fromEntries(results), config: agreement.current() };
   };
+}
+
+/**
+ * The optional operations listener (`server.operationsPort`): /metrics, /readyz detail and /healthz on a
+ * port of their own, so that they can be kept off the public listener. Undefined when not configured.
+ */
+export async function openOperationsListener(
+  config: Config,
+  logger: Logger,
+  readiness: () => Promise<ReadinessReport>,
+  metrics: HttpMetrics,
+): Promise<FastifyInstance | undefined> {
+  if (config.server.operationsPort === undefined) return undefined;
+  return buildOperationsListener({
+    operator: config.operator,
+    logger: logger as FastifyBaseLogger,
+    routes: (server) =>
+      registerOperationsRoutes(server, readiness, metrics, {
+        operationsToken: config.server.operationsToken,
+        logger,
+        listener: 'operations',
+      }),
+  });
 }

@@ -1,0 +1,110 @@
+// The house rules that import-table.js states, checked on the source itself: every src folder has a row
+// in the table, every row names a folder that exists, no file is longer than MAX_FILE_LINES and no function
+// longer than MAX_FUNCTION_LINES unless the table lists it as a declarative table, and each folder README
+// points at the table instead of keeping its own "may import" line (the table is the only statement).
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, test } from 'node:test';
+import ts from 'typescript';
+import { DECLARATIVE_TABLES, IMPORT_TABLE, MAX_FILE_LINES, MAX_FUNCTION_LINES } from '../../import-table.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const src = join(root, 'src');
+
+function sourceFiles(directory: string): string[] {
+  return readdirSync(directory).flatMap((entry) => {
+    const path = join(directory, entry);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return /\.(ts|js)$/.test(entry) && !entry.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+function lineCount(text: string): number {
+  return text.endsWith('\n') ? text.split('\n').length - 1 : text.split('\n').length;
+}
+
+interface FunctionLength {
+  name: string;
+  lines: number;
+}
+
+/** Every function, method, arrow function and accessor with its length in lines, named as a reader would find it. */
+function functionLengths(path: string): FunctionLength[] {
+  const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: FunctionLength[] = [];
+  const nameOf = (node: ts.Node): string => {
+    const named = node as ts.Node & { name?: ts.Node };
+    if (named.name !== undefined) return named.name.getText(source);
+    if (ts.isConstructorDeclaration(node)) return 'constructor';
+    const parent = node.parent;
+    if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))
+      return parent.name.getText(source);
+    return '<anonymous>';
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
+      const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+      const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+      found.push({ name: nameOf(node), lines: end - start + 1 });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('house rules (import-table.js)', () => {
+  const folders = readdirSync(src).filter((entry) => statSync(join(src, entry)).isDirectory());
+  const files = sourceFiles(src);
+
+  test('every src folder has a row in the import table, and every row a folder', () => {
+    assert.deepEqual([...folders].sort(), Object.keys(IMPORT_TABLE).sort());
+    for (const [folder, { may }] of Object.entries(IMPORT_TABLE)) {
+      for (const allowed of may.filter((each) => each !== '*')) {
+        const path = join(src, allowed.replace(/\/\*\.ts$/, ''));
+        assert.ok(existsSync(path), `${folder} may import ${allowed}, which does not exist`);
+      }
+    }
+  });
+
+  test(`no source file over ${MAX_FILE_LINES} lines, except the declarative tables the table names`, () => {
+    const tables: Record<string, string> = DECLARATIVE_TABLES.files;
+    const long = files
+      .map((path) => ({ file: relative(root, path), lines: lineCount(readFileSync(path, 'utf8')) }))
+      .filter(({ file, lines }) => lines > MAX_FILE_LINES && tables[file] === undefined);
+    assert.deepEqual(long, []);
+  });
+
+  test(`no function over ${MAX_FUNCTION_LINES} lines, except the declarative tables the table names`, () => {
+    const tables: Record<string, string> = DECLARATIVE_TABLES.functions;
+    const long = files.flatMap((path) =>
+      functionLengths(path)
+        .filter(({ lines }) => lines > MAX_FUNCTION_LINES)
+        .map(({ name, lines }) => ({ function: `${relative(root, path)}:${name}`, lines }))
+        .filter((entry) => tables[entry.function] === undefined),
+    );
+    assert.deepEqual(long, []);
+  });
+
+  test('folder READMEs link the import table and keep no import rule of their own', () => {
+    for (const folder of folders) {
+      const readme = join(src, folder, 'README.md');
+      assert.ok(existsSync(readme), `src/${folder}/README.md is missing`);
+      const text = readFileSync(readme, 'utf8');
+      assert.match(text, /import-table\.js/, `src/${folder}/README.md does not link import-table.js`);
+    }
+    for (const path of readmes(src)) {
+      const text = readFileSync(path, 'utf8');
+      assert.doesNotMatch(text, /^\s*(\*\*)?May import/im, `${relative(root, path)} states its own import rule`);
+    }
+  });
+});
+
+function readmes(directory: string): string[] {
+  return readdirSync(directory).flatMap((entry) => {
+    const path = join(directory, entry);
+    if (statSync(path).isDirectory()) return readmes(path);
+    return entry === 'README.md' ? [path] : [];
+  });
+}
