@@ -11,7 +11,7 @@
  *
  * `PROMOTION=1` also runs both servers with `--trace-gc-nvp` and prints the bytes each promoted per
  * young-generation collection: a change that keeps objects reachable for longer shows there before it
- * shows in CPU (docs/architecture.md, "Speed").
+ * shows in CPU (docs/performance.md).
  *
  * `A` and `B` are added after the flags `npm start` uses (so the empty string is `npm start` itself;
  * a later flag wins). The servers run pinned to one core, so that includes `--no-parallel-scavenge`

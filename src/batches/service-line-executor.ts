@@ -78,7 +78,7 @@ function lineExecutor(
       if (refusal !== undefined) throw refusal;
     } catch (error) {
       // The organization was suspended meanwhile: the line waits (a deferral, as after a 429); the
-      // batch's other lines are not claimed until it is reactivated (batches-repository.ts claimLines).
+      // batch's other lines are not claimed until it is reactivated (db/repositories/batch-leases.ts claimLines).
       if (isSuspension(error)) {
         return { ...failed(options, error, requestId), statusCode: 429, headers: { 'retry-after': String(SUSPENDED_RETRY_SECONDS) } };
       }

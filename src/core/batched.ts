@@ -5,7 +5,7 @@
  * maps that array to its own array in one synchronous step. The whole pipeline then costs one
  * asynchronous step per stage per upstream read instead of one per stage per part: with a stream of a
  * few dozen small chunks, the per-part promise traffic was the largest single cost of a streamed
- * request (profile in docs/architecture.md "Speed").
+ * request (profile in docs/performance.md).
  *
  * A Batched stream is still an ordinary async iterable of single items, so code that only wants items
  * (tests, assembling a whole result) iterates it as before. `batchesOf` reads any async iterable as

@@ -15,7 +15,7 @@ export interface Usage {
   outputTokens: number;
   /** Completion tokens spent on reasoning/thinking. */
   reasoningTokens: number;
-  /** True when the backend reported no usage and the figures were counted locally with gpt-tokenizer. */
+  /** True when the backend reported no usage and the figures were counted locally (core/count-tokens.ts). */
   estimated: boolean;
   /** The upstream's raw usage object, kept for audit. */
   raw?: unknown;

@@ -49,7 +49,7 @@ export interface LimitSubject {
 export interface AdmitCheck {
   subject: LimitSubject;
   policy: LimitPolicy;
-  /** Tokens to reserve, e.g. prompt tokens counted with gpt-tokenizer plus the maximum output tokens. Non-negative integer. */
+  /** Tokens to reserve, e.g. prompt tokens counted locally (core/count-tokens.ts) plus the maximum output tokens. Non-negative integer. */
   estimatedTokens: number;
 }
 

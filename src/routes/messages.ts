@@ -19,7 +19,7 @@ export function registerMessagesRoutes(app: FastifyInstance, dependencies: Promp
           permission: 'messages',
           limits: 'tokens',
           format: anthropicMessagesFormat,
-          summary: 'Count the input tokens of a message request (local estimate with gpt-tokenizer).',
+          summary: 'Count the input tokens of a message request (a local estimate in the o200k encoding).',
         },
       },
     },

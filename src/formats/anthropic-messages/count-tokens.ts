@@ -1,6 +1,6 @@
 /**
  * `POST /v1/messages/count_tokens` answer, following docs/wire-contracts.md ("Anthropic SDK": count_tokens
- * returns `{"input_tokens": N}`). The count is the local gpt-tokenizer estimate of core/count-tokens.ts
+ * returns `{"input_tokens": N}`). The count is the local o200k estimate of core/count-tokens.ts
  * for the decoded canonical request (see decodeCountTokensRequest), so it is the same figure the service
  * reserves against rate limits; for non-OpenAI models it is an approximation.
  */

@@ -104,6 +104,6 @@ export type AnthropicStreamEventData =
 
 /** `POST /v1/messages/count_tokens` answer. */
 export interface AnthropicTokenCount {
-  /** Estimated prompt tokens of the request (gpt-tokenizer count, see core/count-tokens.ts). */
+  /** Estimated prompt tokens of the request (the local count of core/count-tokens.ts). */
   input_tokens: number;
 }

@@ -106,7 +106,7 @@ export function decodeEmbeddingsRequest(body: unknown): DecodedEmbeddingsRequest
 }
 
 /**
- * Counts each input's tokens (gpt-tokenizer) and refuses, with a 400 naming `input` or `input[i]`, an
+ * Counts each input's tokens (core/count-tokens.ts) and refuses, with a 400 naming `input` or `input[i]`, an
  * input longer than the model's context window. Returns the counts (tokens per input, in order).
  */
 export function checkEmbeddingInputTokens(

@@ -3,7 +3,7 @@
  * callbacks, with no Node stream between them and the provider. undici's `request()` wraps every body
  * in a Readable (a large object, events, a nextTick per end, and an async iterator with a promise per
  * read). Alone, a call made this way cost ~6 µs of CPU less, ~20% of the call (50 in flight against
- * the mock upstream); the whole server, ~14% less per request (docs/architecture.md "Speed").
+ * the mock upstream); the whole server, ~14% less per request (docs/performance.md).
  *
  * What the Readable gave is kept here:
  * - backpressure: past HIGH_WATER_BYTES unread, undici is paused (the socket is no longer read) until
@@ -166,7 +166,7 @@ export class UpstreamBody {
    * a graph still reachable at two young-generation collections is promoted. A first version that kept
    * undici's controller (and through it the raw headers and the request) after the end made the server
    * promote ~4x the bytes per collection, with ~3x the full collections (--trace-gc-nvp,
-   * docs/architecture.md).
+   * docs/performance.md).
    */
   private release(): void {
     this.controller = undefined;

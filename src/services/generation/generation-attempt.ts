@@ -345,7 +345,7 @@ class OutputText {
 
 /**
  * Usage as the service reports it. A backend that reported none marks its figures `estimated`; the
- * missing ones are then counted here with gpt-tokenizer (core/count-tokens.ts), the prompt only when
+ * missing ones are then counted here (core/count-tokens.ts), the prompt only when
  * the caller did not count it already.
  */
 function normaliseUsage(usage: Usage, request: GenerationRequest, output: OutputText, promptTokens: number | undefined): Usage {

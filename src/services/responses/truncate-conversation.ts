@@ -2,7 +2,7 @@
  * Fits a canonical request into a model's context window, for the response-style `truncation`
  * parameter (SPEC "Response request": `auto` or `disabled`, default `disabled`).
  *
- * The prompt is estimated with core/count-tokens.ts (gpt-tokenizer) and must leave room for
+ * The prompt is estimated with core/count-tokens.ts (the o200k encoding) and must leave room for
  * `max_output_tokens`: countRequestTokens(request) + maxOutputTokens <= contextWindow.
  * - `disabled`: a request that does not fit is a 400 `invalid_parameter` with param `input`.
  * - `auto`: whole turns are dropped from the oldest on (a turn starts at a user message and runs to the

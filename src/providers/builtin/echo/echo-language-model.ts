@@ -12,9 +12,9 @@
  * - otherwise `Echo: <text>` (images and documents of the message are counted, not described).
  * `<text>` is the text of the last user turn (or of the tool results when the conversation ends with
  * them). Stop sequences cut the answer before the first match (finish `stop-sequence`); the output
- * cap counts gpt-tokenizer tokens of the answer and cuts there (finish `length`). When thinking is
+ * cap counts the o200k tokens of the answer and cuts there (finish `length`). When thinking is
  * asked for (a budget or an effort), a short reasoning block with a deterministic signature comes
- * first. Usage is counted with gpt-tokenizer and is exact for this engine (`estimated: false`).
+ * first. Usage is counted with core/count-tokens.ts and is exact for this engine (`estimated: false`).
  * The answer streams in word-sized deltas and yields to the event loop between batches of parts.
  */
 import { createHash } from 'node:crypto';

@@ -1,7 +1,7 @@
 /**
  * The built-in `EmbeddingModel`: the Universal Sentence Encoder lite run by a `SentenceEncoder` (worker
  * thread, batched). Vectors have 512 dimensions and unit length. Token usage is counted with
- * gpt-tokenizer (the encoder's own sentencepiece count is not what callers are billed on) and is
+ * core/count-tokens.ts (the encoder's own sentencepiece count is not what callers are billed on) and is
  * therefore marked `estimated`.
  */
 import type { CallOptions, EmbeddingModel, EmbeddingResult } from '../../../core/language-model.ts';
