@@ -3,6 +3,7 @@
 // `no-restricted-imports` blocks below say the same thing executably; `import-x/no-cycle` forbids cycles.
 import js from '@eslint/js';
 import importX from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 /** `folder may not import these folders`, mirroring the "May import" line of each folder's README. */
@@ -97,8 +98,11 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
-    // The dashboard's front end runs in the browser (bundled by scripts/build-dashboard.mjs).
+    // The dashboard's front end runs in the browser (bundled by scripts/build-dashboard.mjs). Preact's
+    // hooks follow React's rules, so React's hooks lint holds them to it (its recommended set, errors).
     files: ['src/dashboard/pages/**/*.js'],
+    plugins: reactHooks.configs.flat.recommended.plugins,
+    rules: { ...reactHooks.configs.flat.recommended.rules, 'react-hooks/exhaustive-deps': 'error' },
     languageOptions: {
       globals: {
         window: 'readonly',
@@ -111,6 +115,7 @@ export default tseslint.config(
         URLSearchParams: 'readonly',
         CustomEvent: 'readonly',
         Event: 'readonly',
+        Intl: 'readonly',
         setInterval: 'readonly',
         clearInterval: 'readonly',
       },

@@ -1,21 +1,31 @@
+// @ts-check
 // The audit log page.
-import { useCallback } from 'preact/hooks';
-import { api } from './api.js';
-import { html, dateTime, ErrorNote, usePoll } from './components.js';
+import { html, dateTime, DataTable, ErrorNote, usePoll } from './components.js';
+
+/** @typedef {import('./types.js').AuditEntryObject} AuditEntryObject */
+
+/** @type {import('./components.js').Column<AuditEntryObject>[]} */
+const COLUMNS = [
+  { label: 'When', cell: (entry) => dateTime(entry.created_at) },
+  { label: 'Who', cell: (entry) => entry.actor },
+  { label: 'What', cell: (entry) => `${entry.action}${entry.count > 1 ? ` ×${entry.count}` : ''}` },
+  { label: 'Target', cell: (entry) => entry.target ?? '—' },
+  { label: 'From', cell: (entry) => entry.address ?? '—' },
+];
 
 export function AuditPage() {
-  const load = useCallback(() => api('audit'), []);
-  const [{ data, error }] = usePoll(load, 15_000);
+  /** @type {[import('./components.js').Polled<import('./types.js').ListOf<AuditEntryObject>>, () => void]} */
+  const [{ data, error }] = usePoll('audit', 15_000);
   return html`<main>
     <h1>Audit log</h1>
     <${ErrorNote} error=${error} />
-    ${
-      data
-        ? html`<div class="table-wrap"><table aria-label="Audit log">
-          <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">From</th></tr></thead>
-          <tbody>${data.data.map((entry) => html`<tr key=${entry.id}><td>${dateTime(entry.created_at)}</td><td>${entry.actor}</td><td>${entry.action}${entry.count > 1 ? ` ×${entry.count}` : ''}</td><td>${entry.target ?? '—'}</td><td>${entry.address ?? '—'}</td></tr>`)}</tbody>
-        </table></div>`
-        : null
-    }
+    <${DataTable}
+      label="Audit log"
+      columns=${COLUMNS}
+      rows=${data?.data}
+      rowKey=${(/** @type {AuditEntryObject} */ entry) => entry.id}
+      empty="Nothing has happened yet."
+      loading=${null}
+    />
   </main>`;
 }
