@@ -391,6 +391,7 @@ export async function startRuntime(config: Config, options: StartRuntimeOptions 
         deploymentState,
       },
       rollups: new UsageRollupsRepository(database.db),
+      lists: { keys: repository, files: filesRepository, batches: new BatchesRepository(database.db), owners: ownersRepository },
       sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000),
     };
     const createFirstStartSecrets = async (): Promise<FirstStartSecrets | undefined> => {

@@ -1,6 +1,7 @@
 /**
- * The organization's API keys: the list (with the tiers and permissions the plan allows, for the
- * create form), create (the secret answered once), revoke and rotate (owners only). Every change is
+ * The organization's API keys: a page of the list (newest first, searchable by name, prefix or id; with
+ * the tiers and permissions the plan allows, for the create form), create (the secret answered once),
+ * rename and change permissions (within the plan), revoke and rotate (owners only). Every change is
  * written to the organization's audit log.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -9,7 +10,7 @@ import { KeyRequestError } from '../../accounts/key-service.ts';
 import type { ApiKeyRecord } from '../../db/repositories/api-keys-repository.ts';
 import { PERMISSIONS } from '../../config/index.ts';
 import { invalidParameter, notFound } from '../../core/service-error.ts';
-import { access, parseBody, signedIn, type DashboardApiDependencies } from './common.ts';
+import { access, pageOf, pageQuery, parseBody, signedIn, type DashboardApiDependencies } from './common.ts';
 import { PlanBounds } from './plan-bounds.ts';
 import type { CreatedKeyObject, KeyObject, KeysList } from './wire.ts';
 
@@ -20,6 +21,12 @@ const createKeyBody = z.object({
   /** Days until the key expires; absent or null for no expiry. */
   expires_in_days: z.number().int().min(1).max(3650).nullable().optional(),
 });
+const updateKeyBody = z
+  .object({
+    name: z.string().trim().min(1).max(100).optional(),
+    permissions: z.array(z.enum(PERMISSIONS)).min(1).optional(),
+  })
+  .refine((body) => body.name !== undefined || body.permissions !== undefined, { message: 'Give a name or permissions to change.' });
 const rotateBody = z.object({
   grace_seconds: z
     .number()
@@ -28,7 +35,7 @@ const rotateBody = z.object({
     .max(30 * 86_400),
 });
 
-export function keyObject(record: ApiKeyRecord, lastUsedDay: number | undefined, now: number): KeyObject {
+export function keyObject(record: ApiKeyRecord, lastUsedDay: number | undefined, now: number, replacedBy?: string): KeyObject {
   const expired = record.expiresAt !== null && record.expiresAt <= now;
   return {
     id: record.id,
@@ -41,11 +48,22 @@ export function keyObject(record: ApiKeyRecord, lastUsedDay: number | undefined,
     expires_at: record.expiresAt,
     revoked_at: record.revokedAt,
     status: record.revokedAt !== null ? 'revoked' : expired ? 'expired' : 'active',
+    replaced_by: replacedBy ?? null,
   };
 }
 
+/** Old key id -> the key that replaced it, from the audit log's `key.rotated` rows (`old -> new`). */
+function replacements(targets: readonly string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const target of targets) {
+    const [from, to] = target.split(' -> ');
+    if (from !== undefined && to !== undefined) map.set(from, to);
+  }
+  return map;
+}
+
 export const keysApi: FastifyPluginAsync<DashboardApiDependencies> = async (app, dependencies) => {
-  const { keys, accounts, config, rollups } = dependencies;
+  const { keys, accounts, config, rollups, lists } = dependencies;
   const bounds = new PlanBounds(dependencies);
 
   const ownKey = async (request: FastifyRequest, id: string): Promise<ApiKeyRecord> => {
@@ -57,20 +75,33 @@ export const keysApi: FastifyPluginAsync<DashboardApiDependencies> = async (app,
 
   app.get('/dashboard/api/keys', access('member'), async (request): Promise<KeysList> => {
     const { organizationId } = signedIn(request).owner;
+    const query = parseBody(pageQuery, request.query);
+    const after = query.after === undefined ? undefined : await ownKey(request, query.after);
     const plan = await bounds.planOf(organizationId);
-    const [records, lastUsed, tiers] = await Promise.all([
-      keys.list(organizationId),
+    const [records, lastUsed, tiers, rotations] = await Promise.all([
+      lists.keys.page(organizationId, {
+        limit: query.limit + 1,
+        ...(after === undefined ? {} : { after: { createdAt: after.createdAt, id: after.id } }),
+        ...(query.q === undefined ? {} : { search: query.q }),
+      }),
       rollups.lastUsedDays(organizationId),
       bounds.allowedTiers(organizationId, plan),
+      lists.owners.keyRotations(organizationId),
     ]);
     const now = Date.now();
+    const replaced = replacements(rotations);
     const inPlan = (permission: string): boolean => plan === undefined || (plan.permissions as string[]).includes(permission);
+    const page = pageOf(
+      records,
+      query.limit,
+      (record) => keyObject(record, lastUsed.get(record.id), now, replaced.get(record.id)),
+      (record) => record.id,
+    );
     return {
-      object: 'list',
+      ...page,
       allowed_tiers: tiers.map((name) => ({ name, permissions: config.tiers[name]!.permissions.filter(inPlan) })),
       plan_permissions: plan?.permissions ?? [...PERMISSIONS],
       permissions: [...PERMISSIONS],
-      data: records.reverse().map((record) => keyObject(record, lastUsed.get(record.id), now)),
     };
   });
 
@@ -98,6 +129,23 @@ export const keysApi: FastifyPluginAsync<DashboardApiDependencies> = async (app,
     }
   });
 
+  // Rename and permission changes: the permissions stay within the organization's plan (KeyService).
+  app.post<{ Params: { id: string } }>('/dashboard/api/keys/:id', access('owner'), async (request) => {
+    const body = parseBody(updateKeyBody, request.body);
+    const record = await ownKey(request, request.params.id);
+    try {
+      const updated = await keys.update(record.id, {
+        ...(body.name === undefined ? {} : { name: body.name }),
+        ...(body.permissions === undefined ? {} : { permissions: body.permissions }),
+      });
+      await accounts.audit(signedIn(request).owner, 'key.updated', record.id, request.ip);
+      return keyObject(updated, undefined, Date.now());
+    } catch (error) {
+      if (error instanceof KeyRequestError) throw invalidParameter(body.permissions === undefined ? null : 'permissions', error.message);
+      throw error;
+    }
+  });
+
   app.post<{ Params: { id: string } }>('/dashboard/api/keys/:id/revoke', access('owner'), async (request) => {
     const record = await ownKey(request, request.params.id);
     await keys.revoke(record.id);
@@ -111,10 +159,11 @@ export const keysApi: FastifyPluginAsync<DashboardApiDependencies> = async (app,
     try {
       const { created } = await keys.rotate(record.id, body.grace_seconds * 1000);
       await accounts.audit(signedIn(request).owner, 'key.rotated', `${record.id} -> ${created.record.id}`, request.ip);
+      const now = Date.now();
       const answer: CreatedKeyObject = {
-        ...keyObject(created.record, undefined, Date.now()),
+        ...keyObject(created.record, undefined, now),
         key: created.key,
-        previous: keyObject((await keys.findById(record.id))!, undefined, Date.now()),
+        previous: keyObject((await keys.findById(record.id))!, undefined, now, created.record.id),
       };
       return reply.code(201).send(answer);
     } catch (error) {

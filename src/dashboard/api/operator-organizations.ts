@@ -10,6 +10,7 @@ import type { OperatorActor } from '../../accounts/organizations.ts';
 import { allowedKeyTiers, type EffectivePlan } from '../../accounts/plans.ts';
 import { access, parseBody, type WithOperator } from './common.ts';
 import { keyObject } from './keys.ts';
+import type { PlanFigures } from './wire.ts';
 
 const planBody = z.object({
   plan: z.string().min(1).max(100),
@@ -20,7 +21,7 @@ const planBody = z.object({
 type ById = { Params: { id: string } };
 const operatorOnly = access('operator');
 
-export function planObject(plan: EffectivePlan): Record<string, unknown> {
+export function planObject(plan: EffectivePlan): PlanFigures {
   return {
     tier: plan.tier,
     custom: plan.custom,

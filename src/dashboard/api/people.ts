@@ -8,13 +8,10 @@ import { z } from 'zod';
 import { allowedKeyTiers } from '../../accounts/plans.ts';
 import { access, parseBody, signedIn, type WithOperator } from './common.ts';
 import { planObject } from './operator-organizations.ts';
+import { LIMITS_RULE } from './usage.ts';
 
 const inviteBody = z.object({ email: z.string().trim().min(3).max(254), role: z.enum(['owner', 'member']) });
 const roleBody = z.object({ role: z.enum(['owner', 'member']) });
-
-/** The one rule the limits follow (accounts/plans.ts, limits/): stated on the usage page and here. */
-export const LIMITS_RULE =
-  "Day and month token quotas, concurrent batches and requests per batch are the organization's plan, shared by all its keys; per-minute limits are each key's tier, never above the plan.";
 
 export const peopleApi: FastifyPluginAsync<WithOperator> = async (app, { operator, accounts, config }) => {
   const { people, organizations } = operator;

@@ -72,6 +72,8 @@ export interface KeyObject {
   expires_at: number | null;
   revoked_at: number | null;
   status: KeyStatus;
+  /** The key that replaced this one by rotation (it keeps working until `expires_at`), or null. */
+  replaced_by: string | null;
 }
 
 export interface CreatedKeyObject extends KeyObject {
@@ -80,7 +82,7 @@ export interface CreatedKeyObject extends KeyObject {
   previous?: KeyObject;
 }
 
-export interface KeysList extends ListOf<KeyObject> {
+export interface KeysList extends PageOf<KeyObject> {
   allowed_tiers: { name: string; permissions: string[] }[];
   plan_permissions: string[];
   permissions: string[];
@@ -111,6 +113,37 @@ export interface LimitInfo {
   reset_at: string;
 }
 
+/** Usage of one model or one key over the range. */
+export interface UsageSum {
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export interface KeyUsage extends UsageSum {
+  key_id: string;
+  /** As the keys page names the key; null for usage without a key of this organization (e.g. a deleted one). */
+  name: string | null;
+  prefix: string | null;
+  /** The key's own per-minute limits (its tier's, never above the plan's); 0: unlimited. */
+  requests_per_minute: number | null;
+  tokens_per_minute: number | null;
+}
+
+/** The organization's plan figures (accounts/plans.ts); 0: unlimited. */
+export interface PlanFigures {
+  tier: string;
+  custom: boolean;
+  requests_per_minute: number;
+  tokens_per_minute: number;
+  tokens_per_day: number;
+  tokens_per_month: number;
+  concurrent_batches: number;
+  max_requests_per_batch: number;
+  permissions: string[];
+}
+
 export interface UsageReport {
   object: 'dashboard.usage';
   organization: string;
@@ -118,7 +151,13 @@ export interface UsageReport {
   to: string;
   data: UsageRow[];
   totals: UsageTotals;
+  by_model: (UsageSum & { model: string })[];
+  by_key: KeyUsage[];
   limits: { tier: string; daily: LimitInfo; monthly: LimitInfo };
+  /** The plan the limits come from; null when the organization has none yet (each key's tier stands for it). */
+  plan: PlanFigures | null;
+  /** The one rule of who is limited by what, as the service enforces it. */
+  limits_rule: string;
 }
 
 export interface AuditEntryObject {
@@ -126,6 +165,8 @@ export interface AuditEntryObject {
   actor: string;
   action: string;
   target: string | null;
+  /** The target as the keys page names keys (`name (sk-sy-…abcd)` for each key id in it), or null. */
+  target_label: string | null;
   address: string | null;
   created_at: number;
   count: number;

@@ -8,6 +8,9 @@ export function setCsrfToken(token) {
   csrfToken = token;
 }
 
+/** The session's CSRF token, for a request this client does not send itself (a multipart upload). */
+export const currentCsrfToken = () => csrfToken;
+
 export class ApiError extends Error {
   /** @param {number} status @param {{ message?: string, code?: string, param?: string | null } | undefined} error */
   constructor(status, error) {

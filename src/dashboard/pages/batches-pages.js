@@ -1,6 +1,19 @@
 // @ts-check
-// The batches list and one batch.
-import { html, Link, dateTime, DataTable, ErrorNote, useAction, usePoll } from './components.js';
+// The batches list (paged, searchable) and one batch.
+import { useState } from 'preact/hooks';
+import {
+  html,
+  Link,
+  dateTime,
+  DataTable,
+  ErrorNote,
+  LoadMore,
+  SearchForm,
+  useAction,
+  useConfirm,
+  usePaged,
+  usePoll,
+} from './components.js';
 
 /** @typedef {import('./types.js').BatchObject} BatchObject */
 
@@ -45,21 +58,34 @@ function batchColumns({ owner, cancel }) {
 
 /** @param {import('./types.js').PageProps} props */
 export function BatchesPage({ session }) {
-  /** @type {[import('./components.js').Polled<import('./types.js').ListOf<BatchObject>>, () => void]} */
-  const [{ data, error }, refresh] = usePoll('batches', 10_000);
-  const action = useAction(refresh);
+  const [search, setSearch] = useState('');
+  /** @type {import('./components.js').Paged<BatchObject>} */
+  const paged = usePaged('batches', search, 10_000);
+  const action = useAction(paged.refresh);
+  const [dialog, ask] = useConfirm();
   /** @param {BatchObject} batch */
-  const cancel = (batch) => action.run(`batches/${batch.id}/cancel`);
+  const cancel = async (batch) => {
+    const answer = await ask({
+      title: `Cancel ${batch.id}?`,
+      message: 'Lines not yet run are not run; the results so far are kept in the output file.',
+      confirm: 'Cancel the batch',
+      danger: true,
+    });
+    if (answer) action.run(`batches/${batch.id}/cancel`);
+  };
   return html`<main>
     <h1>Batches</h1>
-    <${ErrorNote} error=${error ?? action.error} />
+    <${ErrorNote} error=${paged.error ?? action.error} />
+    <${SearchForm} label="Search batches" placeholder="batch id, endpoint or status" onSearch=${setSearch} />
     <${DataTable}
       label="Batches"
       columns=${batchColumns({ owner: session.role === 'owner', cancel })}
-      rows=${data?.data}
+      rows=${paged.rows}
       rowKey=${(/** @type {BatchObject} */ batch) => batch.id}
-      empty="No batches."
+      empty=${search ? 'No batch matches.' : 'No batches.'}
     />
+    <${LoadMore} paged=${paged} label="batches" />
+    ${dialog}
   </main>`;
 }
 

@@ -2,7 +2,7 @@
 // Pieces every dashboard page uses: the htm binding, path navigation, formatting, errors, polling, the
 // "call, show the error, refresh" action and the one table component.
 import { h } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { api } from './api.js';
 
@@ -34,6 +34,18 @@ export const dateTime = (ms) =>
   ms === null || ms === undefined ? '—' : new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 /** @param {number | string} value */
 export const number = (value) => Number(value).toLocaleString('en-US');
+/** @param {number} count a size in bytes, as people read it (1 KB = 1,000 bytes) */
+export const bytes = (count) => {
+  if (count < 1000) return `${count} bytes`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let value = count / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+};
 /** @param {number | string} value */
 export const usd = (value) => `$${Number(value).toFixed(4)}`;
 export const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
@@ -149,4 +161,150 @@ export function DataTable({ label, columns, rows, empty = 'Nothing here yet.', l
       ${footer ? html`<tfoot>${footer}</tfoot>` : null}
     </table>
   </div>`;
+}
+
+/**
+ * @template Row
+ * @typedef {{ rows: Row[] | undefined, error: Error | undefined, hasMore: boolean, loadMore: () => void, refresh: () => void }} Paged
+ */
+
+const PAGE_SIZE = 50;
+
+/**
+ * A long list a page at a time: the first page of `path` (with `q` when searching) is polled, "Load
+ * more" appends the next pages by cursor (`after`), and a new search starts again from the first page.
+ * @template Row
+ * @param {string} path
+ * @param {string} search
+ * @param {number} intervalMs
+ * @returns {Paged<Row> & { first: any }}
+ */
+export function usePaged(path, search, intervalMs) {
+  const query = `${path}?limit=${PAGE_SIZE}${search ? `&q=${encodeURIComponent(search)}` : ''}`;
+  /** @type {[Polled<any>, () => void]} */
+  const [{ data, error }, refresh] = usePoll(query, intervalMs);
+  /** @type {[{ query: string, rows: Row[], next: string | null, hasMore: boolean }, (value: any) => void]} */
+  const [more, setMore] = useState({
+    query: '',
+    rows: /** @type {Row[]} */ ([]),
+    next: /** @type {string | null} */ (null),
+    hasMore: false,
+  });
+  const [moreError, setMoreError] = useState(/** @type {Error | undefined} */ (undefined));
+  const extra = more.query === query ? more : undefined;
+  const loadMore = () => {
+    const cursor = extra && extra.rows.length > 0 ? extra.next : data?.next;
+    if (!cursor) return;
+    api(`${query}&after=${encodeURIComponent(cursor)}`).then(
+      (page) => {
+        setMoreError(undefined);
+        setMore({ query, rows: [...(extra?.rows ?? []), ...page.data], next: page.next, hasMore: page.has_more });
+      },
+      (caught) => setMoreError(caught),
+    );
+  };
+  const rows = data === undefined ? undefined : [...data.data, ...(extra?.rows ?? [])];
+  const hasMore = extra && extra.rows.length > 0 ? extra.hasMore : Boolean(data?.has_more);
+  return { rows, error: error ?? moreError, hasMore, loadMore, refresh, first: data };
+}
+
+/** The control under a paged table: "Load more" while more rows follow. @param {{ paged: Paged<any>, label: string }} props */
+export function LoadMore({ paged, label }) {
+  if (!paged.hasMore) return null;
+  return html`<div class="toolbar">
+    <button type="button" class="secondary" onClick=${paged.loadMore} aria-label=${`Load more ${label}`}>Load more</button>
+  </div>`;
+}
+
+/**
+ * A search box for a list (uncontrolled, so a list answer arriving while someone types does not reset
+ * it); `onSearch` gets the trimmed text when it is submitted.
+ * @param {{ label: string, placeholder?: string, onSearch: (text: string) => void }} props
+ */
+export function SearchForm({ label, placeholder = '', onSearch }) {
+  /** @param {SubmitEvent} event */
+  const submit = (event) => {
+    event.preventDefault();
+    onSearch(String(new FormData(/** @type {HTMLFormElement} */ (event.currentTarget)).get('q') ?? '').trim());
+  };
+  const id = `search-${label.toLowerCase().replace(/[^a-z]+/g, '-')}`;
+  return html`<form class="toolbar" role="search" aria-label=${label} onSubmit=${submit}>
+    <label for=${id}>${label}</label>
+    <input id=${id} name="q" type="search" placeholder=${placeholder} />
+    <button type="submit">Search</button>
+  </form>`;
+}
+
+/**
+ * @typedef {object} ConfirmRequest
+ * @property {string} title
+ * @property {string} message
+ * @property {string} confirm  the confirming button's text
+ * @property {boolean} [danger]
+ * @property {{ label: string, type?: string, value?: string, min?: string, max?: string }} [field]  one value to ask for
+ * @property {import('preact').ComponentChildren} [body]  more form controls (named inputs, read back as FormData)
+ */
+
+/**
+ * A styled confirmation (a modal `<dialog>`) instead of window.confirm/prompt: `ask(request)` answers
+ * the form's data when confirmed, undefined when cancelled (Cancel, Escape).
+ * @returns {[import('preact').ComponentChildren, (request: ConfirmRequest) => Promise<FormData | undefined>]}
+ */
+export function useConfirm() {
+  const [request, setRequest] = useState(
+    /** @type {(ConfirmRequest & { resolve: (value: FormData | undefined) => void }) | undefined} */ (undefined),
+  );
+  /** @param {ConfirmRequest} options */
+  const ask = (options) => new Promise((resolve) => setRequest({ ...options, resolve }));
+  /** @param {FormData | undefined} value */
+  const close = (value) => {
+    request?.resolve(value);
+    setRequest(undefined);
+  };
+  return [request ? html`<${ConfirmDialog} request=${request} onClose=${close} />` : null, ask];
+}
+
+/** @param {{ request: ConfirmRequest, onClose: (value: FormData | undefined) => void }} props */
+function ConfirmDialog({ request, onClose }) {
+  const dialog = useRef(/** @type {HTMLDialogElement | null} */ (null));
+  useEffect(() => {
+    const element = dialog.current;
+    if (element && !element.open) element.showModal();
+  }, []);
+  /** @param {SubmitEvent} event */
+  const submit = (event) => {
+    event.preventDefault();
+    onClose(new FormData(/** @type {HTMLFormElement} */ (event.currentTarget)));
+  };
+  /** @param {Event} event */
+  const cancel = (event) => {
+    event.preventDefault();
+    onClose(undefined);
+  };
+  const field = request.field;
+  return html`<dialog ref=${dialog} class="confirm" aria-labelledby="confirm-dialog-title" onCancel=${cancel}>
+    <form onSubmit=${submit}>
+      <h2 id="confirm-dialog-title">${request.title}</h2>
+      <p>${request.message}</p>
+      ${
+        field
+          ? html`<label for="confirm-dialog-field">${field.label}</label>
+            <input
+              id="confirm-dialog-field"
+              name="value"
+              type=${field.type ?? 'text'}
+              defaultValue=${field.value ?? ''}
+              min=${field.min}
+              max=${field.max}
+              required
+            />`
+          : null
+      }
+      ${request.body ?? null}
+      <div class="dialog-actions">
+        <button type="submit" class=${request.danger ? 'danger' : ''}>${request.confirm}</button>
+        <button type="button" class="secondary" onClick=${cancel}>Cancel</button>
+      </div>
+    </form>
+  </dialog>`;
 }

@@ -1,8 +1,9 @@
 // @ts-check
-// The keys page: list, create (secret shown once), revoke, rotate.
+// The keys page: list (paged, searchable), create (secret shown once), rename and permissions, revoke,
+// rotate (the old key marked "replaced" while it keeps working), each change confirmed in a dialog.
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { html, day, dateTime, DataTable, ErrorNote, useAction, usePoll } from './components.js';
+import { html, day, dateTime, DataTable, ErrorNote, LoadMore, SearchForm, useAction, useConfirm, usePaged } from './components.js';
 
 /** @typedef {import('./types.js').KeyObject} KeyObject */
 /** @typedef {import('./types.js').CreatedKeyObject} CreatedKeyObject */
@@ -90,11 +91,22 @@ function CreateKeyForm({ tiers, permissions, onCreated }) {
   </form>`;
 }
 
+/** "replaced, expires in N min" for a rotated key still in its grace period. @param {KeyObject} key */
+function status(key) {
+  if (key.status === 'active' && key.replaced_by && key.expires_at !== null) {
+    const minutes = Math.max(1, Math.ceil((key.expires_at - Date.now()) / 60_000));
+    return html`<span class="status replaced">replaced, expires in ${minutes} min</span>`;
+  }
+  return html`<span class=${`status ${key.status}`}>${key.status}</span>`;
+}
+
 /**
- * @param {{ readOnly: boolean, rotate: (key: KeyObject) => void, revoke: (key: KeyObject) => void }} actions
+ * @param {{ readOnly: boolean, edit: (key: KeyObject) => void, rotate: (key: KeyObject) => void, revoke: (key: KeyObject) => void }} actions
  * @returns {import('./components.js').Column<KeyObject>[]}
  */
-function keyColumns({ readOnly, rotate, revoke }) {
+function keyColumns({ readOnly, edit, rotate, revoke }) {
+  /** @param {KeyObject} key */
+  const name = (key) => key.name ?? key.id;
   return [
     { label: 'Name', cell: (key) => key.name ?? '—' },
     { label: 'Key', cell: (key) => html`<code>${key.prefix}</code>` },
@@ -103,28 +115,49 @@ function keyColumns({ readOnly, rotate, revoke }) {
     { label: 'Created', className: 'nowrap', cell: (key) => day(key.created_at) },
     { label: 'Last used', className: 'nowrap', cell: (key) => day(key.last_used_day) },
     { label: 'Expires', cell: (key) => (key.expires_at ? dateTime(key.expires_at) : 'never') },
-    { label: 'Status', cell: (key) => html`<span class=${`status ${key.status}`}>${key.status}</span>` },
+    { label: 'Status', cell: status },
     {
       label: 'Actions',
       hideLabel: true,
       className: 'actions',
       cell: (key) =>
         key.status === 'active' && !readOnly
-          ? html`<button type="button" onClick=${() => rotate(key)} aria-label=${`Rotate ${key.name ?? key.id}`}>Rotate</button>
-              <button type="button" class="danger" onClick=${() => revoke(key)} aria-label=${`Revoke ${key.name ?? key.id}`}>
-                Revoke
-              </button>`
+          ? html`<button type="button" class="secondary" onClick=${() => edit(key)} aria-label=${`Edit ${name(key)}`}>Edit</button>
+              ${
+                key.replaced_by
+                  ? null
+                  : html`<button type="button" onClick=${() => rotate(key)} aria-label=${`Rotate ${name(key)}`}>Rotate</button>`
+              }
+              <button type="button" class="danger" onClick=${() => revoke(key)} aria-label=${`Revoke ${name(key)}`}>Revoke</button>`
           : null,
     },
   ];
 }
 
+/** The permission checkboxes of the edit dialog: those the plan allows, the key's ticked. @param {{ keyObject: KeyObject, allowed: string[] }} props */
+function PermissionChecks({ keyObject, allowed }) {
+  return html`<fieldset>
+    <legend>Permissions</legend>
+    <div class="checks">
+      ${allowed.map(
+        (name) => html`<label class="check">
+          <input type="checkbox" name=${`permission-${name}`} defaultChecked=${keyObject.permissions.includes(name)} />
+          ${' '}${name}
+        </label>`,
+      )}
+    </div>
+  </fieldset>`;
+}
+
 /** @param {import('./types.js').PageProps} props */
 export function KeysPage({ session }) {
-  /** @type {[import('./components.js').Polled<KeysList>, () => void]} */
-  const [{ data, error }, refresh] = usePoll('keys', 10_000);
+  const [search, setSearch] = useState('');
+  /** @type {import('./components.js').Paged<KeyObject> & { first: KeysList | undefined }} */
+  const paged = usePaged('keys', search, 10_000);
+  const data = paged.first;
   const [created, setCreated] = useState(/** @type {CreatedKeyObject | undefined} */ (undefined));
-  const action = useAction(refresh);
+  const action = useAction(paged.refresh);
+  const [dialog, ask] = useConfirm();
   const readOnly = session.role !== 'owner';
   /** @param {string} path @param {unknown} [body] */
   const act = async (path, body) => {
@@ -132,24 +165,48 @@ export function KeysPage({ session }) {
     if (result?.key) setCreated(result);
   };
   /** @param {KeyObject} key */
-  const rotate = (key) => {
-    const grace = window.prompt(`Rotate ${key.name ?? key.id}: how many minutes may the old key keep working?`, '60');
-    if (grace === null) return;
-    act(`keys/${key.id}/rotate`, { grace_seconds: Math.max(0, Math.round(Number(grace) * 60)) || 0 });
+  const rotate = async (key) => {
+    const answer = await ask({
+      title: `Rotate ${key.name ?? key.id}`,
+      message: 'A new key replaces this one. The old key keeps working for the grace period, then stops.',
+      confirm: 'Rotate',
+      field: { label: 'Grace period (minutes)', type: 'number', value: '60', min: '0', max: String(30 * 24 * 60) },
+    });
+    if (answer) act(`keys/${key.id}/rotate`, { grace_seconds: Math.max(0, Math.round(Number(answer.get('value')) * 60)) || 0 });
   };
   /** @param {KeyObject} key */
-  const revoke = (key) => {
-    if (window.confirm(`Revoke ${key.name ?? key.id}? Requests with it fail at once.`)) act(`keys/${key.id}/revoke`);
+  const revoke = async (key) => {
+    const answer = await ask({
+      title: `Revoke ${key.name ?? key.id}?`,
+      message: 'Requests with it fail at once. This cannot be undone.',
+      confirm: 'Revoke',
+      danger: true,
+    });
+    if (answer) act(`keys/${key.id}/revoke`);
+  };
+  /** @param {KeyObject} key */
+  const edit = async (key) => {
+    const allowed = data?.plan_permissions ?? key.permissions;
+    const answer = await ask({
+      title: `Edit ${key.name ?? key.id}`,
+      message: "Rename the key or change what it may do (within your organization's plan).",
+      confirm: 'Save',
+      field: { label: 'Name', value: key.name ?? '' },
+      body: html`<${PermissionChecks} keyObject=${key} allowed=${allowed} />`,
+    });
+    if (!answer) return;
+    const permissions = allowed.filter((name) => answer.get(`permission-${name}`) === 'on');
+    act(`keys/${key.id}`, { name: String(answer.get('value') ?? '').trim(), permissions });
   };
   /** @param {CreatedKeyObject} result */
   const onCreated = (result) => {
     setCreated(result);
-    refresh();
+    paged.refresh();
   };
   return html`<main>
     <h1>API keys</h1>
     ${created ? html`<${NewSecret} created=${created} onDone=${() => setCreated(undefined)} />` : null}
-    <${ErrorNote} error=${error ?? action.error} />
+    <${ErrorNote} error=${paged.error ?? action.error} />
     ${
       data === undefined
         ? null
@@ -157,13 +214,16 @@ export function KeysPage({ session }) {
           ? html`<p>Members can see keys; an owner creates them.</p>`
           : html`<${CreateKeyForm} tiers=${data.allowed_tiers} permissions=${data.permissions} onCreated=${onCreated} />`
     }
+    <${SearchForm} label="Search keys" placeholder="name, prefix or id" onSearch=${setSearch} />
     <${DataTable}
       label="API keys"
-      columns=${keyColumns({ readOnly, rotate, revoke })}
-      rows=${data?.data}
+      columns=${keyColumns({ readOnly, edit, rotate, revoke })}
+      rows=${paged.rows}
       rowKey=${(/** @type {KeyObject} */ key) => key.id}
       rowProps=${(/** @type {KeyObject} */ key) => ({ 'data-key-id': key.id })}
-      empty="No keys yet."
+      empty=${search ? 'No key matches.' : 'No keys yet.'}
     />
+    <${LoadMore} paged=${paged} label="keys" />
+    ${dialog}
   </main>`;
 }

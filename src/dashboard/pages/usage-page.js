@@ -5,6 +5,9 @@ import uPlot from 'uplot';
 import { html, dateTime, number, usd, compact, DataTable, ErrorNote, usePoll } from './components.js';
 
 /** @typedef {import('./types.js').UsageRow} UsageRow */
+/** @typedef {import('./types.js').UsageReport} UsageReport */
+/** @typedef {UsageReport['by_key'][number]} KeyUsage */
+/** @typedef {UsageReport['by_model'][number]} ModelUsage */
 /** @typedef {import('./types.js').LimitInfo} LimitInfo */
 
 const DAY_MS = 86_400_000;
@@ -90,6 +93,60 @@ const COLUMNS = [
   { label: 'Cost', cell: (row) => usd(row.cost_usd) },
 ];
 
+/** @param {number | null} value */
+const limit = (value) => (value === null ? '—' : value === 0 ? 'unlimited' : number(value));
+
+/** The organization's limits, stated once: the plan's figures and the rule they follow. @param {{ report: UsageReport }} props */
+function LimitsCard({ report }) {
+  const plan = report.plan;
+  return html`<section class="card" aria-labelledby="limits-title">
+    <h2 id="limits-title">Limits of ${report.organization}: ${plan ? `${plan.tier} plan${plan.custom ? ' (custom)' : ''}` : "each key's tier"}</h2>
+    <p data-testid="limits-rule">${report.limits_rule}</p>
+    ${
+      plan
+        ? html`<dl class="facts">
+          <dt>Tokens per day (organization)</dt>
+          <dd>${limit(plan.tokens_per_day)}</dd>
+          <dt>Tokens per month (organization)</dt>
+          <dd>${limit(plan.tokens_per_month)}</dd>
+          <dt>Concurrent batches (organization)</dt>
+          <dd>${plan.concurrent_batches === 0 ? 'no batch API' : number(plan.concurrent_batches)}</dd>
+          <dt>Requests per batch (organization)</dt>
+          <dd>${number(plan.max_requests_per_batch)}</dd>
+          <dt>Requests per minute (per key, at most)</dt>
+          <dd>${limit(plan.requests_per_minute)}</dd>
+          <dt>Tokens per minute (per key, at most)</dt>
+          <dd>${limit(plan.tokens_per_minute)}</dd>
+        </dl>`
+        : null
+    }
+  </section>`;
+}
+
+/** @type {import('./components.js').Column<ModelUsage>[]} */
+const MODEL_COLUMNS = [
+  { label: 'Model', cell: (row) => row.model },
+  { label: 'Requests', cell: (row) => number(row.requests) },
+  { label: 'Input tokens', cell: (row) => number(row.input_tokens) },
+  { label: 'Output tokens', cell: (row) => number(row.output_tokens) },
+  { label: 'Cost', cell: (row) => usd(row.cost_usd) },
+];
+
+/** @type {import('./components.js').Column<KeyUsage>[]} */
+const KEY_COLUMNS = [
+  {
+    label: 'Key',
+    cell: (row) => html`${row.name ?? 'unknown key'}${' '}
+      <code>${row.prefix ?? row.key_id}</code>`,
+  },
+  { label: 'Requests', cell: (row) => number(row.requests) },
+  { label: 'Input tokens', cell: (row) => number(row.input_tokens) },
+  { label: 'Output tokens', cell: (row) => number(row.output_tokens) },
+  { label: 'Cost', cell: (row) => usd(row.cost_usd) },
+  { label: 'Requests/min limit', cell: (row) => limit(row.requests_per_minute) },
+  { label: 'Tokens/min limit', cell: (row) => limit(row.tokens_per_minute) },
+];
+
 export function UsagePage() {
   const [days, setDays] = useState(30);
   /** @type {[import('./components.js').Polled<import('./types.js').UsageReport>, () => void]} */
@@ -107,11 +164,8 @@ export function UsagePage() {
     <section class="meters" aria-label="Usage against limits">
       <${LimitMeter} label="Today" info=${data.limits.daily} />
       <${LimitMeter} label="This month" info=${data.limits.monthly} />
-      <p class="muted">
-        Daily and monthly limits of ${data.organization}'s ${data.limits.tier} plan, shared by all its keys; per-minute limits are each
-        key's tier, never above the plan.
-      </p>
     </section>
+    <${LimitsCard} report=${data} />
     <div class="toolbar">
       <label for="range">Range</label>
       <select
@@ -127,6 +181,23 @@ export function UsagePage() {
       <a class="button" href=${`/dashboard/api/usage.csv?days=${days}`} download>Export CSV</a>
     </div>
     <${UsageChart} rows=${data.data} from=${data.from} to=${data.to} />
+    <h2>Per key</h2>
+    <${DataTable}
+      label="Usage per key"
+      columns=${KEY_COLUMNS}
+      rows=${data.by_key}
+      rowKey=${(/** @type {KeyUsage} */ row) => row.key_id}
+      empty="No usage in this range."
+    />
+    <h2>Per model</h2>
+    <${DataTable}
+      label="Usage per model"
+      columns=${MODEL_COLUMNS}
+      rows=${data.by_model}
+      rowKey=${(/** @type {ModelUsage} */ row) => row.model}
+      empty="No usage in this range."
+    />
+    <h2>Per day and model</h2>
     <${DataTable}
       label="Usage per day and model"
       columns=${COLUMNS}

@@ -17,6 +17,7 @@ import { PostgresAdapter, type Kysely, type Selectable, type Updateable } from '
 import type { LedgerRecord } from '../../services/metering/usage-ledger.ts';
 import type { BatchesTable, BatchRequestsTable, DatabaseSchema } from '../schema.ts';
 import { FilesRepository, type FileRecord } from './files-repository.ts';
+import { containsText } from './text-search.ts';
 import { UsageLedgerRepository } from './usage-ledger-repository.ts';
 
 export const BATCH_STATUSES = ['validating', 'in_progress', 'finalizing', 'completed', 'failed', 'canceled', 'expired'] as const;
@@ -124,6 +125,8 @@ export interface BatchListQuery {
   /** Cursor: batches strictly older than this one (newest first). */
   after?: { createdAt: number; id: string };
   status?: BatchStatus;
+  /** Only batches whose id, endpoint or status contains this text (the dashboard's search). */
+  search?: string;
 }
 
 const nullableNumber = (value: number | null): number | null => (value === null ? null : Number(value));
@@ -242,6 +245,9 @@ export class BatchesRepository {
         eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]),
       );
     }
+    const search = query.search;
+    if (search !== undefined)
+      select = select.where((eb) => eb.or([containsText('id', search), containsText('endpoint', search), containsText('status', search)]));
     const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
     return rows.map(toRecord);
   }

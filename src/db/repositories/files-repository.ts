@@ -4,6 +4,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { DatabaseSchema, FilesTable } from '../schema.ts';
+import { containsText } from './text-search.ts';
 
 export interface FileRecord {
   /** `file-...`. */
@@ -38,6 +39,8 @@ export interface FileListQuery {
   after?: { createdAt: number; id: string };
   /** Milliseconds since epoch: files expired at this time are left out. */
   now: number;
+  /** Only files whose name or id contains this text (the dashboard's search). */
+  search?: string;
 }
 
 function toRecord(row: Selectable<FilesTable>): FileRecord {
@@ -104,6 +107,8 @@ export class FilesRepository {
         ]),
       );
     }
+    const search = query.search;
+    if (search !== undefined) select = select.where((eb) => eb.or([containsText('filename', search), containsText('id', search)]));
     const direction = descending ? 'desc' : 'asc';
     const rows = await select.orderBy('created_at', direction).orderBy('id', direction).limit(query.limit).execute();
     return rows.map(toRecord);
