@@ -109,7 +109,7 @@ function keyColumns({ readOnly, edit, rotate, revoke }) {
   const name = (key) => key.name ?? key.id;
   return [
     { label: 'Name', cell: (key) => key.name ?? '—' },
-    { label: 'Key', cell: (key) => html`<code>${key.prefix}</code>` },
+    { label: 'Key', className: 'nowrap', cell: (key) => html`<code>${key.prefix}</code>` },
     { label: 'Tier', cell: (key) => key.tier },
     { label: 'Permissions', className: 'permissions', cell: (key) => key.permissions.join(', ') },
     { label: 'Created', className: 'nowrap', cell: (key) => day(key.created_at) },
