@@ -6,7 +6,7 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { KeyRequestError } from '../../accounts/key-service.ts';
+import { KeyRequestError, type KeyService } from '../../accounts/key-service.ts';
 import type { ApiKeyRecord } from '../../db/repositories/api-keys-repository.ts';
 import { PERMISSIONS } from '../../config/index.ts';
 import { invalidParameter, notFound } from '../../core/service-error.ts';
@@ -62,48 +62,53 @@ function replacements(targets: readonly string[]): Map<string, string> {
   return map;
 }
 
+/** The key `id` of the signed-in person's organization, else 404 (another organization's keys do not exist here). */
+async function ownKey(keys: KeyService, request: FastifyRequest, id: string): Promise<ApiKeyRecord> {
+  const record = await keys.findById(id);
+  if (record === undefined || record.organizationId !== signedIn(request).owner.organizationId)
+    throw notFound('key_not_found', `No key ${id} in your organization.`);
+  return record;
+}
+
+/** A page of the organization's keys, with what the create form needs (the tiers and permissions the plan allows). */
+async function listKeys(request: FastifyRequest, dependencies: DashboardApiDependencies, bounds: PlanBounds): Promise<KeysList> {
+  const { keys, config, rollups, lists } = dependencies;
+  const { organizationId } = signedIn(request).owner;
+  const query = parseBody(pageQuery, request.query);
+  const after = query.after === undefined ? undefined : await ownKey(keys, request, query.after);
+  const plan = await bounds.planOf(organizationId);
+  const [records, lastUsed, tiers, rotations] = await Promise.all([
+    lists.keys.page(organizationId, {
+      limit: query.limit + 1,
+      ...(after === undefined ? {} : { after: { createdAt: after.createdAt, id: after.id } }),
+      ...(query.q === undefined ? {} : { search: query.q }),
+    }),
+    rollups.lastUsedDays(organizationId),
+    bounds.allowedTiers(organizationId, plan),
+    lists.owners.keyRotations(organizationId),
+  ]);
+  const now = Date.now();
+  const replaced = replacements(rotations);
+  const inPlan = (permission: string): boolean => plan === undefined || (plan.permissions as string[]).includes(permission);
+  const page = pageOf(
+    records,
+    query.limit,
+    (record) => keyObject(record, lastUsed.get(record.id), now, replaced.get(record.id)),
+    (record) => record.id,
+  );
+  return {
+    ...page,
+    allowed_tiers: tiers.map((name) => ({ name, permissions: config.tiers[name]!.permissions.filter(inPlan) })),
+    plan_permissions: plan?.permissions ?? [...PERMISSIONS],
+    permissions: [...PERMISSIONS],
+  };
+}
+
 export const keysApi: FastifyPluginAsync<DashboardApiDependencies> = async (app, dependencies) => {
-  const { keys, accounts, config, rollups, lists } = dependencies;
+  const { keys, accounts } = dependencies;
   const bounds = new PlanBounds(dependencies);
 
-  const ownKey = async (request: FastifyRequest, id: string): Promise<ApiKeyRecord> => {
-    const record = await keys.findById(id);
-    if (record === undefined || record.organizationId !== signedIn(request).owner.organizationId)
-      throw notFound('key_not_found', `No key ${id} in your organization.`);
-    return record;
-  };
-
-  app.get('/dashboard/api/keys', access('member'), async (request): Promise<KeysList> => {
-    const { organizationId } = signedIn(request).owner;
-    const query = parseBody(pageQuery, request.query);
-    const after = query.after === undefined ? undefined : await ownKey(request, query.after);
-    const plan = await bounds.planOf(organizationId);
-    const [records, lastUsed, tiers, rotations] = await Promise.all([
-      lists.keys.page(organizationId, {
-        limit: query.limit + 1,
-        ...(after === undefined ? {} : { after: { createdAt: after.createdAt, id: after.id } }),
-        ...(query.q === undefined ? {} : { search: query.q }),
-      }),
-      rollups.lastUsedDays(organizationId),
-      bounds.allowedTiers(organizationId, plan),
-      lists.owners.keyRotations(organizationId),
-    ]);
-    const now = Date.now();
-    const replaced = replacements(rotations);
-    const inPlan = (permission: string): boolean => plan === undefined || (plan.permissions as string[]).includes(permission);
-    const page = pageOf(
-      records,
-      query.limit,
-      (record) => keyObject(record, lastUsed.get(record.id), now, replaced.get(record.id)),
-      (record) => record.id,
-    );
-    return {
-      ...page,
-      allowed_tiers: tiers.map((name) => ({ name, permissions: config.tiers[name]!.permissions.filter(inPlan) })),
-      plan_permissions: plan?.permissions ?? [...PERMISSIONS],
-      permissions: [...PERMISSIONS],
-    };
-  });
+  app.get('/dashboard/api/keys', access('member'), (request) => listKeys(request, dependencies, bounds));
 
   app.post('/dashboard/api/keys', access('owner'), async (request, reply) => {
     const body = parseBody(createKeyBody, request.body);
@@ -132,7 +137,7 @@ export const keysApi: FastifyPluginAsync<DashboardApiDependencies> = async (app,
   // Rename and permission changes: the permissions stay within the organization's plan (KeyService).
   app.post<{ Params: { id: string } }>('/dashboard/api/keys/:id', access('owner'), async (request) => {
     const body = parseBody(updateKeyBody, request.body);
-    const record = await ownKey(request, request.params.id);
+    const record = await ownKey(keys, request, request.params.id);
     try {
       const updated = await keys.update(record.id, {
         ...(body.name === undefined ? {} : { name: body.name }),
@@ -147,7 +152,7 @@ export const keysApi: FastifyPluginAsync<DashboardApiDependencies> = async (app,
   });
 
   app.post<{ Params: { id: string } }>('/dashboard/api/keys/:id/revoke', access('owner'), async (request) => {
-    const record = await ownKey(request, request.params.id);
+    const record = await ownKey(keys, request, request.params.id);
     await keys.revoke(record.id);
     await accounts.audit(signedIn(request).owner, 'key.revoked', record.id, request.ip);
     return keyObject((await keys.findById(record.id))!, undefined, Date.now());
@@ -155,7 +160,7 @@ export const keysApi: FastifyPluginAsync<DashboardApiDependencies> = async (app,
 
   app.post<{ Params: { id: string } }>('/dashboard/api/keys/:id/rotate', access('owner'), async (request, reply) => {
     const body = parseBody(rotateBody, request.body);
-    const record = await ownKey(request, request.params.id);
+    const record = await ownKey(keys, request, request.params.id);
     try {
       const { created } = await keys.rotate(record.id, body.grace_seconds * 1000);
       await accounts.audit(signedIn(request).owner, 'key.rotated', `${record.id} -> ${created.record.id}`, request.ip);
