@@ -3,6 +3,7 @@
 // reason, and `import-x/no-restricted-paths` enforces exactly that table; `import-x/no-cycle` forbids cycles.
 import js from '@eslint/js';
 import importX from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 import { restrictedZones } from './import-table.js';
 
@@ -36,8 +37,11 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
-    // The dashboard's front end runs in the browser (bundled by scripts/build-dashboard.mjs).
+    // The dashboard's front end runs in the browser (bundled by scripts/build-dashboard.mjs). Preact's
+    // hooks follow React's rules, so React's hooks lint holds them to it (its recommended set, errors).
     files: ['src/dashboard/pages/**/*.js'],
+    plugins: reactHooks.configs.flat.recommended.plugins,
+    rules: { ...reactHooks.configs.flat.recommended.rules, 'react-hooks/exhaustive-deps': 'error' },
     languageOptions: {
       globals: {
         window: 'readonly',
@@ -50,6 +54,7 @@ export default tseslint.config(
         URLSearchParams: 'readonly',
         CustomEvent: 'readonly',
         Event: 'readonly',
+        Intl: 'readonly',
         setInterval: 'readonly',
         clearInterval: 'readonly',
       },

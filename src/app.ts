@@ -9,7 +9,7 @@ import type { BatchService } from './batches/batch-service.ts';
 import type { Config } from './config/index.ts';
 import { newId } from './core/ids.ts';
 import type { Database } from './db/database.ts';
-import type { DashboardApiDependencies } from './dashboard/dashboard-api.ts';
+import type { DashboardApiDependencies } from './dashboard/register-dashboard.ts';
 import { registerDashboard } from './dashboard/register-dashboard.ts';
 import type { AccessLog } from './http/access-log.ts';
 import { lazyRequestLoggerFactory } from './http/lazy-request-logger.ts';

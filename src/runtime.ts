@@ -22,6 +22,7 @@ import { checkModelFiles, effectiveTiers, type Config } from './config/index.ts'
 import { DependencyBreakers } from './core/circuit-breaker.ts';
 import { loadTokenizer } from './core/count-tokens.ts';
 import type { Database } from './db/database.ts';
+import type { ApiKeysRepository } from './db/repositories/api-keys-repository.ts';
 import { BatchesRepository } from './db/repositories/batches-repository.ts';
 import { FilesRepository } from './db/repositories/files-repository.ts';
 import { OwnersRepository } from './db/repositories/owners-repository.ts';
@@ -178,8 +179,8 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
   const { logger, breakers, database, opened } = started;
   const clock = options.clock;
   const stores = await openStores(config, options, started);
-  const { accountServices, keys, authenticator, tracing, redis, instanceId, agreement, instances, metering, registry } = stores;
-  const { deploymentState, generation, files, blobStore, metrics, accessLog, usageMetrics } = stores;
+  const { accountServices, keys, authenticator, tracing, redis, instanceId, agreement, metering, registry } = stores;
+  const { generation, files, blobStore, metrics, accessLog, usageMetrics } = stores;
   let batchWorker: BatchWorker | undefined;
   const batches = new BatchService({
     repository: new BatchesRepository(database.db),
@@ -201,15 +202,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
     draining: () => draining,
   });
   const useCases = buildMeteredServices(config, { generation, metering, registry, files, storedResponses });
-  const { accounts, retention, dashboard } = openDashboardAccounts(config, options, {
-    database,
-    logger,
-    keys,
-    accountServices,
-    deploymentState,
-    instances,
-    opened,
-  });
+  const { accounts, retention, dashboard } = openDashboardAccounts(config, options, { ...stores, database, logger, opened });
   const createFirstStartSecrets = firstStartSecrets({
     config,
     bootstrapKey: options.bootstrapKey ?? config.bootstrapKey,
@@ -290,6 +283,9 @@ function openDashboardAccounts(
     accountServices: AccountServices;
     deploymentState: DeploymentStateStore;
     instances: InstancesRepository;
+    /** The keys and files repositories the dashboard pages lists from (batches and owners are built here). */
+    repository: ApiKeysRepository;
+    filesRepository: FilesRepository;
     opened: Opened;
   },
 ) {
@@ -310,6 +306,7 @@ function openDashboardAccounts(
       deploymentState: open.deploymentState,
     },
     rollups: new UsageRollupsRepository(database.db),
+    lists: { keys: open.repository, files: open.filesRepository, batches: new BatchesRepository(database.db), owners: ownersRepository },
     sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000),
   };
   return { accounts, retention, dashboard };

@@ -1,7 +1,7 @@
 /**
  * Mounts the owners' dashboard on the app: the cookie plugin, the built front end (dist/dashboard-assets,
  * made by scripts/build-dashboard.mjs at `npm install`, served by @fastify/static, no CDN), the HTML
- * shell for every page under /dashboard, and the JSON API (dashboard-api.ts).
+ * shell for every page under /dashboard, and the JSON API (api/index.ts: one plugin per resource).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,9 +10,9 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { notFound } from '../core/service-error.ts';
-import { registerDashboardApi, type DashboardApiDependencies } from './dashboard-api.ts';
-import { registerOperatorApi } from './operator-api.ts';
-import { registerPeopleApi } from './people-api.ts';
+import { registerDashboardApi, type DashboardApiDependencies } from './api/index.ts';
+
+export type { DashboardApiDependencies } from './api/index.ts';
 
 /** The folder the build writes the bundle to, found from this file whether run from src/ or dist/src/. */
 export function dashboardAssetsDirectory(): string {
@@ -68,12 +68,7 @@ export async function registerDashboard(app: FastifyInstance, dependencies: Dash
       if (request.url.startsWith('/dashboard/api/'))
         void reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
     });
-    registerDashboardApi(scope, dependencies);
-    if (dependencies.operator !== undefined) {
-      const { config, accounts, keys } = dependencies;
-      registerOperatorApi(scope, { ...dependencies.operator, config, accounts, keys });
-      registerPeopleApi(scope, { ...dependencies.operator, accounts, config });
-    }
+    await registerDashboardApi(scope, dependencies);
     const shell = async (_request: unknown, reply: FastifyReply) =>
       reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(SHELL);
     scope.get('/dashboard', shell);

@@ -1,5 +1,6 @@
 /**
- * The usage page's figures: tokens, cost and requests per day and model from the daily rollups, and
+ * The usage page's figures: tokens, cost and requests per day and model (and per model over the range)
+ * from the daily rollups, and
  * today's and this month's usage against the tier's limits from the AccountUsageReader, the very
  * reader `/v1/auth/key` answers from (so the two cannot disagree).
  */
@@ -58,7 +59,15 @@ export interface UsageReportInput {
   range: UsageRange;
 }
 
-export async function usageReport(input: UsageReportInput): Promise<Record<string, unknown>> {
+export interface ModelUsage {
+  model: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export async function usageReport(input: UsageReportInput) {
   const [rows, limits] = await Promise.all([
     input.rollups.daily(input.organizationId, input.range.fromDayStart, input.range.toDayStart),
     // Daily and monthly figures belong to the organization; the key id only selects per-minute buckets, unused here.
@@ -83,11 +92,28 @@ export async function usageReport(input: UsageReportInput): Promise<Record<strin
     to: input.range.to,
     data: rows.map(toWire),
     totals,
+    by_model: byModel(rows),
     limits: { tier: input.tier, daily: limits.daily, monthly: limits.monthly },
   };
 }
 
-function toWire(row: DailyUsageRow): Record<string, unknown> {
+/** The range's usage per model (days summed), most tokens first. */
+function byModel(rows: readonly DailyUsageRow[]): ModelUsage[] {
+  const models = new Map<string, ModelUsage>();
+  for (const row of rows) {
+    const sum = models.get(row.model) ?? { model: row.model, requests: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+    sum.requests += row.requests;
+    sum.input_tokens += row.inputTokens;
+    sum.output_tokens += row.outputTokens;
+    sum.cost_usd += row.costUsd;
+    models.set(row.model, sum);
+  }
+  return [...models.values()].sort(
+    (first, second) => second.input_tokens + second.output_tokens - (first.input_tokens + first.output_tokens),
+  );
+}
+
+function toWire(row: DailyUsageRow) {
   return {
     date: new Date(row.dayStart).toISOString().slice(0, 10),
     model: row.model,

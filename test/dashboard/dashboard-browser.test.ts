@@ -78,8 +78,9 @@ describe('dashboard in Chromium', { skip: !available }, () => {
     assert.ok(await page.locator('.uplot canvas').count(), 'the uPlot chart is drawn');
 
     await page.getByRole('link', { name: 'Keys' }).click();
-    page.once('dialog', (dialog) => void dialog.accept());
+    // The confirmation is the page's own <dialog>, not window.confirm.
     await page.getByRole('button', { name: 'Revoke browser key' }).click();
+    await page.getByRole('dialog', { name: 'Revoke browser key?' }).getByRole('button', { name: 'Revoke' }).click();
     await page.locator('tr', { hasText: 'browser key' }).getByText('revoked').waitFor();
     assert.equal(await sdkFailureStatus(client), 401);
   });

@@ -1,64 +1,130 @@
-// The batches list and one batch.
-import { useCallback, useState } from 'preact/hooks';
-import { api } from './api.js';
-import { html, Link, dateTime, ErrorNote, usePoll } from './components.js';
+// @ts-check
+// The batches list (paged, searchable) and one batch.
+import { useState } from 'preact/hooks';
+import {
+  html,
+  Link,
+  dateTime,
+  DataTable,
+  ErrorNote,
+  LoadMore,
+  SearchForm,
+  useAction,
+  useConfirm,
+  usePaged,
+  usePoll,
+} from './components.js';
 
+/** @typedef {import('./types.js').BatchObject} BatchObject */
+
+/** @param {string} id */
+const fileHref = (id) => `/dashboard/api/files/${id}/content`;
+
+/** @param {BatchObject} batch */
+function progress(batch) {
+  const counts = batch.request_counts;
+  const done = counts.completed + counts.failed;
+  return html`<progress max=${Math.max(1, counts.total)} value=${done} aria-label=${`${done} of ${counts.total} requests done`}></progress>
+    ${` ${done}/${counts.total}`}`;
+}
+
+/**
+ * @param {{ owner: boolean, cancel: (batch: BatchObject) => void }} actions
+ * @returns {import('./components.js').Column<BatchObject>[]}
+ */
+function batchColumns({ owner, cancel }) {
+  const cancellable = (/** @type {BatchObject} */ batch) => (batch.status === 'validating' || batch.status === 'in_progress') && owner;
+  return [
+    { label: 'Batch', cell: (batch) => html`<${Link} href=${`/dashboard/batches/${batch.id}`}>${batch.id}<//>` },
+    { label: 'Endpoint', cell: (batch) => batch.endpoint },
+    { label: 'Status', cell: (batch) => batch.status },
+    { label: 'Progress', cell: progress },
+    { label: 'Created', cell: (batch) => dateTime(batch.created_at * 1000) },
+    {
+      label: 'Files',
+      cell: (batch) => html`${batch.output_file_id ? html`<a href=${fileHref(batch.output_file_id)}>output</a> ` : null}
+        ${batch.error_file_id ? html`<a href=${fileHref(batch.error_file_id)}>errors</a>` : null}`,
+    },
+    {
+      label: 'Actions',
+      hideLabel: true,
+      cell: (batch) =>
+        cancellable(batch)
+          ? html`<button type="button" class="danger" onClick=${() => cancel(batch)} aria-label=${`Cancel ${batch.id}`}>Cancel</button>`
+          : null,
+    },
+  ];
+}
+
+/** @param {import('./types.js').PageProps} props */
 export function BatchesPage({ session }) {
-  const load = useCallback(() => api('batches'), []);
-  const [{ data, error }, refresh] = usePoll(load, 10_000);
-  const [actionError, setActionError] = useState(undefined);
+  const [search, setSearch] = useState('');
+  /** @type {import('./components.js').Paged<BatchObject>} */
+  const paged = usePaged('batches', search, 10_000);
+  const action = useAction(paged.refresh);
+  const [dialog, ask] = useConfirm();
+  /** @param {BatchObject} batch */
   const cancel = async (batch) => {
-    try {
-      await api(`batches/${batch.id}/cancel`, { method: 'POST' });
-      refresh();
-    } catch (caught) {
-      setActionError(caught);
-    }
+    const answer = await ask({
+      title: `Cancel ${batch.id}?`,
+      message: 'Lines not yet run are not run; the results so far are kept in the output file.',
+      confirm: 'Cancel the batch',
+      danger: true,
+    });
+    if (answer) action.run(`batches/${batch.id}/cancel`);
   };
   return html`<main>
     <h1>Batches</h1>
-    <${ErrorNote} error=${error ?? actionError} />
-    ${
-      data
-        ? html`<div class="table-wrap"><table aria-label="Batches">
-          <thead><tr><th scope="col">Batch</th><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Created</th><th scope="col">Files</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-          <tbody>
-            ${data.data.length === 0 ? html`<tr><td colspan="7">No batches.</td></tr>` : null}
-            ${data.data.map((batch) => {
-              const counts = batch.request_counts;
-              return html`<tr key=${batch.id}>
-                <td><${Link} href=${`/dashboard/batches/${batch.id}`}>${batch.id}<//></td><td>${batch.endpoint}</td><td>${batch.status}</td>
-                <td><progress max=${Math.max(1, counts.total)} value=${counts.completed + counts.failed} aria-label=${`${counts.completed + counts.failed} of ${counts.total} requests done`}></progress> ${counts.completed + counts.failed}/${counts.total}</td>
-                <td>${dateTime(batch.created_at * 1000)}</td>
-                <td>${batch.output_file_id ? html`<a href=${`/dashboard/api/files/${batch.output_file_id}/content`}>output</a> ` : null}${batch.error_file_id ? html`<a href=${`/dashboard/api/files/${batch.error_file_id}/content`}>errors</a>` : null}</td>
-                <td>${(batch.status === 'validating' || batch.status === 'in_progress') && session.role === 'owner' ? html`<button type="button" class="danger" onClick=${() => cancel(batch)} aria-label=${`Cancel ${batch.id}`}>Cancel</button>` : null}</td>
-              </tr>`;
-            })}
-          </tbody>
-        </table></div>`
-        : html`<p>Loading…</p>`
-    }
+    <${ErrorNote} error=${paged.error ?? action.error} />
+    <${SearchForm} label="Search batches" placeholder="batch id, endpoint or status" onSearch=${setSearch} />
+    <${DataTable}
+      label="Batches"
+      columns=${batchColumns({ owner: session.role === 'owner', cancel })}
+      rows=${paged.rows}
+      rowKey=${(/** @type {BatchObject} */ batch) => batch.id}
+      empty=${search ? 'No batch matches.' : 'No batches.'}
+    />
+    <${LoadMore} paged=${paged} label="batches" />
+    ${dialog}
   </main>`;
 }
 
-export function BatchPage({ id }) {
-  const load = useCallback(() => api(`batches/${encodeURIComponent(id)}`), [id]);
-  const [{ data, error }] = usePoll(load, 5_000);
+/** @param {{ id: string | null }} props */
+const FileLink = ({ id }) => (id ? html`<a href=${fileHref(id)}>${id}</a>` : '—');
+
+/** @param {import('./types.js').PageProps} props */
+export function BatchPage({ id = '' }) {
+  /** @type {[import('./components.js').Polled<BatchObject>, () => void]} */
+  const [{ data, error }] = usePoll(`batches/${encodeURIComponent(id)}`, 5_000);
+  const counts = data?.request_counts;
   return html`<main>
     <p><${Link} href="/dashboard/batches">← All batches<//></p>
     <h1>Batch ${id}</h1>
     <${ErrorNote} error=${error} />
     ${
-      data
+      data && counts
         ? html`<dl class="facts">
-          <dt>Status</dt><dd>${data.status}</dd>
-          <dt>Endpoint</dt><dd>${data.endpoint}</dd>
-          <dt>Requests</dt><dd>${data.request_counts.total} total, ${data.request_counts.completed} completed, ${data.request_counts.failed} failed</dd>
-          <dt>Input file</dt><dd><a href=${`/dashboard/api/files/${data.input_file_id}/content`}>${data.input_file_id}</a></dd>
-          <dt>Output file</dt><dd>${data.output_file_id ? html`<a href=${`/dashboard/api/files/${data.output_file_id}/content`}>${data.output_file_id}</a>` : '—'}</dd>
-          <dt>Error file</dt><dd>${data.error_file_id ? html`<a href=${`/dashboard/api/files/${data.error_file_id}/content`}>${data.error_file_id}</a>` : '—'}</dd>
-        </dl>
-        ${data.errors?.data?.length ? html`<h2>Errors</h2><ul>${data.errors.data.map((entry) => html`<li>${entry.line ? `Line ${entry.line}: ` : ''}${entry.code}: ${entry.message}</li>`)}</ul>` : null}`
+            <dt>Status</dt>
+            <dd>${data.status}</dd>
+            <dt>Endpoint</dt>
+            <dd>${data.endpoint}</dd>
+            <dt>Requests</dt>
+            <dd>${counts.total} total, ${counts.completed} completed, ${counts.failed} failed</dd>
+            <dt>Input file</dt>
+            <dd><${FileLink} id=${data.input_file_id} /></dd>
+            <dt>Output file</dt>
+            <dd><${FileLink} id=${data.output_file_id} /></dd>
+            <dt>Error file</dt>
+            <dd><${FileLink} id=${data.error_file_id} /></dd>
+          </dl>
+          ${
+            data.errors?.data?.length
+              ? html`<h2>Errors</h2>
+                <ul>
+                  ${data.errors.data.map((entry) => html`<li>${entry.line ? `Line ${entry.line}: ` : ''}${entry.code}: ${entry.message}</li>`)}
+                </ul>`
+              : null
+          }`
         : html`<p>Loading…</p>`
     }
   </main>`;

@@ -1,65 +1,59 @@
+// @ts-check
 // The owners' dashboard: Preact + htm components, bundled with uPlot by scripts/build-dashboard.mjs.
-// Path routing under /dashboard; every control has a label and works from the keyboard. This file is
-// the shell (navigation, session, routing); each page lives in its own module beside it.
+// Path routing under /dashboard from one table (routes.js); every control has a label and works from the
+// keyboard. This file is the shell (navigation, session, the page the route table picks).
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './dashboard.css';
 import { api, setCsrfToken, signInPath } from './api.js';
 import { html, Link, navigate } from './components.js';
-import { SignIn, SetPassword } from './sign-in.js';
-import { KeysPage } from './keys-page.js';
-import { UsagePage } from './usage-page.js';
-import { BatchesPage, BatchPage } from './batches-pages.js';
-import { FilesPage } from './files-page.js';
-import { ModelsPage } from './models-page.js';
-import { AuditPage } from './audit-page.js';
-import { AccountPage } from './account-page.js';
-import { PeoplePage, SuspensionBanner } from './people-page.js';
-import { OrganizationsPage, OrganizationPage } from './operator-pages.js';
-import { PlansPage, FleetPage, OperatorAuditPage } from './operator-fleet-pages.js';
+import { SuspensionBanner } from './people-page.js';
+import { homeOf, matchRoute, navigationOf, ROUTES } from './routes.js';
 
-const NAVIGATION = [
-  ['/dashboard/keys', 'Keys'],
-  ['/dashboard/usage', 'Usage'],
-  ['/dashboard/batches', 'Batches'],
-  ['/dashboard/files', 'Files'],
-  ['/dashboard/models', 'Models'],
-  ['/dashboard/audit', 'Audit log'],
-  ['/dashboard/people', 'People'],
-  ['/dashboard/account', 'Account'],
-];
+/** @typedef {import('./types.js').SessionObject} SessionObject */
 
-// Operators see the operator area only (their account page too).
-const OPERATOR_NAVIGATION = [
-  ['/dashboard/operator/organizations', 'Organizations'],
-  ['/dashboard/operator/plans', 'Plans'],
-  ['/dashboard/operator/fleet', 'Fleet'],
-  ['/dashboard/operator/audit', 'Operator audit log'],
-  ['/dashboard/account', 'Account'],
-];
+/** @param {SessionObject} current @param {string} next */
+function landingOf(current, next) {
+  const operatorPath = next.startsWith('/dashboard/operator') || next.startsWith('/dashboard/account');
+  return current.role === 'operator' && !operatorPath ? homeOf('operator') : next;
+}
 
-function operatorPage(path) {
-  const organizationMatch = /^\/dashboard\/operator\/organizations\/([^/]+)$/.exec(path);
-  if (organizationMatch) return html`<${OrganizationPage} id=${decodeURIComponent(organizationMatch[1])} />`;
-  if (path.startsWith('/dashboard/operator/plans')) return html`<${PlansPage} />`;
-  if (path.startsWith('/dashboard/operator/fleet')) return html`<${FleetPage} />`;
-  if (path.startsWith('/dashboard/operator/audit')) return html`<${OperatorAuditPage} />`;
-  return html`<${OrganizationsPage} />`;
+/** @param {{ path: string, session: SessionObject, onSignOut: () => void }} props */
+function Header({ path, session, onSignOut }) {
+  const operator = session.role === 'operator';
+  const home = homeOf(operator ? 'operator' : 'organization');
+  /** @param {string} href */
+  const current = (href) => path.startsWith(href) || (href === home && (path === '/dashboard' || path === '/dashboard/operator'));
+  return html`<header>
+    <strong class="brand">Switchyard</strong>
+    <nav aria-label=${operator ? 'Operator' : 'Dashboard'}>
+      <ul>
+        ${navigationOf(operator ? 'operator' : 'organization').map(
+          (route) => html`<li>
+            <${Link} href=${route.path} aria-current=${current(route.path) ? 'page' : undefined}>${route.label}<//>
+          </li>`,
+        )}
+      </ul>
+    </nav>
+    <span class="who">${session.email} · ${operator ? 'operator' : session.organization}</span>
+    <button type="button" onClick=${onSignOut}>Sign out</button>
+  </header>`;
 }
 
 function App() {
   const [path, setPath] = useState(location.pathname);
-  const [session, setSession] = useState(undefined);
+  const [session, setSession] = useState(/** @type {SessionObject | undefined} */ (undefined));
   const [checked, setChecked] = useState(false);
-  const isPublic = path.startsWith('/dashboard/sign-in') || path.startsWith('/dashboard/set-password');
+  const publicMatch = matchRoute(path, undefined);
 
   useEffect(() => {
     const onPop = () => setPath(location.pathname);
+    /** @param {Event} event */
     const onSignedOut = (event) => {
       setSession(undefined);
-      const target = signInPath(event.detail);
-      history.replaceState(null, '', target);
+      setChecked(false);
+      history.replaceState(null, '', signInPath(/** @type {CustomEvent<string>} */ (event).detail));
       setPath(location.pathname);
     };
     window.addEventListener('popstate', onPop);
@@ -71,7 +65,7 @@ function App() {
   }, []);
 
   const loadSession = useCallback(() => {
-    api('session', { redirectOn401: !isPublic }).then(
+    api('session').then(
       (current) => {
         setCsrfToken(current.csrf_token);
         setSession(current);
@@ -79,66 +73,53 @@ function App() {
       },
       () => setChecked(true),
     );
-  }, [isPublic]);
-  useEffect(() => {
-    if (!isPublic) loadSession();
-    else setChecked(true);
   }, []);
-
+  // A page that needs a session loads it once; the public pages (sign-in, set-password) do not.
+  const needsSession = publicMatch === undefined && session === undefined && !checked;
   useEffect(() => {
-    const title =
-      [...OPERATOR_NAVIGATION, ...NAVIGATION].find(([href]) => path.startsWith(href))?.[1] ??
-      (path.startsWith('/dashboard/sign-in') ? 'Sign in' : 'Dashboard');
-    document.title = `${title} · Switchyard`;
+    if (needsSession) loadSession();
+  }, [needsSession, loadSession]);
+
+  const area = session === undefined ? undefined : session.role === 'operator' ? 'operator' : 'organization';
+  const matched = publicMatch ?? (area === undefined ? undefined : (matchRoute(path, area) ?? matchRoute(homeOf(area), area)));
+  useEffect(() => {
+    const titled = ROUTES.find((route) => !route.path.endsWith('/:id') && path.startsWith(route.path));
+    document.title = `${titled?.label ?? 'Dashboard'} · Switchyard`;
   }, [path]);
 
+  /** @param {SessionObject} current @param {string} next */
   const signedIn = (current, next) => {
     setCsrfToken(current.csrf_token);
     setSession(current);
-    const operatorPath = next.startsWith('/dashboard/operator') || next.startsWith('/dashboard/account');
-    navigate(current.role === 'operator' && !operatorPath ? '/dashboard/operator/organizations' : next);
+    setChecked(true);
+    navigate(landingOf(current, next));
   };
   const signOut = async () => {
     await api('sign-out', { method: 'POST' }).catch(() => undefined);
     setSession(undefined);
+    setChecked(false);
     navigate('/dashboard/sign-in');
   };
 
-  if (path.startsWith('/dashboard/sign-in')) return html`<${SignIn} onSignedIn=${signedIn} />`;
-  if (path.startsWith('/dashboard/set-password')) return html`<${SetPassword} onSignedIn=${signedIn} />`;
-  if (!session) return html`<main><p>${checked ? 'Redirecting to sign-in…' : 'Loading…'}</p></main>`;
+  if (publicMatch) return html`<${publicMatch.route.page} onSignedIn=${signedIn} />`;
+  if (!session || !matched) return html`<main><p>${checked ? 'Redirecting to sign-in…' : 'Loading…'}</p></main>`;
 
-  const operator = session.role === 'operator';
-  const navigation = operator ? OPERATOR_NAVIGATION : NAVIGATION;
-  const home = operator ? '/dashboard/operator/organizations' : '/dashboard/keys';
-  let page;
-  const batchMatch = /^\/dashboard\/batches\/([^/]+)$/.exec(path);
-  if (operator && !path.startsWith('/dashboard/account')) page = operatorPage(path);
-  else if (batchMatch) page = html`<${BatchPage} id=${decodeURIComponent(batchMatch[1])} />`;
-  else if (path.startsWith('/dashboard/people')) page = html`<${PeoplePage} session=${session} />`;
-  else if (path.startsWith('/dashboard/usage')) page = html`<${UsagePage} />`;
-  else if (path.startsWith('/dashboard/batches')) page = html`<${BatchesPage} session=${session} />`;
-  else if (path.startsWith('/dashboard/files')) page = html`<${FilesPage} session=${session} />`;
-  else if (path.startsWith('/dashboard/models')) page = html`<${ModelsPage} />`;
-  else if (path.startsWith('/dashboard/audit')) page = html`<${AuditPage} />`;
-  else if (path.startsWith('/dashboard/account'))
-    page = html`<${AccountPage} session=${session} onSignedOut=${() => navigate('/dashboard/sign-in')} onChanged=${loadSession} />`;
-  else page = html`<${KeysPage} session=${session} />`;
-
+  const Page = matched.route.page;
   return html`<div class="layout">
     <a class="skip" href="#content">Skip to content</a>
-    <header>
-      <strong class="brand">Switchyard</strong>
-      <nav aria-label=${operator ? 'Operator' : 'Dashboard'}><ul>${navigation.map(
-        ([href, label]) =>
-          html`<li><${Link} href=${href} aria-current=${path.startsWith(href) || (href === home && (path === '/dashboard' || path === '/dashboard/operator')) ? 'page' : undefined}>${label}<//></li>`,
-      )}</ul></nav>
-      <span class="who">${session.email} · ${operator ? 'operator' : session.organization}</span>
-      <button type="button" onClick=${signOut}>Sign out</button>
-    </header>
-    ${operator ? null : html`<${SuspensionBanner} />`}
-    <div id="content" tabindex="-1">${page}</div>
+    <${Header} path=${path} session=${session} onSignOut=${signOut} />
+    ${area === 'operator' ? null : html`<${SuspensionBanner} />`}
+    <div id="content" tabindex="-1">
+      <${Page}
+        key=${matched.route.path}
+        id=${matched.id}
+        session=${session}
+        onSignedOut=${() => navigate('/dashboard/sign-in')}
+        onChanged=${loadSession}
+      />
+    </div>
   </div>`;
 }
 
-render(html`<${App} />`, document.getElementById('app'));
+const root = document.getElementById('app');
+if (root) render(html`<${App} />`, root);

@@ -1,24 +1,34 @@
+// @ts-check
 // The people page: the organization's owners and read-only members, invitations by email, role
 // changes and removal (owners only); and the password form every person uses on the account page.
-import { useCallback, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { html, day, ErrorNote, usePoll } from './components.js';
+import { html, day, DataTable, ErrorNote, useAction, usePoll } from './components.js';
 
+/**
+ * @typedef {object} Person
+ * @property {string} id
+ * @property {string} email
+ * @property {'owner' | 'member'} role
+ * @property {boolean} you
+ * @property {boolean} password_set
+ * @property {boolean} totp_enabled
+ * @property {number | null} last_seen_at
+ */
+
+/** @param {{ onInvited: () => void }} props */
 function InviteForm({ onInvited }) {
-  const [error, setError] = useState(undefined);
-  const [result, setResult] = useState(undefined);
+  const [result, setResult] = useState(/** @type {any} */ (undefined));
+  const action = useAction(onInvited);
+  /** @param {SubmitEvent} event */
   const submit = async (event) => {
     event.preventDefault();
-    const element = event.currentTarget;
+    const element = /** @type {HTMLFormElement} */ (event.currentTarget);
     const form = new FormData(element);
-    try {
-      const invited = await api('people/invite', { method: 'POST', body: { email: form.get('email'), role: form.get('role') } });
+    const invited = await action.run('people/invite', { body: { email: form.get('email'), role: form.get('role') } });
+    if (invited) {
       element.reset();
-      setError(undefined);
       setResult(invited);
-      onInvited();
-    } catch (caught) {
-      setError(caught);
     }
   };
   return html`<form class="card" aria-label="Invite someone" onSubmit=${submit}>
@@ -26,68 +36,93 @@ function InviteForm({ onInvited }) {
     <label for="invite-email">Email</label>
     <input id="invite-email" name="email" type="email" required maxlength="254" />
     <label for="invite-role">Role</label>
-    <select id="invite-role" name="role"><option value="member">Read-only member</option><option value="owner">Owner</option></select>
-    <${ErrorNote} error=${error} />
+    <select id="invite-role" name="role">
+      <option value="member">Read-only member</option>
+      <option value="owner">Owner</option>
+    </select>
+    <${ErrorNote} error=${action.error} />
     ${
       result
-        ? html`<p role="status">${result.delivery === 'sent' ? `Invitation mailed to ${result.email}.` : html`No mail server is configured: send this link to ${result.email} yourself: <code class="key break">${result.link}</code>`}</p>`
+        ? html`<p role="status">
+          ${
+            result.delivery === 'sent'
+              ? `Invitation mailed to ${result.email}.`
+              : html`No mail server is configured: send this link to ${result.email} yourself:${' '}
+                <code class="key break">${result.link}</code>`
+          }
+        </p>`
         : null
     }
     <button type="submit">Send invitation</button>
   </form>`;
 }
 
-function PersonActions({ person, onChanged, setError }) {
+/** @param {{ person: Person, run: ReturnType<typeof useAction>['run'] }} props */
+function PersonActions({ person, run }) {
   const [confirming, setConfirming] = useState(false);
-  const call = async (path, options) => {
-    try {
-      await api(path, options);
-      setError(undefined);
-      setConfirming(false);
-      onChanged();
-    } catch (caught) {
-      setError(caught);
-    }
-  };
   if (person.you) return html`<span class="muted">you</span>`;
   const otherRole = person.role === 'owner' ? 'member' : 'owner';
-  return html`<button type="button" onClick=${() => call(`people/${person.id}/role`, { method: 'POST', body: { role: otherRole } })}>
-      Make ${otherRole === 'owner' ? 'owner' : 'read-only'}</button>
+  const remove = async () => {
+    if (await run(`people/${person.id}`, { method: 'DELETE' })) setConfirming(false);
+  };
+  return html`<button type="button" onClick=${() => run(`people/${person.id}/role`, { body: { role: otherRole } })}>
+      Make ${otherRole === 'owner' ? 'owner' : 'read-only'}
+    </button>
     ${
       confirming
-        ? html`<span role="alertdialog" aria-label=${`Remove ${person.email}?`} class="notice">Remove ${person.email}? <button type="button" class="danger" onClick=${() => call(`people/${person.id}`, { method: 'DELETE' })}>Yes, remove</button><button type="button" class="secondary" onClick=${() => setConfirming(false)}>Cancel</button></span>`
+        ? html`<span role="alertdialog" aria-label=${`Remove ${person.email}?`} class="notice">
+          Remove ${person.email}?${' '}
+          <button type="button" class="danger" onClick=${remove}>Yes, remove</button>
+          <button type="button" class="secondary" onClick=${() => setConfirming(false)}>Cancel</button>
+        </span>`
         : html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>Remove</button>`
     }`;
 }
 
+/** @param {import('./types.js').PageProps} props */
 export function PeoplePage({ session }) {
-  const load = useCallback(() => api('people'), []);
-  const [{ data, error }, refresh] = usePoll(load, 0);
-  const [actionError, setActionError] = useState(undefined);
+  /** @type {[import('./components.js').Polled<import('./types.js').ListOf<Person>>, () => void]} */
+  const [{ data, error }, refresh] = usePoll('people', 0);
+  const action = useAction(refresh);
   const owner = session.role === 'owner';
+  /** @type {import('./components.js').Column<Person>[]} */
+  const columns = [
+    { label: 'Email', cell: (person) => person.email },
+    { label: 'Role', cell: (person) => (person.role === 'member' ? 'read-only member' : 'owner') },
+    { label: 'Password', cell: (person) => (person.password_set ? 'set' : 'invited') },
+    { label: 'Two-factor', cell: (person) => (person.totp_enabled ? 'on' : 'off') },
+    { label: 'Last seen', className: 'nowrap', cell: (person) => day(person.last_seen_at) },
+  ];
+  if (owner)
+    columns.push({
+      label: 'Actions',
+      className: 'actions',
+      cell: (person) => html`<${PersonActions} person=${person} run=${action.run} />`,
+    });
   return html`<main>
     <h1>People</h1>
-    <p class="muted">Owners manage keys and people; read-only members see everything but change nothing. Removing someone ends their sessions at once.</p>
+    <p class="muted">
+      Owners manage keys and people; read-only members see everything but change nothing. Removing someone ends their sessions at once.
+    </p>
     ${owner ? html`<${InviteForm} onInvited=${refresh} />` : null}
-    <${ErrorNote} error=${error ?? actionError} />
-    <div class="table-wrap"><table aria-label="People of the organization">
-      <thead><tr><th>Email</th><th>Role</th><th>Password</th><th>Two-factor</th><th>Last seen</th>${owner ? html`<th>Actions</th>` : null}</tr></thead>
-      <tbody>${(data?.data ?? []).map(
-        (person) => html`<tr key=${person.id}><td>${person.email}</td><td>${person.role === 'member' ? 'read-only member' : 'owner'}</td>
-          <td>${person.password_set ? 'set' : 'invited'}</td><td>${person.totp_enabled ? 'on' : 'off'}</td><td class="nowrap">${day(person.last_seen_at)}</td>
-          ${owner ? html`<td class="actions"><${PersonActions} person=${person} onChanged=${refresh} setError=${setActionError} /></td>` : null}</tr>`,
-      )}</tbody>
-    </table></div>
+    <${ErrorNote} error=${error ?? action.error} />
+    <${DataTable}
+      label="People of the organization"
+      columns=${columns}
+      rows=${data?.data}
+      rowKey=${(/** @type {Person} */ person) => person.id}
+    />
   </main>`;
 }
 
 /** Changing one's own password: the current one is required; other sessions end. */
 export function PasswordForm() {
-  const [error, setError] = useState(undefined);
+  const [error, setError] = useState(/** @type {Error | undefined} */ (undefined));
   const [done, setDone] = useState(false);
+  /** @param {SubmitEvent} event */
   const submit = async (event) => {
     event.preventDefault();
-    const element = event.currentTarget;
+    const element = /** @type {HTMLFormElement} */ (event.currentTarget);
     const form = new FormData(element);
     try {
       await api('password', { method: 'POST', body: { current_password: form.get('current'), new_password: form.get('next') } });
@@ -95,7 +130,7 @@ export function PasswordForm() {
       setError(undefined);
       setDone(true);
     } catch (caught) {
-      setError(caught);
+      setError(/** @type {Error} */ (caught));
       setDone(false);
     }
   };
@@ -113,8 +148,10 @@ export function PasswordForm() {
 
 /** The banner an organization's people see while it is suspended. */
 export function SuspensionBanner() {
-  const load = useCallback(() => api('organization'), []);
-  const [{ data }] = usePoll(load, 30_000);
+  /** @type {[import('./components.js').Polled<{ id: string, status: string }>, () => void]} */
+  const [{ data }] = usePoll('organization', 30_000);
   if (data?.status !== 'suspended') return null;
-  return html`<p class="banner" role="alert">${data.id} is suspended by the operator: its API keys are refused and its batches are paused. Contact the operator to reactivate it.</p>`;
+  return html`<p class="banner" role="alert">
+    ${data.id} is suspended by the operator: its API keys are refused and its batches are paused. Contact the operator to reactivate it.
+  </p>`;
 }

@@ -1,57 +1,74 @@
+// @ts-check
 // Sign-in and set-password pages.
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
 import { html, ErrorNote } from './components.js';
 
+/** @typedef {(session: import('./types.js').SessionObject, next: string) => void} OnSignedIn */
+
+/** @param {{ onSignedIn: OnSignedIn }} props */
 export function SignIn({ onSignedIn }) {
   const params = new URLSearchParams(location.search);
   const reason = params.get('reason');
-  const [error, setError] = useState(undefined);
+  const [error, setError] = useState(/** @type {Error | undefined} */ (undefined));
   const [needTotp, setNeedTotp] = useState(false);
+  /** @param {SubmitEvent} event */
   const submit = async (event) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
+    const form = new FormData(/** @type {HTMLFormElement} */ (event.currentTarget));
     try {
+      const totp = form.get('totp');
       const session = await api('sign-in', {
         method: 'POST',
-        body: { email: form.get('email'), password: form.get('password'), ...(form.get('totp') ? { totp: form.get('totp') } : {}) },
+        body: { email: form.get('email'), password: form.get('password'), ...(totp ? { totp } : {}) },
         redirectOn401: false,
       });
       const next = params.get('next');
       onSignedIn(session, next && next.startsWith('/dashboard/') && !next.startsWith('//') ? next : '/dashboard/keys');
     } catch (caught) {
-      if (caught.code === 'totp_required') setNeedTotp(true);
-      setError(caught);
+      if (/** @type {{ code?: string }} */ (caught).code === 'totp_required') setNeedTotp(true);
+      setError(/** @type {Error} */ (caught));
     }
   };
   return html`<main class="narrow">
     <h1>Sign in</h1>
-    ${reason === 'session_expired' ? html`<p class="notice" role="status">Your session expired. Sign in again to go back where you were.</p>` : null}
+    ${
+      reason === 'session_expired'
+        ? html`<p class="notice" role="status">Your session expired. Sign in again to go back where you were.</p>`
+        : null
+    }
     ${reason === 'invalid_token' ? html`<p class="notice" role="status">Please sign in.</p>` : null}
     <form onSubmit=${submit} aria-label="Sign in">
       <label for="email">Email</label>
       <input id="email" name="email" type="email" autocomplete="username" required />
       <label for="password">Password</label>
       <input id="password" name="password" type="password" autocomplete="current-password" required />
-      ${needTotp ? html`<label for="totp">Authenticator code (or a recovery code)</label><input id="totp" name="totp" autocomplete="one-time-code" required />` : null}
+      ${
+        needTotp
+          ? html`<label for="totp">Authenticator code (or a recovery code)</label>
+            <input id="totp" name="totp" autocomplete="one-time-code" required />`
+          : null
+      }
       <button type="submit">Sign in</button>
     </form>
     <${ErrorNote} error=${error} />
   </main>`;
 }
 
+/** @param {{ onSignedIn: OnSignedIn }} props */
 export function SetPassword({ onSignedIn }) {
   const token = new URLSearchParams(location.hash.slice(1)).get('token') ?? '';
-  const [error, setError] = useState(undefined);
+  const [error, setError] = useState(/** @type {Error | undefined} */ (undefined));
+  /** @param {SubmitEvent} event */
   const submit = async (event) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
+    const form = new FormData(/** @type {HTMLFormElement} */ (event.currentTarget));
     if (form.get('password') !== form.get('confirm')) return setError(new Error('The two passwords differ.'));
     try {
       const session = await api('set-password', { method: 'POST', body: { token, password: form.get('password') }, redirectOn401: false });
       onSignedIn(session, '/dashboard/keys');
     } catch (caught) {
-      setError(caught);
+      setError(/** @type {Error} */ (caught));
     }
   };
   return html`<main class="narrow">

@@ -4,6 +4,7 @@
  */
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { ApiKeysTable, DatabaseSchema } from '../schema.ts';
+import { containsText } from './text-search.ts';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
@@ -136,6 +137,26 @@ export class ApiKeysRepository {
       await this.bumpVersion(transaction);
       return true;
     });
+  }
+
+  /**
+   * One page of an organization's keys, newest first (the dashboard's keys page): strictly after the
+   * `after` key, only those whose name, prefix or id contains `search` when given.
+   */
+  async page(
+    organizationId: string,
+    query: { limit: number; after?: { createdAt: number; id: string }; search?: string },
+  ): Promise<ApiKeyRecord[]> {
+    let select = this.db.selectFrom('api_keys').selectAll().where('organization_id', '=', organizationId);
+    const { after, search } = query;
+    if (after !== undefined)
+      select = select.where((eb) =>
+        eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]),
+      );
+    if (search !== undefined)
+      select = select.where((eb) => eb.or([containsText('name', search), containsText('redacted', search), containsText('id', search)]));
+    const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+    return rows.map(toRecord);
   }
 
   async list(organizationId?: string): Promise<ApiKeyRecord[]> {

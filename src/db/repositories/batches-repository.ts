@@ -11,6 +11,7 @@ import type { DatabaseSchema } from '../schema.ts';
 import { BatchLeases } from './batch-leases.ts';
 import { BatchLines, failPendingLines } from './batch-lines.ts';
 import { toRecord } from './batch-rows.ts';
+import { containsText } from './text-search.ts';
 
 export interface BatchListQuery {
   organizationId: string;
@@ -18,6 +19,8 @@ export interface BatchListQuery {
   /** Cursor: batches strictly older than this one (newest first). */
   after?: { createdAt: number; id: string };
   status?: BatchStatus;
+  /** Only batches whose id, endpoint or status contains this text (the dashboard's search). */
+  search?: string;
 }
 
 export class BatchesRepository {
@@ -86,6 +89,9 @@ export class BatchesRepository {
         eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]),
       );
     }
+    const search = query.search;
+    if (search !== undefined)
+      select = select.where((eb) => eb.or([containsText('id', search), containsText('endpoint', search), containsText('status', search)]));
     const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
     return rows.map(toRecord);
   }

@@ -5,6 +5,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { FileRecord } from '../../services/files/file-record.ts';
 import type { DatabaseSchema, FilesTable } from '../schema.ts';
+import { containsText } from './text-search.ts';
 
 // The record is the file service's (services/files/file-record.ts); this repository stores it.
 export type { FileRecord } from '../../services/files/file-record.ts';
@@ -22,6 +23,8 @@ export interface FileListQuery {
   after?: { createdAt: number; id: string };
   /** Milliseconds since epoch: files expired at this time are left out. */
   now: number;
+  /** Only files whose name or id contains this text (the dashboard's search). */
+  search?: string;
 }
 
 function toRecord(row: Selectable<FilesTable>): FileRecord {
@@ -88,6 +91,8 @@ export class FilesRepository {
         ]),
       );
     }
+    const search = query.search;
+    if (search !== undefined) select = select.where((eb) => eb.or([containsText('filename', search), containsText('id', search)]));
     const direction = descending ? 'desc' : 'asc';
     const rows = await select.orderBy('created_at', direction).orderBy('id', direction).limit(query.limit).execute();
     return rows.map(toRecord);

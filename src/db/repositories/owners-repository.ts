@@ -6,6 +6,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DashboardSessionsTable, DatabaseSchema, OwnersTable } from '../schema.ts';
 import { SecondFactorRepository } from './second-factor-repository.ts';
+import { containsText } from './text-search.ts';
 import { SignInAttemptsRepository } from './sign-in-attempts-repository.ts';
 
 /** `operator`: runs the service for every organization (the operator console; reserved organization `_operators`). */
@@ -316,6 +317,31 @@ export class OwnersRepository {
   }
 
   /** The organization's audit entries, newest first. */
+  /**
+   * One page of an organization's audit log, newest first (the dashboard's audit page): rows older
+   * than the `before` id, only those whose actor, action or target contains `search` when given.
+   */
+  async auditPage(organizationId: string, query: { limit: number; before?: number; search?: string }): Promise<AuditEntry[]> {
+    let select = this.db.selectFrom('audit_log').selectAll().where('organization_id', '=', organizationId);
+    const { before, search } = query;
+    if (before !== undefined) select = select.where('id', '<', before);
+    if (search !== undefined)
+      select = select.where((eb) => eb.or([containsText('actor', search), containsText('action', search), containsText('target', search)]));
+    const rows = await select.orderBy('id', 'desc').limit(query.limit).execute();
+    return rows.map(toAuditEntry);
+  }
+
+  /** The targets of the organization's key rotations (`old -> new`), for the keys page's "replaced" marks. */
+  async keyRotations(organizationId: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('audit_log')
+      .select('target')
+      .where('organization_id', '=', organizationId)
+      .where('action', '=', 'key.rotated')
+      .execute();
+    return rows.flatMap((row) => (row.target === null ? [] : [row.target]));
+  }
+
   async listAudit(organizationId: string, limit: number): Promise<AuditEntry[]> {
     const rows = await this.db
       .selectFrom('audit_log')
@@ -324,15 +350,19 @@ export class OwnersRepository {
       .orderBy('id', 'desc')
       .limit(limit)
       .execute();
-    return rows.map((row) => ({
-      id: Number(row.id),
-      organizationId: row.organization_id,
-      actor: row.actor,
-      action: row.action,
-      target: row.target,
-      address: row.address,
-      createdAt: Number(row.created_at),
-      occurrences: Number(row.occurrences),
-    }));
+    return rows.map(toAuditEntry);
   }
+}
+
+function toAuditEntry(row: Selectable<DatabaseSchema['audit_log']>): AuditEntry {
+  return {
+    id: Number(row.id),
+    organizationId: row.organization_id,
+    actor: row.actor,
+    action: row.action,
+    target: row.target,
+    address: row.address,
+    createdAt: Number(row.created_at),
+    occurrences: Number(row.occurrences),
+  };
 }

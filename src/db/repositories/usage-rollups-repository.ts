@@ -18,6 +18,14 @@ export interface DailyUsageRow {
   costUsd: number;
 }
 
+export interface KeyUsageRow {
+  keyId: string;
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
 export class UsageRollupsRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
@@ -52,6 +60,33 @@ export class UsageRollupsRepository {
       reasoningTokens: Number(row.reasoning_tokens),
       costUsd: Number(row.cost_usd),
     }));
+  }
+
+  /** Per key (days and models summed) for days in [fromDayStart, toDayStart], most tokens first. */
+  async byKey(organizationId: string, fromDayStart: number, toDayStart: number): Promise<KeyUsageRow[]> {
+    const rows = await this.db
+      .selectFrom('usage_daily')
+      .where('organization_id', '=', organizationId)
+      .where('day_start', '>=', fromDayStart)
+      .where('day_start', '<=', toDayStart)
+      .groupBy('key_id')
+      .select((eb) => [
+        'key_id',
+        eb.fn.sum<number>('requests').as('requests'),
+        eb.fn.sum<number>('input_tokens').as('input_tokens'),
+        eb.fn.sum<number>('output_tokens').as('output_tokens'),
+        eb.fn.sum<number>('cost_usd').as('cost_usd'),
+      ])
+      .execute();
+    return rows
+      .map((row) => ({
+        keyId: row.key_id,
+        requests: Number(row.requests),
+        inputTokens: Number(row.input_tokens),
+        outputTokens: Number(row.output_tokens),
+        costUsd: Number(row.cost_usd),
+      }))
+      .sort((first, second) => second.inputTokens + second.outputTokens - (first.inputTokens + first.outputTokens));
   }
 
   /** The last day each of the organization's keys was used (00:00 UTC, milliseconds), by key id. */

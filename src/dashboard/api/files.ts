@@ -1,0 +1,85 @@
+/**
+ * The organization's files: a page of the list (newest first, searchable by name or id), upload (owners
+ * only: multipart `file` and `purpose`, as /v1/files takes it, audited), a download (always an
+ * attachment, never sniffed), and deleting one (owners only, audited).
+ */
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { invalidParameter } from '../../core/service-error.ts';
+import { toFileObject } from '../../services/files/file-object.ts';
+import type { UploadPart } from '../../services/files/file-service.ts';
+import { access, pageOf, pageQuery, parseBody, signedIn, type DashboardApiDependencies } from './common.ts';
+import type { FileObject, PageOf } from './wire.ts';
+
+type ById = { Params: { id: string } };
+
+/** Generated images are listed only when asked for by purpose on /v1/files; the page leaves them out too. */
+const UNLISTED_PURPOSES = ['image_output'];
+
+/** @fastify/multipart's parts as the file service takes them (a part cut at the limit says so). */
+async function* uploadParts(request: FastifyRequest, limitBytes: number): AsyncGenerator<UploadPart> {
+  for await (const part of request.parts({ limits: { fileSize: limitBytes, fields: 20, fieldSize: 64 * 1024 } })) {
+    if (part.type === 'field') {
+      yield { kind: 'field', name: part.fieldname, value: String(part.value) };
+      continue;
+    }
+    const stream = part.file;
+    const file = { name: part.fieldname, filename: part.filename, mediaType: part.mimetype, content: stream };
+    yield { kind: 'file', ...file, isTruncated: () => stream.truncated };
+  }
+}
+
+export const filesApi: FastifyPluginAsync<DashboardApiDependencies> = async (app, { files, accounts, lists, config }) => {
+  app.get('/dashboard/api/files', access('member'), async (request): Promise<PageOf<FileObject>> => {
+    const { organizationId } = signedIn(request).owner;
+    const query = parseBody(pageQuery, request.query);
+    let after: { createdAt: number; id: string } | undefined;
+    if (query.after !== undefined) {
+      const cursor = await lists.files.findById(query.after);
+      if (cursor === undefined || cursor.organizationId !== organizationId)
+        throw invalidParameter('after', `No file '${query.after}' to continue after.`);
+      after = { createdAt: cursor.createdAt, id: cursor.id };
+    }
+    const rows = await lists.files.list({
+      organizationId,
+      order: 'desc',
+      limit: query.limit + 1,
+      now: Date.now(),
+      excludePurposes: UNLISTED_PURPOSES,
+      ...(after === undefined ? {} : { after }),
+      ...(query.q === undefined ? {} : { search: query.q }),
+    });
+    return pageOf(rows, query.limit, toFileObject, (file) => file.id);
+  });
+
+  // The multipart parser only for the upload, in its own scope (the session hook still runs first).
+  await app.register(async (uploads) => {
+    await uploads.register(multipart, { limits: { fileSize: config.server.uploadLimitBytes }, throwFileSizeLimit: false });
+    uploads.post('/dashboard/api/files', access('owner'), async (request, reply) => {
+      if (!request.isMultipart())
+        throw invalidParameter(null, 'Send the upload as multipart/form-data with the parts "file" and "purpose".');
+      const { owner } = signedIn(request);
+      const limit = config.server.uploadLimitBytes;
+      const file = await files.upload(owner.organizationId, uploadParts(request, limit), limit);
+      await accounts.audit(owner, 'file.uploaded', file.id, request.ip);
+      return reply.code(201).send(toFileObject(file));
+    });
+  });
+
+  app.get<ById>('/dashboard/api/files/:id/content', access('member'), async (request, reply) => {
+    const opened = await files.openContent(signedIn(request).owner.organizationId, request.params.id);
+    const safeName = opened.file.filename.replace(/[^A-Za-z0-9._-]/g, '_');
+    return reply
+      .type(opened.file.mediaType)
+      .header('x-content-type-options', 'nosniff')
+      .header('content-disposition', `attachment; filename="${safeName}"`)
+      .send(opened.content);
+  });
+
+  app.delete<ById>('/dashboard/api/files/:id', access('owner'), async (request) => {
+    const { owner } = signedIn(request);
+    const file = await files.delete(owner.organizationId, request.params.id);
+    await accounts.audit(owner, 'file.deleted', file.id, request.ip);
+    return { id: file.id, object: 'file', deleted: true };
+  });
+};

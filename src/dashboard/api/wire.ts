@@ -1,0 +1,183 @@
+/**
+ * The JSON shapes the dashboard API answers with (snake_case, as on the wire). The server's handlers are
+ * typed with them, and the browser pages read them through JSDoc (`pages/types.js`), so a renamed field
+ * fails `npm run typecheck` on both sides. Types only: nothing here runs.
+ */
+
+/**
+ * The wire Batch object (batches/batch-object.ts) as the pages read it; kept here so the browser's type
+ * check needs no server module. The server's handlers return the real one through this type, so the two
+ * cannot drift apart unnoticed.
+ */
+export interface BatchObject {
+  id: string;
+  object: 'batch';
+  endpoint: string;
+  errors: { object: 'list'; data: { code: string; message: string; param?: string | null; line?: number | null }[] } | null;
+  input_file_id: string;
+  status: string;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  /** Unix seconds. */
+  created_at: number;
+  request_counts: { total: number; completed: number; failed: number };
+}
+
+/** The wire File object (services/files/file-object.ts) as the pages read it; checked the same way. */
+export interface FileObject {
+  id: string;
+  object: 'file';
+  bytes: number;
+  /** Unix seconds. */
+  created_at: number;
+  filename: string;
+  purpose: string;
+  /** Unix seconds, or null when the file does not expire. */
+  expires_at: number | null;
+}
+
+export interface ListOf<T> {
+  object: 'list';
+  data: T[];
+}
+
+/** A page of a long list: `next` is the cursor for `?after=` (null on the last page). */
+export interface PageOf<T> extends ListOf<T> {
+  has_more: boolean;
+  next: string | null;
+}
+
+export interface SessionObject {
+  object: 'dashboard.session';
+  id: string;
+  email: string;
+  role: 'owner' | 'member' | 'operator';
+  organization: string;
+  totp_enabled: boolean;
+  csrf_token: string;
+  idle_expires_at: number;
+  absolute_expires_at: number;
+}
+
+export type KeyStatus = 'active' | 'expired' | 'revoked';
+
+export interface KeyObject {
+  id: string;
+  name: string | null;
+  prefix: string;
+  tier: string;
+  permissions: string[];
+  created_at: number;
+  last_used_day: number | null;
+  expires_at: number | null;
+  revoked_at: number | null;
+  status: KeyStatus;
+  /** The key that replaced this one by rotation (it keeps working until `expires_at`), or null. */
+  replaced_by: string | null;
+}
+
+export interface CreatedKeyObject extends KeyObject {
+  /** The secret, shown once. */
+  key: string;
+  previous?: KeyObject;
+}
+
+export interface KeysList extends PageOf<KeyObject> {
+  allowed_tiers: { name: string; permissions: string[] }[];
+  plan_permissions: string[];
+  permissions: string[];
+}
+
+export interface UsageRow {
+  date: string;
+  model: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: number;
+}
+
+export interface UsageTotals {
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export interface LimitInfo {
+  used: number;
+  limit: number;
+  remaining: number;
+  reset_at: string;
+}
+
+/** Usage of one model or one key over the range. */
+export interface UsageSum {
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export interface KeyUsage extends UsageSum {
+  key_id: string;
+  /** As the keys page names the key; null for usage without a key of this organization (e.g. a deleted one). */
+  name: string | null;
+  prefix: string | null;
+  /** The key's own per-minute limits (its tier's, never above the plan's); 0: unlimited. */
+  requests_per_minute: number | null;
+  tokens_per_minute: number | null;
+}
+
+/** The organization's plan figures (accounts/plans.ts); 0: unlimited. */
+export interface PlanFigures {
+  tier: string;
+  custom: boolean;
+  requests_per_minute: number;
+  tokens_per_minute: number;
+  tokens_per_day: number;
+  tokens_per_month: number;
+  concurrent_batches: number;
+  max_requests_per_batch: number;
+  permissions: string[];
+}
+
+export interface UsageReport {
+  object: 'dashboard.usage';
+  organization: string;
+  from: string;
+  to: string;
+  data: UsageRow[];
+  totals: UsageTotals;
+  by_model: (UsageSum & { model: string })[];
+  by_key: KeyUsage[];
+  limits: { tier: string; daily: LimitInfo; monthly: LimitInfo };
+  /** The plan the limits come from; null when the organization has none yet (each key's tier stands for it). */
+  plan: PlanFigures | null;
+  /** The one rule of who is limited by what, as the service enforces it. */
+  limits_rule: string;
+}
+
+export interface AuditEntryObject {
+  id: number;
+  actor: string;
+  action: string;
+  target: string | null;
+  /** The target as the keys page names keys (`name (sk-sy-…abcd)` for each key id in it), or null. */
+  target_label: string | null;
+  address: string | null;
+  created_at: number;
+  count: number;
+}
+
+export interface ModelObject {
+  id: string;
+  aliases: string[];
+  description: string | null | undefined;
+  capabilities: string[];
+  context_window: number;
+  max_output_tokens: number;
+  pricing: { input_per_million: number; output_per_million: number };
+}
