@@ -3,6 +3,7 @@
  * (formats/openai-embeddings). The same service answers the endpoint's batch lines.
  */
 import type { FastifyInstance } from 'fastify';
+import { jsonBody } from '../core/generation-format.ts';
 import {
   checkEmbeddingInputTokens,
   decodeEmbeddingsRequest,
@@ -16,14 +17,15 @@ import { callerOf } from './caller-of.ts';
 export const openAiEmbeddingsWire: EmbeddingsWire<DecodedEmbeddingsRequest> = {
   decode: decodeEmbeddingsRequest,
   countInputTokens: checkEmbeddingInputTokens,
-  encode: (request, model, result) => ({
-    ...encodeEmbeddingsResponse({
-      model: model.id,
-      embeddings: result.embeddings,
-      encodingFormat: request.encodingFormat,
-      promptTokens: result.inputTokens,
-    }),
-  }),
+  encode: (request, model, result) =>
+    jsonBody(
+      encodeEmbeddingsResponse({
+        model: model.id,
+        embeddings: result.embeddings,
+        encodingFormat: request.encodingFormat,
+        promptTokens: result.inputTokens,
+      }),
+    ),
 };
 
 export function registerEmbeddingRoutes(app: FastifyInstance, embeddings: Pick<EmbeddingsService, 'run'>): void {

@@ -3,6 +3,7 @@
  * format (formats/openai-images). Links in `url` results use the request's public origin.
  */
 import type { FastifyInstance } from 'fastify';
+import { jsonBody } from '../core/generation-format.ts';
 import {
   decodeImageGenerationRequest,
   resolveImageSize,
@@ -16,7 +17,7 @@ import { callerOf } from './caller-of.ts';
 export const openAiImagesWire: ImagesWire<DecodedImageGenerationRequest> = {
   decode: (body) => decodeImageGenerationRequest(body),
   resolveSize: resolveImageSize,
-  encode: (images) => ({ ...encodeImagesResponse({ images }) }),
+  encode: (images) => jsonBody(encodeImagesResponse({ images })),
 };
 
 export function registerImageRoutes(app: FastifyInstance, images: Pick<ImagesService, 'run'>): void {

@@ -4,6 +4,7 @@
  * The count is metered like embeddings (services/generation/count-prompt-tokens.ts).
  */
 import type { FastifyInstance } from 'fastify';
+import { jsonBody } from '../core/generation-format.ts';
 import { anthropicMessagesFormat } from '../formats/anthropic-messages/anthropic-messages-format.ts';
 import { encodeCountTokensResponse } from '../formats/anthropic-messages/count-tokens.ts';
 import { decodeCountTokensRequest } from '../formats/anthropic-messages/decode-request.ts';
@@ -33,7 +34,7 @@ export function registerMessagesRoutes(app: FastifyInstance, dependencies: Promp
       );
       return reply.sendAnswer({
         stream: false,
-        body: { ...encodeCountTokensResponse(decoded, inputTokens) },
+        body: jsonBody(encodeCountTokensResponse(decoded, inputTokens)),
         headers: admission.headers,
         admission,
       });

@@ -3,6 +3,7 @@
  * (formats/openai-moderations; at most 1 MiB of text).
  */
 import type { FastifyInstance } from 'fastify';
+import { jsonBody } from '../core/generation-format.ts';
 import { decodeModerationRequest, type DecodedModerationRequest } from '../formats/openai-moderations/decode-request.ts';
 import { encodeModerationResponse } from '../formats/openai-moderations/encode-response.ts';
 import type { ModerationsService, ModerationsWire } from '../services/moderations/moderations-service.ts';
@@ -11,7 +12,7 @@ import { callerOf } from './caller-of.ts';
 /** The OpenAI moderations wire format, as the moderations service reads and writes it. */
 export const openAiModerationsWire: ModerationsWire<DecodedModerationRequest> = {
   decode: decodeModerationRequest,
-  encode: (model, verdicts) => ({ ...encodeModerationResponse({ model: model.id, verdicts }) }),
+  encode: (model, verdicts) => jsonBody(encodeModerationResponse({ model: model.id, verdicts })),
 };
 
 export function registerModerationRoutes(app: FastifyInstance, moderations: Pick<ModerationsService, 'run'>): void {
