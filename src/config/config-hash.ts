@@ -2,7 +2,7 @@
  * The hash of what callers see of a config: models and their routes, providers (without their keys),
  * tiers, validation, limits and file store. Instances behind one balancer must agree on it, or a model
  * configured on one only answers 404 and 200 in turn; where each instance listens, its data directory,
- * log level, instance id and upstream secrets may differ and are left out.
+ * log level, instance id and upstream secrets (and the files they are read from) may differ and are left out.
  */
 import { createHash } from 'node:crypto';
 import type { Config } from './load-config.ts';
@@ -24,7 +24,7 @@ export function effectiveConfigHash(config: Config): string {
   const providers = Object.fromEntries(
     Object.entries(config.providers).map(([id, provider]) => {
       const shape: Record<string, unknown> = { ...provider };
-      for (const secret of ['apiKey', 'apiKeys', 'apiKeyValue', 'apiKeyValues']) delete shape[secret];
+      for (const secret of ['apiKey', 'apiKeys', 'apiKeyValue', 'apiKeyValues', 'apiKeyFile', 'apiKeyFiles']) delete shape[secret];
       // The number of keys shapes routing (one deployment per key); their values do not. Header values
       // may be secrets too: only their names count.
       shape['keyCount'] = provider.apiKeyValues?.length ?? (provider.apiKeyValue === undefined ? 0 : 1);

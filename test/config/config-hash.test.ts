@@ -2,7 +2,7 @@
 // on one only) are named in /readyz's body and in the log. The hash leaves out what may differ per
 // instance (address, data directory, instance id, secret values). Real runtimes on one SQLite database.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -27,6 +27,23 @@ describe('config hash', () => {
       overrides: { ...base, providers: { up: { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-two' } } },
     });
     assert.equal(effectiveConfigHash(elsewhere), hash, 'address, data directory, instance id and key values do not count');
+    // A key read from a file (`apiKey: { file }`): neither the key nor where the file is counts.
+    const keyDirectory = mkdtempSync(join(tmpdir(), 'switchyard-hash-key-'));
+    try {
+      writeFileSync(join(keyDirectory, 'up.key'), 'sk-three\n');
+      const fromFile = loadConfig({
+        env: {},
+        overrides: {
+          ...base,
+          providers: {
+            up: { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1', apiKey: { file: join(keyDirectory, 'up.key') } },
+          },
+        },
+      });
+      assert.equal(effectiveConfigHash(fromFile), hash, 'a key file and its path do not count');
+    } finally {
+      rmSync(keyDirectory, { recursive: true, force: true });
+    }
     assert.match(hash, /^[0-9a-f]{64}$/);
     const more = loadConfig({
       env: {},
