@@ -239,14 +239,7 @@ export class BatchLeases {
 
   /** Applies `changes` if the batch is in one of `from` and this worker holds its lease. */
   async transition(id: string, workerId: string, from: readonly BatchStatus[], changes: BatchChanges): Promise<boolean> {
-    const result = await this.db
-      .updateTable('batches')
-      .set({ ...changes, step_attempts: 0, retry_at: null })
-      .where('id', '=', id)
-      .where('lease_owner', '=', workerId)
-      .where('status', 'in', from)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return applyUnderLease(this.db, id, workerId, from, changes);
   }
 
   /**
@@ -258,14 +251,7 @@ export class BatchLeases {
       await this.db.transaction().execute(async (transaction) => {
         const fileRows = new FilesRepository(transaction);
         for (const file of files) await fileRows.insert(file);
-        const result = await transaction
-          .updateTable('batches')
-          .set({ ...changes, step_attempts: 0, retry_at: null })
-          .where('id', '=', id)
-          .where('lease_owner', '=', workerId)
-          .where('status', 'in', from)
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) !== 1) throw new LeaseLost();
+        if (!(await applyUnderLease(transaction, id, workerId, from, changes))) throw new LeaseLost();
       });
       return true;
     } catch (error) {
@@ -273,4 +259,22 @@ export class BatchLeases {
       throw error;
     }
   }
+}
+
+/** `changes` applied to the batch if it is in one of `from` and `workerId` holds its lease; true when it was. */
+async function applyUnderLease(
+  db: Kysely<DatabaseSchema>,
+  id: string,
+  workerId: string,
+  from: readonly BatchStatus[],
+  changes: BatchChanges,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('batches')
+    .set({ ...changes, step_attempts: 0, retry_at: null })
+    .where('id', '=', id)
+    .where('lease_owner', '=', workerId)
+    .where('status', 'in', from)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }

@@ -267,17 +267,7 @@ export class OwnersRepository {
   }
 
   async appendAudit(entry: Omit<AuditEntry, 'id' | 'occurrences'>): Promise<void> {
-    await this.db
-      .insertInto('audit_log')
-      .values({
-        organization_id: entry.organizationId,
-        actor: entry.actor,
-        action: entry.action,
-        target: entry.target,
-        address: entry.address,
-        created_at: entry.createdAt,
-      })
-      .execute();
+    await this.db.insertInto('audit_log').values(auditRow(entry)).execute();
   }
 
   /**
@@ -289,15 +279,7 @@ export class OwnersRepository {
   async appendAggregatedAudit(entry: Omit<AuditEntry, 'id' | 'occurrences'>, windowStartMs: number): Promise<void> {
     await this.db
       .insertInto('audit_log')
-      .values({
-        organization_id: entry.organizationId,
-        actor: entry.actor,
-        action: entry.action,
-        target: entry.target,
-        address: entry.address,
-        created_at: entry.createdAt,
-        window_start: windowStartMs,
-      })
+      .values({ ...auditRow(entry), window_start: windowStartMs })
       .onConflict((conflict) =>
         conflict.columns(['organization_id', 'actor', 'action', 'window_start']).doUpdateSet((eb) => ({
           occurrences: eb('audit_log.occurrences', '+', 1),
@@ -316,7 +298,6 @@ export class OwnersRepository {
     return Number(result.numDeletedRows);
   }
 
-  /** The organization's audit entries, newest first. */
   /**
    * One page of an organization's audit log, newest first (the dashboard's audit page): rows older
    * than the `before` id, only those whose actor, action or target contains `search` when given.
@@ -364,5 +345,17 @@ function toAuditEntry(row: Selectable<DatabaseSchema['audit_log']>): AuditEntry 
     address: row.address,
     createdAt: Number(row.created_at),
     occurrences: Number(row.occurrences),
+  };
+}
+
+/** An audit entry as its `audit_log` row. */
+function auditRow(entry: Omit<AuditEntry, 'id' | 'occurrences'>) {
+  return {
+    organization_id: entry.organizationId,
+    actor: entry.actor,
+    action: entry.action,
+    target: entry.target,
+    address: entry.address,
+    created_at: entry.createdAt,
   };
 }
