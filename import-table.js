@@ -2,10 +2,10 @@
 // derives its import rules from this table (an import not allowed here is a lint error), and the folder
 // READMEs link here instead of repeating it. A `may` entry names a whole folder (`core`), a folder's
 // top-level files only (`limits/*.ts`: the ports, not the backends in its subfolders), a subfolder
-// (`db/repositories`) or one file; `*` is everything (the composition root). A folder may always import
-// its own files. The composition root
-// (`main.ts`, `runtime.ts`, `app.ts`) may import anything; nothing below it imports the root, except
-// what a row names.
+// (`db/repositories`) or one file; `*` is everything (the composition root's `runtime/` steps). A folder
+// may always import its own files. The root files (`main.ts`, `runtime.ts`, `app.ts`) are the
+// composition root and may import anything; nothing below them imports them, except what a row names
+// (`cli` may import `runtime.ts`).
 //
 // Size rule, checked by test/house/house-rules.test.ts: no file in src/ over MAX_FILE_LINES lines and no
 // function over MAX_FUNCTION_LINES, except the declarative tables listed in DECLARATIVE_TABLES (data
