@@ -51,9 +51,13 @@ const THROUGHPUT_TARGET = 0.7;
 const SPACED_STREAM_TARGET = 1.15;
 /** Burst streams (one upstream write): CPU per request at most this multiple of the lean translator's. */
 const BURST_STREAM_TARGET = 1.25;
-/** Resident memory of the build before the restructuring (2026-11-26, this benchmark): idle, and highest under load. */
-const RSS_IDLE_MB = 105;
-const RSS_LOAD_MB = 155;
+/**
+ * Resident memory of the build before the house was restructured (fa39b6f, measured 2026-11-27 on this
+ * machine): idle, the median of three starts interleaved with this build's; highest under load, from a
+ * paired `bench/server-flags.ts` run. Both move by a few MB from start to start.
+ */
+const RSS_IDLE_MB = 109;
+const RSS_LOAD_MB = 149;
 const withLimitRuns = process.argv.includes('--limits');
 const spacedStreams = process.argv.includes('--spaced');
 const withTracing = process.argv.includes('--tracing');
