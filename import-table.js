@@ -69,8 +69,8 @@ export const IMPORT_TABLE = {
     why: 'decode -> service -> reply: each route wires a format to a use case through the edge',
   },
   dashboard: {
-    may: ['core', 'config', 'accounts', 'batches', 'db/repositories', 'limits/*.ts', 'services'],
-    why: "the owners' and operators' web console: beside routes, over the same account rules and services",
+    may: ['core', 'config', 'accounts', 'batches', 'db/repositories', 'limits/*.ts', 'services', 'http/multipart-parts.ts'],
+    why: "the owners' and operators' web console: beside routes, over the same account rules and services (and the same upload parts)",
   },
   runtime: {
     may: ['*'],

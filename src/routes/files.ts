@@ -5,10 +5,11 @@
  */
 import { buffer } from 'node:stream/consumers';
 import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { uploadParts } from '../http/multipart-parts.ts';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { invalidFormat, invalidParameter, isServiceError, type ServiceError } from '../core/service-error.ts';
 import { toFileObject } from '../services/files/file-object.ts';
-import type { FileService, OpenedFile, UploadPart } from '../services/files/file-service.ts';
+import type { FileService, OpenedFile } from '../services/files/file-service.ts';
 import { SIGNED_CONTENT_ROUTE } from '../files/signed-url.ts';
 
 export interface FileRoutesOptions {
@@ -33,27 +34,6 @@ export function parseLimit(value: string | undefined, max: number, fallback: num
   const limit = Number(value);
   if (!/^\d+$/.test(value) || limit < 1 || limit > max) throw invalidParameter('limit', `limit must be an integer from 1 to ${max}.`);
   return limit;
-}
-
-/** Adapts @fastify/multipart's parts (file streams arrive in request order) to the service's parts. */
-async function* uploadParts(request: FastifyRequest, uploadLimitBytes: number): AsyncGenerator<UploadPart> {
-  // Truncation at the limit is reported by the part (checked by the service) instead of thrown, so the
-  // rest of the request is still read and the 413 reaches a client that is still sending.
-  for await (const part of request.parts({ limits: { fileSize: uploadLimitBytes, fields: 20, fieldSize: 64 * 1024 } })) {
-    if (part.type === 'file') {
-      const stream = part.file;
-      yield {
-        kind: 'file',
-        name: part.fieldname,
-        filename: part.filename,
-        mediaType: part.mimetype,
-        content: stream,
-        isTruncated: () => stream.truncated,
-      };
-    } else {
-      yield { kind: 'field', name: part.fieldname, value: String(part.value) };
-    }
-  }
 }
 
 /**

@@ -4,30 +4,15 @@
  * attachment, never sniffed), and deleting one (owners only, audited).
  */
 import multipart from '@fastify/multipart';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { invalidParameter } from '../../core/service-error.ts';
 import { toFileObject } from '../../services/files/file-object.ts';
-import type { UploadPart } from '../../services/files/file-service.ts';
+import { UNLISTED_FILE_PURPOSES } from '../../services/files/file-service.ts';
+import { uploadParts } from '../../http/multipart-parts.ts';
 import { access, pageOf, pageQuery, parseBody, signedIn, type DashboardApiDependencies } from './common.ts';
 import type { FileObject, PageOf } from './wire.ts';
 
 type ById = { Params: { id: string } };
-
-/** Generated images are listed only when asked for by purpose on /v1/files; the page leaves them out too. */
-const UNLISTED_PURPOSES = ['image_output'];
-
-/** @fastify/multipart's parts as the file service takes them (a part cut at the limit says so). */
-async function* uploadParts(request: FastifyRequest, limitBytes: number): AsyncGenerator<UploadPart> {
-  for await (const part of request.parts({ limits: { fileSize: limitBytes, fields: 20, fieldSize: 64 * 1024 } })) {
-    if (part.type === 'field') {
-      yield { kind: 'field', name: part.fieldname, value: String(part.value) };
-      continue;
-    }
-    const stream = part.file;
-    const file = { name: part.fieldname, filename: part.filename, mediaType: part.mimetype, content: stream };
-    yield { kind: 'file', ...file, isTruncated: () => stream.truncated };
-  }
-}
 
 export const filesApi: FastifyPluginAsync<DashboardApiDependencies> = async (app, { files, accounts, lists, config }) => {
   app.get('/dashboard/api/files', access('member'), async (request): Promise<PageOf<FileObject>> => {
@@ -45,7 +30,7 @@ export const filesApi: FastifyPluginAsync<DashboardApiDependencies> = async (app
       order: 'desc',
       limit: query.limit + 1,
       now: Date.now(),
-      excludePurposes: UNLISTED_PURPOSES,
+      excludePurposes: UNLISTED_FILE_PURPOSES,
       ...(after === undefined ? {} : { after }),
       ...(query.q === undefined ? {} : { search: query.q }),
     });

@@ -24,7 +24,7 @@ export type FilePurpose = (typeof UPLOAD_PURPOSES)[number] | 'batch_output' | 'i
  * client knows the purpose). They stay retrievable by id and downloadable through their signed link;
  * `?purpose=image_output` lists them on purpose.
  */
-const UNLISTED_PURPOSES: readonly FilePurpose[] = ['image_output'];
+export const UNLISTED_FILE_PURPOSES: readonly FilePurpose[] = ['image_output'];
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Batch input and output files expire after 30 days unless asked otherwise (as the OpenAI API does). */
@@ -257,7 +257,7 @@ export class FileService {
       order: options.order,
       limit: options.limit + 1,
       now: this.clock.now(),
-      ...(options.purpose === undefined ? { excludePurposes: UNLISTED_PURPOSES } : { purpose: options.purpose }),
+      ...(options.purpose === undefined ? { excludePurposes: UNLISTED_FILE_PURPOSES } : { purpose: options.purpose }),
       ...(after === undefined ? {} : { after }),
     });
     return { files: rows.slice(0, options.limit), hasMore: rows.length > options.limit };
