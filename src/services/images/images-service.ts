@@ -3,14 +3,14 @@
  * catalogue model with `image_generation`), check the size against the model's `imageSizes`, generate,
  * and deliver each image as `b64_json` or as a signed, expiring link to our own file store (never the
  * upstream's link: providers hand back bytes). Admitted as one request with no tokens; recorded in the
- * ledger with zero token usage.
+ * ledger as one request with its images (count and size), priced by the model's `perImage` prices.
  *
  * Warning header: accepted-but-not-honoured styling parameters (`quality`, `style`...) are listed in
  * `x-switchyard-ignored-parameters`, as the generation endpoints do.
  */
 import type { Config, ModelConfig } from '../../config/index.ts';
 import type { GeneratedImage, ImageModel } from '../../core/language-model.ts';
-import { emptyUsage } from '../../core/usage.ts';
+import { answeredUsage } from '../../core/usage.ts';
 import { spanUntil } from '../../telemetry/trace-types.ts';
 import type { JsonAnswer } from '../answer.ts';
 import { ledgerContextOf, type Caller } from '../caller.ts';
@@ -84,7 +84,9 @@ export class ImagesService<Request extends ImagesRequest = ImagesRequest> {
     const ledger = ledgerContextOf(caller, model, '/v1/images/generations');
     const { value: delivered, admission } = await metered(this.dependencies.metering, caller, 0, ledger, async () => {
       const images = await this.generate(caller, model, decoded, size);
-      return { value: await this.deliver(caller, images, decoded.responseFormat, publicOrigin), usage: emptyUsage() };
+      // Priced per image by size (price card `perImage`); quality is not forwarded, so the backend's default.
+      const usage = answeredUsage({ images: { count: images.length, size } });
+      return { value: await this.deliver(caller, images, decoded.responseFormat, publicOrigin), usage };
     });
     const ignored = decoded.ignoredParameters;
     const headers = ignored.length === 0 ? admission.headers : { ...admission.headers, [IGNORED_PARAMETERS_HEADER]: ignored.join(', ') };
