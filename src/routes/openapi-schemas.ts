@@ -9,6 +9,8 @@
  * (README "Request validation"). Unknown members are allowed unless the endpoint refuses them.
  */
 
+import { IMAGE_QUALITIES } from '../formats/openai-images/decode-request.ts';
+
 type Schema = Record<string, unknown>;
 
 const string: Schema = { type: 'string' };
@@ -469,7 +471,7 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       n: { type: 'integer', minimum: 1 },
       size: string,
       response_format: enumOf('url', 'b64_json'),
-      quality: string,
+      quality: enumOf(...IMAGE_QUALITIES),
       style: string,
       user: string,
     },
