@@ -9,7 +9,8 @@
  * the card as LISTED_PRICE_FIELDS says; tiered prices (a higher price above a prompt size) become
  * `longContext` entries. Keys Switchyard does not meter (audio, image and video tokens, web searches)
  * are reported in `ignored`. A price that changes on a date is read as of the config's load; one that
- * depends on the time of day (off-peak discounts) is read at its regular price.
+ * depends on the time of day (DeepSeek's peak and off-peak hours) is read at its dearest: a card holds one
+ * price per category, and a budget must never be charged less than the upstream bills.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -66,24 +67,33 @@ export function listedCard(provider: string | undefined, model: string, at: Date
     const known = provider === undefined ? undefined : prices.findProvider({ providerId: provider });
     return { found: false, providerKnown: known !== undefined, knownModels: known?.models.map((entry) => entry.id) ?? [] };
   }
-  const { card, ignored } = cardOf(regularPrices(match.model, at) as ModelPrice);
+  const { card, ignored } = cardOf(pricesInForce(match.model, at) as ModelPrice);
   return { found: true, card, provider: match.provider.id, model: match.model.id, ignored };
 }
 
 /**
- * The prices in force at `at`: the latest dated entry already started, skipping time-of-day entries
- * (a start at an off-peak hour must not price every request at the discount).
+ * The prices in force at `at`: the latest entry already started (undated, or dated at or before `at`),
+ * each price raised to the dearest of the time-of-day entries (which apply only during their hours).
  */
-function regularPrices(model: GenaiPrices.ModelInfo, at: Date): GenaiPrices.ModelPrice {
+function pricesInForce(model: GenaiPrices.ModelInfo, at: Date): GenaiPrices.ModelPrice {
   if (!Array.isArray(model.prices)) return model.prices;
-  for (let index = model.prices.length - 1; index >= 0; index--) {
-    const entry = model.prices[index]!;
-    const constraint = entry.constraint as Record<string, unknown> | undefined;
-    if (constraint === undefined) return entry.prices;
-    const startDate = constraint['start_date'];
-    if (typeof startDate === 'string' && at >= new Date(startDate)) return entry.prices;
+  const timeOfDay = model.prices.filter((entry) => entry.constraint !== undefined && 'start_time' in entry.constraint);
+  const dated = model.prices.filter((entry) => !timeOfDay.includes(entry));
+  const started = dated.filter((entry) => {
+    const startDate = (entry.constraint as Record<string, unknown> | undefined)?.['start_date'];
+    return typeof startDate !== 'string' || at >= new Date(startDate);
+  });
+  const prices: GenaiPrices.ModelPrice = { ...(started.at(-1) ?? dated[0] ?? model.prices[0]!).prices };
+  for (const entry of timeOfDay) {
+    for (const [key, value] of Object.entries(entry.prices)) {
+      if (value !== undefined && (prices[key] === undefined || basePrice(value) > basePrice(prices[key]))) prices[key] = value;
+    }
   }
-  return model.prices[0]!.prices;
+  return prices;
+}
+
+function basePrice(value: PriceValue | undefined): number {
+  return value === undefined ? 0 : typeof value === 'number' ? value : value.base;
 }
 
 /** List prices -> card fields; tiers -> long-context entries (every tiered field priced at each threshold). */
