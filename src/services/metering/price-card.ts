@@ -42,10 +42,21 @@ interface TokenRates {
   reasoning: bigint;
 }
 
+interface DearestRates {
+  input: bigint;
+  output: bigint;
+}
+
 interface ScaledCard {
   base: TokenRates;
   /** Long-context rates, ascending by `aboveInputTokens`. */
   longContext: { aboveInputTokens: number; rates: TokenRates }[];
+  /**
+   * The dearest input and output rates a prompt can be priced at: `base` for any prompt, then one per
+   * long-context entry for prompts above its threshold (running maxima over the card and every entry up
+   * to it, since an entry may price a category below the card).
+   */
+  dearest: { base: DearestRates; longContext: (DearestRates & { aboveInputTokens: number })[] };
   /** Pico-USD per backend call. */
   perRequest: bigint;
   /** Pico-USD per image by `perImage` key, with each key's size. */
@@ -86,17 +97,10 @@ export function worstCaseCostMicroUsd(
 ): number {
   const scaled = scaledCard(card);
   const promptTokens = wholeCount(bound.promptTokens);
-  let dearestInput = 0n;
-  let dearestOutput = 0n;
   // Every rate a prompt of at most promptTokens can be priced at (long-context rates need a longer one).
-  for (const rates of [
-    scaled.base,
-    ...scaled.longContext.filter((entry) => promptTokens > entry.aboveInputTokens).map((entry) => entry.rates),
-  ]) {
-    dearestInput = max(dearestInput, rates.input, rates.cacheRead, rates.cacheWrite5m, rates.cacheWrite1h);
-    dearestOutput = max(dearestOutput, rates.output, rates.reasoning);
-  }
-  let picoUsd = BigInt(promptTokens) * dearestInput + BigInt(wholeCount(bound.maxOutputTokens)) * dearestOutput + scaled.perRequest;
+  let dearest: DearestRates = scaled.dearest.base;
+  for (const entry of scaled.dearest.longContext) if (promptTokens > entry.aboveInputTokens) dearest = entry;
+  let picoUsd = BigInt(promptTokens) * dearest.input + BigInt(wholeCount(bound.maxOutputTokens)) * dearest.output + scaled.perRequest;
   if (bound.images !== undefined) picoUsd += BigInt(wholeCount(bound.images.count)) * dearestImagePrice(scaled, bound.images);
   return roundToMicroUsd(picoUsd, scaled, options);
 }
@@ -140,11 +144,14 @@ const scaledCards = new WeakMap<PriceCard, ScaledCard>();
 function scaledCard(card: PriceCard): ScaledCard {
   const known = scaledCards.get(card);
   if (known !== undefined) return known;
+  const base = tokenRates(card);
+  const longContext = [...(card.longContext ?? [])]
+    .sort((left, right) => left.aboveInputTokens - right.aboveInputTokens)
+    .map((entry) => ({ aboveInputTokens: entry.aboveInputTokens, rates: tokenRates(longContextPrices(card, entry)) }));
   const scaled: ScaledCard = {
-    base: tokenRates(card),
-    longContext: [...(card.longContext ?? [])]
-      .sort((left, right) => left.aboveInputTokens - right.aboveInputTokens)
-      .map((entry) => ({ aboveInputTokens: entry.aboveInputTokens, rates: tokenRates(longContextPrices(card, entry)) })),
+    base,
+    longContext,
+    dearest: dearestRates(base, longContext),
     perRequest: exactUnits(card.perRequest ?? 0, USD_AMOUNT_DECIMALS),
     perImage: Object.entries(card.perImage ?? {}).map(([key, price]) => ({
       key,
@@ -155,6 +162,24 @@ function scaledCard(card: PriceCard): ScaledCard {
   };
   if (Object.isFrozen(card)) scaledCards.set(card, scaled);
   return scaled;
+}
+
+/** Running maxima of the input and output rates: over the card, then over each long-context entry up to it. */
+function dearestRates(base: TokenRates, longContext: ScaledCard['longContext']): ScaledCard['dearest'] {
+  let running: DearestRates = { input: 0n, output: 0n };
+  const widen = (rates: TokenRates): DearestRates => ({
+    input: max(running.input, rates.input, rates.cacheRead, rates.cacheWrite5m, rates.cacheWrite1h),
+    output: max(running.output, rates.output, rates.reasoning),
+  });
+  running = widen(base);
+  const dearestBase = running;
+  return {
+    base: dearestBase,
+    longContext: longContext.map((entry) => {
+      running = widen(entry.rates);
+      return { aboveInputTokens: entry.aboveInputTokens, ...running };
+    }),
+  };
 }
 
 function tokenRates(prices: TokenPrices): TokenRates {
