@@ -54,6 +54,7 @@ const batch: LedgerRecord[] = Array.from({ length: BATCH_RECORDS }, (_, index) =
   outputTokens: 20,
   cachedTokens: 0,
   reasoningTokens: 0,
+  costMicroUsd: 400,
   costUsd: 0.0004,
   batch: false,
   statusCode: 200,

@@ -30,6 +30,7 @@ function sampleRequest(
   const now = Date.now();
   return {
     ...fields,
+    costMicroUsd: Math.round(fields.costUsd * 1_000_000),
     endpoint: '/v1/chat/completions',
     cachedTokens: 0,
     reasoningTokens: 0,

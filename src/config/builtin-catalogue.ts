@@ -2,6 +2,7 @@
  * The built-in provider and its models, added to every config unless `builtinModels: false`, so that a
  * fresh `npm start` serves every endpoint offline. Descriptions say plainly what each engine is.
  */
+import { DEFAULT_BATCH_FACTOR } from '../core/price-card.ts';
 import type { ModelConfig, ProviderConfig } from './schema.ts';
 
 export const BUILTIN_PROVIDER_ID = 'builtin';
@@ -14,7 +15,8 @@ const base = {
   created: 1_767_225_600,
   contextWindow: 32_768,
   maxOutputTokens: 8192,
-  pricing: { inputPerMillion: 0, outputPerMillion: 0 },
+  // Free: they run in-process. The batch factor is shown as every resolved card shows it.
+  pricing: { inputPerMillion: 0, outputPerMillion: 0, batchFactor: DEFAULT_BATCH_FACTOR },
   fallbacks: [],
 } satisfies Partial<ModelConfig>;
 

@@ -13,6 +13,7 @@ import { resolveFilesStore, type FilesStoreConfig } from './files-store.ts';
 import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, type TierConfig } from './schema.ts';
 import type { TracingConfig } from './tracing-config.ts';
 import { ConfigError } from './config-error.ts';
+import { resolvePricing } from './resolve-pricing.ts';
 import { readSecretFile, secretFilePath } from './secret-file.ts';
 import { mergeTiers } from './tiers.ts';
 
@@ -156,7 +157,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       throw new ConfigError(
         `models[${index}] ("${model.id}") names no provider. Add provider: <id>, or deployments: [{ provider: <id> }, ...].`,
       );
-    return { ...model, provider, created: model.created ?? stableCreatedSeconds(model.id) };
+    const pricing = resolvePricing(model.pricing, { ...model, index });
+    return { ...model, provider, pricing, created: model.created ?? stableCreatedSeconds(model.id) };
   });
   if (config.builtinModels) {
     providers[BUILTIN_PROVIDER_ID] ??= { ...BUILTIN_PROVIDER, id: BUILTIN_PROVIDER_ID };

@@ -3,6 +3,8 @@
  * empty config (fresh install) gives a working service with the built-in engines.
  */
 import { z } from 'zod';
+import type { PriceCard } from '../core/price-card.ts';
+import { pricingSchema } from './pricing-schema.ts';
 import { serverSchema } from './server-schema.ts';
 import { tracingSchema } from './tracing-config.ts';
 
@@ -216,14 +218,8 @@ export const modelSchema = z.strictObject({
   contextWindow: z.number().int().positive().default(8192),
   /** Largest completion the model may produce, tokens. */
   maxOutputTokens: z.number().int().positive().default(4096),
-  pricing: z
-    .strictObject({
-      /** Price in USD per million input tokens. */
-      inputPerMillion: z.number().nonnegative().default(0),
-      /** Price in USD per million output tokens. */
-      outputPerMillion: z.number().nonnegative().default(0),
-    })
-    .prefault({}),
+  /** The price card (README "Prices"): prices, or `from: genai-prices` with overrides; resolved at load (resolve-pricing.ts). */
+  pricing: pricingSchema,
   /** Ordered model ids tried when this one fails before any byte reached the client. */
   fallbacks: z.array(z.string().min(1)).default([]),
   /** Image sizes (`WxH`) an image model accepts. */
@@ -233,8 +229,11 @@ export const modelSchema = z.strictObject({
   /** Run the moderation pre-check on generation inputs sent to this model, whatever the caller's tier. */
   moderateInputs: z.boolean().optional(),
 });
-/** A catalogue model as the rest of the code sees it: `provider` is always set (config loading fills it from `deployments`). */
-export type ModelConfig = Omit<z.infer<typeof modelSchema>, 'provider'> & { provider: string };
+/**
+ * A catalogue model as the rest of the code sees it: `provider` is always set (config loading fills it
+ * from `deployments`) and `pricing` is the resolved price card.
+ */
+export type ModelConfig = Omit<z.infer<typeof modelSchema>, 'provider' | 'pricing'> & { provider: string; pricing: PriceCard };
 
 export const configSchema = z.strictObject({
   /** Operator name: `_metadata.creator` and the default organization `org-<operator>-ai`. */

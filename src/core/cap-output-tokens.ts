@@ -25,7 +25,7 @@ import { throughStages, type Batched, type BatchStage } from './batched.ts';
 import { countTextTokens } from './count-tokens.ts';
 import { fittingPrefix, OutputTally, utf8Length, type BlockKind, type TokenCounter } from './output-tally.ts';
 import type { StreamPart } from './stream-parts.ts';
-import { emptyUsage, type Usage } from './usage.ts';
+import { answeredUsage, type Usage } from './usage.ts';
 
 export type { TokenCounter };
 
@@ -216,8 +216,9 @@ export class OutputCap implements BatchStage<StreamPart> {
       type: 'finish',
       finishReason: 'length',
       stopSequence: null,
+      // The upstream was called (and cut): one request.
       usage: {
-        ...emptyUsage(),
+        ...answeredUsage(),
         inputTokens: this.options.inputTokens ?? 0,
         outputTokens,
         reasoningTokens: Math.min(this.reasoningTokens, outputTokens),

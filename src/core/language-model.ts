@@ -90,6 +90,8 @@ export interface ImageGenerationRequest {
   n: number;
   /** `WxH`, from the model's allowed sizes. */
   size: string;
+  /** The caller's quality (`standard`, `hd`, `low`...), sent only to a model that `honoursQuality`. */
+  quality?: string;
   user?: string;
 }
 
@@ -102,6 +104,8 @@ export interface GeneratedImage {
 
 export interface ImageModel {
   generate(request: ImageGenerationRequest, options: CallOptions): Promise<GeneratedImage[]>;
+  /** True when the backend generates at the request's `quality` (else the parameter is reported as ignored). */
+  readonly honoursQuality?: boolean;
 }
 
 /** Per-model settings from the catalogue (ModelConfig) that a backend may need to build a request. */

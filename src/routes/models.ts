@@ -1,5 +1,6 @@
 /**
- * GET /v1/models and GET /v1/models/{model}: the catalogue from the config (SPEC "Model").
+ * GET /v1/models and GET /v1/models/{model}: the catalogue from the config (SPEC "Model"), each entry
+ * with its resolved price card (`pricing`, services/metering/price-card-view.ts; a field the SDKs ignore).
  * The id is taken from a wildcard so that ids containing `/` work percent-encoded or not.
  */
 import { didYouMean } from '../core/closest-name.ts';
@@ -7,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config, ModelConfig } from '../config/index.ts';
 import { stableCreatedSeconds } from '../config/index.ts';
 import { notFound } from '../core/service-error.ts';
+import { priceCardView, type PriceCardView } from '../services/metering/price-card-view.ts';
 
 export interface CatalogueEntry {
   id: string;
@@ -16,6 +18,8 @@ export interface CatalogueEntry {
   owned_by: string;
   description: string;
   capabilities: string[];
+  /** What the model costs, as resolved at config load (README "Prices"). */
+  pricing: PriceCardView;
 }
 
 function catalogueEntry(model: ModelConfig, config: Config): CatalogueEntry {
@@ -27,6 +31,7 @@ function catalogueEntry(model: ModelConfig, config: Config): CatalogueEntry {
     owned_by: model.ownedBy ?? config.operator,
     description: model.description,
     capabilities: [...model.capabilities],
+    pricing: priceCardView(model.pricing),
   };
 }
 

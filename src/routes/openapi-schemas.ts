@@ -9,6 +9,8 @@
  * (README "Request validation"). Unknown members are allowed unless the endpoint refuses them.
  */
 
+import { IMAGE_QUALITIES } from '../formats/openai-images/decode-request.ts';
+
 type Schema = Record<string, unknown>;
 
 const string: Schema = { type: 'string' };
@@ -31,6 +33,16 @@ const listOf = (items: Schema): Schema =>
     'object',
     'data',
   ]);
+
+/** Token prices of a price card, USD per million tokens each (README "Prices"). */
+const TOKEN_PRICES: Record<string, Schema> = {
+  input_per_million: number,
+  output_per_million: number,
+  cached_input_per_million: number,
+  cache_write_5m_per_million: number,
+  cache_write_1h_per_million: number,
+  reasoning_per_million: number,
+};
 
 /** Shared component schemas (`#/components/schemas/...`). */
 export const COMPONENT_SCHEMAS: Record<string, Schema> = {
@@ -83,8 +95,20 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       permission: arrayOf(object),
       root: string,
       parent: nullable(string),
+      pricing: ref('PriceCard'),
     },
     ['id', 'object', 'created', 'owned_by', 'description', 'capabilities'],
+  ),
+  PriceCard: objectOf(
+    {
+      ...TOKEN_PRICES,
+      per_request: { type: 'number', description: 'USD per backend call.' },
+      per_image: { type: 'object', additionalProperties: number, description: 'USD per image by "WxH" or "WxH/quality".' },
+      batch_factor: { type: 'number', description: 'Share of the price a batch line pays, 0 to 1.' },
+      long_context: arrayOf(objectOf({ above_input_tokens: integer, ...TOKEN_PRICES })),
+      source: nullable(objectOf({ list: string, version: string, provider: string, model: string })),
+    },
+    ['input_per_million', 'output_per_million', 'batch_factor'],
   ),
   File: objectOf(
     {
@@ -279,7 +303,16 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       stop_reason: nullable(enumOf('end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'refusal', 'pause_turn')),
       stop_sequence: nullable(string),
       usage: objectOf(
-        { input_tokens: integer, output_tokens: integer, cache_creation_input_tokens: integer, cache_read_input_tokens: integer },
+        {
+          input_tokens: integer,
+          output_tokens: integer,
+          cache_creation_input_tokens: integer,
+          cache_read_input_tokens: integer,
+          cache_creation: objectOf({ ephemeral_5m_input_tokens: integer, ephemeral_1h_input_tokens: integer }, [
+            'ephemeral_5m_input_tokens',
+            'ephemeral_1h_input_tokens',
+          ]),
+        },
         ['input_tokens', 'output_tokens'],
       ),
     },
@@ -438,7 +471,7 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       n: { type: 'integer', minimum: 1 },
       size: string,
       response_format: enumOf('url', 'b64_json'),
-      quality: string,
+      quality: enumOf(...IMAGE_QUALITIES),
       style: string,
       user: string,
     },

@@ -32,6 +32,7 @@ function record(overrides: Partial<LedgerRecord>): LedgerRecord {
     outputTokens: 5,
     cachedTokens: 1,
     reasoningTokens: 2,
+    costMicroUsd: 250_000,
     costUsd: 0.25,
     batch: false,
     statusCode: 200,

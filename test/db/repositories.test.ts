@@ -121,6 +121,7 @@ for (const backend of storageBackends()) {
         outputTokens: 5,
         cachedTokens: 2,
         reasoningTokens: 1,
+        costMicroUsd: Math.round(cost * 1_000_000),
         costUsd: cost,
         batch: false,
         statusCode: 200,

@@ -64,6 +64,7 @@ describe('foundation end to end', () => {
       'owned_by',
       'parent',
       'permission',
+      'pricing',
       'root',
     ]);
     assert.deepEqual(listed['permission'], []);

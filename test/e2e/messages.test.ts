@@ -345,6 +345,8 @@ describe('POST /v1/messages end to end', () => {
           output_tokens: 2,
           cache_read_input_tokens: 100,
           cache_creation_input_tokens: 20,
+          // No `cache_creation` split from the upstream: every write is a 5-minute one (Anthropic's default).
+          cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 0 },
         });
       });
 

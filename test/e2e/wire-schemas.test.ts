@@ -29,7 +29,6 @@ const ANTHROPIC_MESSAGE_NOT_YET = [
   "$: required property 'stop_details' is missing",
   "$: required property 'container' is missing",
   "$.content[0]: required property 'citations' is missing",
-  "$.usage: required property 'cache_creation' is missing",
   "$.usage: required property 'inference_geo' is missing",
   "$.usage: required property 'output_tokens_details' is missing",
   "$.usage: required property 'server_tool_use' is missing",

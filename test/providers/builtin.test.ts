@@ -49,8 +49,10 @@ describe('echo engine', () => {
       inputTokens: countRequestTokens(request),
       cachedInputTokens: 0,
       cacheWriteInputTokens: 0,
+      cacheWrite1hInputTokens: 0,
       outputTokens: countTokens('Echo: hello brave new world'),
       reasoningTokens: 0,
+      requests: 1,
       estimated: false,
     });
   });

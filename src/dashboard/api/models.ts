@@ -1,7 +1,8 @@
 /**
- * The model catalogue with prices, for the models page.
+ * The model catalogue with each model's resolved price card, for the models page.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { priceCardView } from '../../services/metering/price-card-view.ts';
 import { access, type DashboardApiDependencies } from './common.ts';
 import type { ListOf, ModelObject } from './wire.ts';
 
@@ -15,7 +16,7 @@ export const modelsApi: FastifyPluginAsync<DashboardApiDependencies> = async (ap
       capabilities: model.capabilities,
       context_window: model.contextWindow,
       max_output_tokens: model.maxOutputTokens,
-      pricing: { input_per_million: model.pricing.inputPerMillion, output_per_million: model.pricing.outputPerMillion },
+      pricing: priceCardView(model.pricing),
     })),
   }));
 };

@@ -3,6 +3,9 @@
  * typed with them, and the browser pages read them through JSDoc (`pages/types.js`), so a renamed field
  * fails `npm run typecheck` on both sides. Types only: nothing here runs.
  */
+import type { PriceCardView } from '../../services/metering/price-card-view.ts';
+
+export type { PriceCardView };
 
 /**
  * The wire Batch object (batches/batch-object.ts) as the pages read it; kept here so the browser's type
@@ -179,5 +182,6 @@ export interface ModelObject {
   capabilities: string[];
   context_window: number;
   max_output_tokens: number;
-  pricing: { input_per_million: number; output_per_million: number };
+  /** The resolved price card (services/metering/price-card-view.ts). */
+  pricing: PriceCardView;
 }

@@ -1,8 +1,38 @@
 // @ts-check
-// The models page: catalogue, prices, getting-started snippets.
-import { html, number, usd, DataTable, ErrorNote, usePoll } from './components.js';
+// The models page: catalogue, each model's resolved price card, getting-started snippets.
+import { html, number, DataTable, ErrorNote, usePoll } from './components.js';
 
 /** @typedef {import('./types.js').ModelObject} ModelObject */
+/** @typedef {import('./types.js').PriceCardView} PriceCardView */
+
+/** A price as configured: up to 12 decimals, no trailing zeros (prices per million tokens have up to 6). @param {number} value */
+const price = (value) => `$${Number(value.toFixed(12)).toString()}`;
+
+/** @param {Pick<PriceCardView, 'input_per_million' | 'cached_input_per_million' | 'cache_write_5m_per_million' | 'cache_write_1h_per_million' | 'output_per_million' | 'reasoning_per_million'>} prices */
+const tokenPrices = (prices) =>
+  [
+    `input ${price(prices.input_per_million)}`,
+    `cached ${price(prices.cached_input_per_million)}`,
+    `cache write 5 min ${price(prices.cache_write_5m_per_million)} / 1 h ${price(prices.cache_write_1h_per_million)}`,
+    `output ${price(prices.output_per_million)}`,
+    `reasoning ${price(prices.reasoning_per_million)}`,
+  ].join(' · ');
+
+/** The whole card: token prices per million, then what else the model is priced by. @param {{ card: PriceCardView }} props */
+function PriceCard({ card }) {
+  const images = Object.entries(card.per_image);
+  return html`<div class="price-card">
+    <div>${tokenPrices(card)} <span class="muted">per 1M tokens</span></div>
+    ${card.per_request > 0 ? html`<div>${price(card.per_request)} per request</div>` : null}
+    ${images.length > 0 ? html`<div>per image: ${images.map(([key, value]) => `${key} ${price(value)}`).join(' · ')}</div>` : null}
+    ${card.long_context.map((entry) => html`<div>prompts above ${number(entry.above_input_tokens)} tokens: ${tokenPrices(entry)}</div>`)}
+    <div class="muted">
+      batch ${Math.round(card.batch_factor * 100)}% of the price${
+        card.source ? ` · from ${card.source.list} ${card.source.version} (${card.source.provider} / ${card.source.model})` : ''
+      }
+    </div>
+  </div>`;
+}
 
 /** @type {import('./components.js').Column<ModelObject>[]} */
 const COLUMNS = [
@@ -13,8 +43,7 @@ const COLUMNS = [
   },
   { label: 'Capabilities', cell: (entry) => entry.capabilities.join(', ') },
   { label: 'Context', cell: (entry) => number(entry.context_window) },
-  { label: 'Input / 1M', cell: (entry) => usd(entry.pricing.input_per_million) },
-  { label: 'Output / 1M', cell: (entry) => usd(entry.pricing.output_per_million) },
+  { label: 'Prices (USD)', cell: (entry) => html`<${PriceCard} card=${entry.pricing} />` },
 ];
 
 /** @param {string} model */

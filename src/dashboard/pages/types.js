@@ -11,6 +11,7 @@
 /** @typedef {import('../api/wire.ts').LimitInfo} LimitInfo */
 /** @typedef {import('../api/wire.ts').AuditEntryObject} AuditEntryObject */
 /** @typedef {import('../api/wire.ts').ModelObject} ModelObject */
+/** @typedef {import('../api/wire.ts').PriceCardView} PriceCardView */
 /** @typedef {import('../api/wire.ts').BatchObject} BatchObject */
 /** @typedef {import('../api/wire.ts').FileObject} FileObject */
 /**

@@ -12,13 +12,14 @@
  */
 import { batched, batchesOf, type Batched } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
+import { emptyUsage } from '../../core/usage.ts';
 import { newId } from '../../core/ids.ts';
 import type { SseEvent } from '../../core/sse-event.ts';
 import { endedEarly, failureAfterStart } from '../shared/stream-failure.ts';
 import { messagesErrorEvent } from './error-envelope.ts';
 import { toolUseId } from './encode-response.ts';
 import { toAnthropicStopReason, toAnthropicStopSequence } from './map-finish-reason.ts';
-import { toAnthropicUsage } from './map-usage.ts';
+import { toAnthropicStreamUsage } from './map-usage.ts';
 import type { AnthropicContentBlockDelta, AnthropicContentBlockStart, AnthropicStreamEventData } from './wire-types.ts';
 
 export interface MessagesStreamOptions {
@@ -117,7 +118,7 @@ async function* messagesEvents(
                   stop_reason: toAnthropicStopReason(part.finishReason),
                   stop_sequence: toAnthropicStopSequence(part.finishReason, part.stopSequence),
                 },
-                usage: toAnthropicUsage(part.usage),
+                usage: toAnthropicStreamUsage(part.usage),
               }),
               event({ type: 'message_stop' }),
             );
@@ -164,7 +165,7 @@ function messageStartEvent(messageId: string, options: MessagesStreamOptions): S
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: options.inputTokens ?? 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: toAnthropicStreamUsage({ ...emptyUsage(), inputTokens: options.inputTokens ?? 0 }),
     },
   });
 }

@@ -45,10 +45,16 @@ export interface AnthropicUsage {
   input_tokens: number;
   /** Completion tokens, thinking included. */
   output_tokens: number;
-  /** Prompt tokens written to the prompt cache. */
+  /** Prompt tokens written to the prompt cache (both lifetimes). */
   cache_creation_input_tokens: number;
   /** Prompt tokens read from the prompt cache. */
   cache_read_input_tokens: number;
+  /**
+   * The cache writes by lifetime, adding up to `cache_creation_input_tokens`. In whole messages only: a
+   * stream's `message_start` goes out before the backend's figures are known, and the SDKs never update
+   * this object from `message_delta`, so a streamed value would stay wrong in their final message.
+   */
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
 /** A complete (non-streaming) message, and the `message` of `message_start` (with empty content). */

@@ -7,10 +7,12 @@
  * `invalid_format`, not allowed -> `invalid_parameter`, absent -> `missing_parameter`; `null` counts as
  * absent); unknown fields are ignored.
  *
- * `stream: true` is refused (no image backend here streams partial images). The GPT-image and DALL-E
- * styling options (`quality`, `style`, `background`, `output_format`, `output_compression`,
- * `moderation`) are accepted but not honoured; their names are returned in `ignoredParameters` so the
- * route can warn, never dropped silently.
+ * `stream: true` is refused (no image backend here streams partial images). `quality` (DALL-E
+ * `standard` | `hd`, GPT-image `low` | `medium` | `high`, or `auto`) is decoded: a backend that honours it
+ * gets it (and the image is priced at it), one that does not lists it as ignored (images-service.ts). The
+ * other styling options (`style`, `background`, `output_format`, `output_compression`, `moderation`)
+ * are accepted but not honoured; their names are returned in `ignoredParameters` so the route can warn,
+ * never dropped silently.
  */
 import { invalidFormat, invalidParameter, missingParameter } from '../../core/service-error.ts';
 import { describeType, isObject, optionalString, wrongType } from '../shared/request-fields.ts';
@@ -25,6 +27,9 @@ export const PREFERRED_IMAGE_SIZE = '1024x1024';
 
 export type ImageResponseFormat = 'url' | 'b64_json';
 
+/** The `quality` values of the OpenAI image models (dall-e-3: standard, hd; gpt-image: low, medium, high; both: auto). */
+export const IMAGE_QUALITIES = ['auto', 'standard', 'hd', 'low', 'medium', 'high'] as const;
+
 export interface DecodedImageGenerationRequest {
   /** The model as the client named it, or null for the service's default image model. */
   model: string | null;
@@ -34,21 +39,15 @@ export interface DecodedImageGenerationRequest {
   /** `WxH` as sent, or null when absent or `auto` (resolve with `resolveImageSize`). */
   size: string | null;
   responseFormat: ImageResponseFormat;
+  /** One of IMAGE_QUALITIES; absent: the backend's default. */
+  quality?: string;
   /** End-user identifier. */
   user?: string;
   /** Wire names of parameters accepted but not honoured, for a warning. */
   ignoredParameters: string[];
 }
 
-const IGNORED_STYLING_PARAMETERS = [
-  'quality',
-  'style',
-  'background',
-  'output_format',
-  'output_compression',
-  'moderation',
-  'partial_images',
-] as const;
+const IGNORED_STYLING_PARAMETERS = ['style', 'background', 'output_format', 'output_compression', 'moderation', 'partial_images'] as const;
 
 /**
  * Decodes and validates the body (already JSON-parsed). `maxPromptCharacters` defaults to 4000.
@@ -106,6 +105,13 @@ export function decodeImageGenerationRequest(body: unknown, limits: { maxPromptC
     responseFormat: format,
     ignoredParameters: IGNORED_STYLING_PARAMETERS.filter((name) => body[name] !== undefined && body[name] !== null),
   };
+  const quality = optionalString(body, 'quality');
+  if (quality !== undefined) {
+    if (!(IMAGE_QUALITIES as readonly string[]).includes(quality)) {
+      throw invalidParameter('quality', `Invalid 'quality': expected one of ${IMAGE_QUALITIES.join(', ')}, but got '${quality}'.`);
+    }
+    decoded.quality = quality;
+  }
   const user = optionalString(body, 'user');
   if (user !== undefined) decoded.user = user;
   return decoded;

@@ -67,8 +67,12 @@ export interface AnthropicMessagesRequest {
 export interface AnthropicUsageView {
   inputTokens: number | undefined;
   outputTokens: number | undefined;
+  /** Cache writes of every lifetime. */
   cacheCreationInputTokens: number | undefined;
   cacheReadInputTokens: number | undefined;
+  /** `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`: the writes by lifetime. */
+  cacheCreation5mInputTokens: number | undefined;
+  cacheCreation1hInputTokens: number | undefined;
   raw: JsonObject;
 }
 
@@ -115,6 +119,8 @@ export function readUsage(value: unknown): AnthropicUsageView | undefined {
     outputTokens: asNumber(usage['output_tokens']),
     cacheCreationInputTokens: asNumber(usage['cache_creation_input_tokens']),
     cacheReadInputTokens: asNumber(usage['cache_read_input_tokens']),
+    cacheCreation5mInputTokens: asNumber(asObject(usage['cache_creation'])?.['ephemeral_5m_input_tokens']),
+    cacheCreation1hInputTokens: asNumber(asObject(usage['cache_creation'])?.['ephemeral_1h_input_tokens']),
     raw: usage,
   };
 }

@@ -248,8 +248,10 @@ function finishPart(
     inputTokens: counts.promptTokens,
     cachedInputTokens: counts.cachedInputTokens,
     cacheWriteInputTokens: 0,
+    cacheWrite1hInputTokens: 0,
     outputTokens: meter.usedOutputTokens,
     reasoningTokens: counts.reasoningTokens,
+    requests: 1,
     estimated: false,
     raw: {
       promptTokens: counts.promptTokens,

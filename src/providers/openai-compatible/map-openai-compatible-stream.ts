@@ -15,7 +15,7 @@
  */
 import { newId } from '../../core/ids.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
-import { emptyUsage, type Usage } from '../../core/usage.ts';
+import { answeredUsage, type Usage } from '../../core/usage.ts';
 import { mapOpenAICompatibleFinishReason } from './map-openai-compatible-finish-reason.ts';
 import { mapOpenAICompatibleUsage } from './map-openai-compatible-usage.ts';
 import type { OpenAIChunkView, OpenAICompletionView } from './openai-compatible-wire.ts';
@@ -97,7 +97,8 @@ export class OpenAICompatibleStreamMapper {
       type: 'finish',
       finishReason: mapOpenAICompatibleFinishReason(this.finishReason),
       stopSequence: null,
-      usage: this.usage ?? { ...emptyUsage(), estimated: true },
+      // No usage reported (a server ignoring include_usage): one request, figures counted by the service.
+      usage: this.usage ?? answeredUsage({ estimated: true }),
     });
     return parts;
   }

@@ -1,7 +1,7 @@
 /**
  * An ImageModel over an OpenAI-compatible `/v1/images/generations` upstream (OpenAI, LocalAI and
  * similar), following the OpenAI API reference "Images > Create image": request
- * `{model, prompt, n, size, user?}`, response `{created, data: [{b64_json | url, revised_prompt?}]}`.
+ * `{model, prompt, n, size, quality?, user?}`, response `{created, data: [{b64_json | url, revised_prompt?}]}`.
  *
  * No `response_format` is sent (gpt-image models refuse it and always answer base64). Whatever comes
  * back, the bytes are returned: `b64_json` is decoded, and a `url` result is downloaded at once (upstream
@@ -43,6 +43,8 @@ export function sniffImageMediaType(bytes: Buffer): string | undefined {
 }
 
 export class OpenAICompatibleImageModel implements ImageModel {
+  readonly honoursQuality = true;
+
   constructor(
     private readonly client: UpstreamHttpClient,
     private readonly settings: OpenAICompatibleImageSettings,
@@ -55,6 +57,7 @@ export class OpenAICompatibleImageModel implements ImageModel {
       n: request.n,
       size: request.size,
     };
+    if (request.quality !== undefined) payload['quality'] = request.quality;
     if (request.user !== undefined) payload['user'] = request.user;
     const body = asObject(await postOpenAICompatibleJson(this.client, '/images/generations', payload, this.settings.headers, options));
     const data = asArray(body?.['data']) ?? [];

@@ -69,6 +69,7 @@ export interface OpenAIUsageView {
   promptTokens: number | undefined;
   completionTokens: number | undefined;
   totalTokens: number | undefined;
+  /** Prompt tokens read from the prompt cache (part of `promptTokens`). */
   cachedTokens: number | undefined;
   reasoningTokens: number | undefined;
   raw: JsonObject;
@@ -126,7 +127,8 @@ export function readUsage(value: unknown): OpenAIUsageView | undefined {
     promptTokens: asNumber(usage['prompt_tokens']),
     completionTokens: asNumber(usage['completion_tokens']),
     totalTokens: asNumber(usage['total_tokens']),
-    cachedTokens: asNumber(asObject(usage['prompt_tokens_details'])?.['cached_tokens']),
+    // OpenAI's field, else DeepSeek's (https://api-docs.deepseek.com/guides/kv_cache), both part of prompt_tokens.
+    cachedTokens: asNumber(asObject(usage['prompt_tokens_details'])?.['cached_tokens']) ?? asNumber(usage['prompt_cache_hit_tokens']),
     reasoningTokens: asNumber(asObject(usage['completion_tokens_details'])?.['reasoning_tokens']),
     raw: usage,
   };

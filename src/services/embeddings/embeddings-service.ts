@@ -12,7 +12,7 @@ import type { Config, ModelConfig } from '../../config/index.ts';
 import type { DecodeOptions } from '../../core/generation-format.ts';
 import type { EmbeddingModel, EmbeddingResult } from '../../core/language-model.ts';
 import { invalidParameter, isServiceError } from '../../core/service-error.ts';
-import { emptyUsage } from '../../core/usage.ts';
+import { answeredUsage } from '../../core/usage.ts';
 import { spanUntil } from '../../telemetry/trace-types.ts';
 import type { JsonAnswer } from '../answer.ts';
 import { ledgerContextOf, type Caller } from '../caller.ts';
@@ -64,7 +64,7 @@ export class EmbeddingsService<Request extends EmbeddingsRequest = EmbeddingsReq
     const ledger = ledgerContextOf(caller, model, '/v1/embeddings');
     const { value: result, admission } = await metered(this.dependencies.metering, caller, promptTokens, ledger, async () => {
       const result = await this.embed(caller, model, decoded);
-      const usage = { ...emptyUsage(), inputTokens: result.inputTokens, estimated: result.estimated };
+      const usage = answeredUsage({ inputTokens: result.inputTokens, estimated: result.estimated });
       caller.trace?.usage(usage);
       return { value: result, usage };
     });

@@ -26,6 +26,7 @@ export async function countPromptTokens(
 ): Promise<Metered<number>> {
   const { model } = dependencies.generation.resolve(request.model, ['chat']);
   const inputTokens = await countRequestTokensAsync(request);
+  // Counted here, no backend called: no per-request fee.
   const usage = { ...emptyUsage(), inputTokens, estimated: true };
   return metered(dependencies.metering, caller, inputTokens, ledgerContextOf(caller, model, endpoint), async () => ({
     value: inputTokens,

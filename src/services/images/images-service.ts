@@ -3,14 +3,14 @@
  * catalogue model with `image_generation`), check the size against the model's `imageSizes`, generate,
  * and deliver each image as `b64_json` or as a signed, expiring link to our own file store (never the
  * upstream's link: providers hand back bytes). Admitted as one request with no tokens; recorded in the
- * ledger with zero token usage.
+ * ledger as one request with its images (count and size), priced by the model's `perImage` prices.
  *
- * Warning header: accepted-but-not-honoured styling parameters (`quality`, `style`...) are listed in
- * `x-switchyard-ignored-parameters`, as the generation endpoints do.
+ * Warning header: accepted-but-not-honoured styling parameters (`style`..., and `quality` for a backend
+ * that does not honour it) are listed in `x-switchyard-ignored-parameters`, as the generation endpoints do.
  */
 import type { Config, ModelConfig } from '../../config/index.ts';
-import type { GeneratedImage, ImageModel } from '../../core/language-model.ts';
-import { emptyUsage } from '../../core/usage.ts';
+import type { GeneratedImage, ImageGenerationRequest, ImageModel } from '../../core/language-model.ts';
+import { answeredUsage } from '../../core/usage.ts';
 import { spanUntil } from '../../telemetry/trace-types.ts';
 import type { JsonAnswer } from '../answer.ts';
 import { ledgerContextOf, type Caller } from '../caller.ts';
@@ -32,6 +32,8 @@ export interface ImagesRequest {
   /** `WxH` as sent, or null for the model's preferred size. */
   size: string | null;
   responseFormat: 'url' | 'b64_json';
+  /** `standard`, `hd`, `low`..., or `auto`; absent: the backend's default. */
+  quality?: string;
   /** End-user identifier. */
   user?: string;
   /** Wire names of parameters accepted but not honoured, for the warning header. */
@@ -82,24 +84,41 @@ export class ImagesService<Request extends ImagesRequest = ImagesRequest> {
     const { model } = models.resolve(decoded.model ?? defaultModelWith(config.models, 'image_generation', 'image'), ['image_generation']);
     const size = wire.resolveSize(decoded.size, model.imageSizes ?? []);
     const ledger = ledgerContextOf(caller, model, '/v1/images/generations');
+    let qualityHonoured = false;
     const { value: delivered, admission } = await metered(this.dependencies.metering, caller, 0, ledger, async () => {
-      const images = await this.generate(caller, model, decoded, size);
-      return { value: await this.deliver(caller, images, decoded.responseFormat, publicOrigin), usage: emptyUsage() };
+      const imageModel = this.dependencies.registry.imageModel(model);
+      qualityHonoured = decoded.quality !== undefined && imageModel.honoursQuality === true;
+      const quality = qualityHonoured ? decoded.quality : undefined;
+      const images = await this.generate(caller, model, imageModel, { ...decoded, size, quality });
+      // Priced per image by size and the quality generated at (price card `perImage`); `auto` names none.
+      const generated = { count: images.length, size, ...(quality === undefined || quality === 'auto' ? {} : { quality }) };
+      return {
+        value: await this.deliver(caller, images, decoded.responseFormat, publicOrigin),
+        usage: answeredUsage({ images: generated }),
+      };
     });
-    const ignored = decoded.ignoredParameters;
+    const ignored =
+      decoded.quality !== undefined && !qualityHonoured ? ['quality', ...decoded.ignoredParameters] : decoded.ignoredParameters;
     const headers = ignored.length === 0 ? admission.headers : { ...admission.headers, [IGNORED_PARAMETERS_HEADER]: ignored.join(', ') };
     return { stream: false, body: wire.encode(delivered), headers, admission, ignoredParameters: ignored };
   }
 
-  private generate(caller: Caller, model: ModelConfig, decoded: Request, size: string): Promise<GeneratedImage[]> {
-    const { config, registry } = this.dependencies;
+  private generate(
+    caller: Caller,
+    model: ModelConfig,
+    imageModel: ImageModel,
+    wanted: Pick<ImagesRequest, 'prompt' | 'n' | 'user'> & { size: string; quality: string | undefined },
+  ): Promise<GeneratedImage[]> {
+    const { config } = this.dependencies;
     const call =
       caller.trace === undefined
         ? undefined
         : startModelCallTrace(caller.trace, 'generate_content', model, config.providers[model.provider]);
     const options = { signal: caller.signal, requestId: caller.requestId, ...(call === undefined ? {} : { trace: call }) };
-    const request = { prompt: decoded.prompt, n: decoded.n, size, ...(decoded.user === undefined ? {} : { user: decoded.user }) };
-    return spanUntil(call, registry.imageModel(model).generate(request, options));
+    const request: ImageGenerationRequest = { prompt: wanted.prompt, n: wanted.n, size: wanted.size };
+    if (wanted.quality !== undefined) request.quality = wanted.quality;
+    if (wanted.user !== undefined) request.user = wanted.user;
+    return spanUntil(call, imageModel.generate(request, options));
   }
 
   private deliver(

@@ -10,10 +10,10 @@ import { countTextTokens } from '../../core/count-tokens.ts';
 import { isServiceError } from '../../core/service-error.ts';
 import type { Batched, BatchStage } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
-import { emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
+import { answeredUsage, emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
 import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitStore, type Reservation } from '../../limits/limit-store.ts';
 import type { AccountUsageReader, AccountUsageSnapshot, UsageInfo, UsageSubject } from '../account-usage.ts';
-import type { ModelPricing } from './price-usage.ts';
+import type { PriceCard } from './price-card.ts';
 import { rateLimitError, rateLimitHeaders } from './rate-limit-headers.ts';
 import { createLedgerRecord, type LedgerRecord, type UsageLedger } from './usage-ledger.ts';
 import { keyUsageInfo, userTotalUsage } from './usage-info.ts';
@@ -27,8 +27,9 @@ export interface LedgerContext {
   model: string;
   /** Request path, e.g. `/v1/chat/completions`. */
   endpoint: string;
-  pricing: ModelPricing;
-  /** Batch lines are priced at 50%. */
+  /** The model's price card (config `models[].pricing`, resolved at load). */
+  pricing: PriceCard;
+  /** Batch lines are priced at the card's batch factor. */
   batch: boolean;
   /** process.hrtime.bigint() at request arrival, for the latency column. */
   startedAt: bigint;
@@ -184,7 +185,8 @@ class UsageMeter implements BatchStage<StreamPart> {
     let usage = this.usage;
     let statusCode = this.statusCode;
     if (usage === undefined) {
-      usage = { ...emptyUsage(), inputTokens: this.promptTokens, outputTokens: countTextTokens(this.produced.join('')), estimated: true };
+      // The backend was called and may bill what it produced: one request with the counted figures.
+      usage = answeredUsage({ inputTokens: this.promptTokens, outputTokens: countTextTokens(this.produced.join('')), estimated: true });
       if (statusCode === 200) statusCode = 499; // the client went away before the end
     }
     return this.admission.settle(usage, this.ledgerContext, statusCode);

@@ -20,7 +20,7 @@
  * batch being written at that moment. While the database is away, up to `memoryRecords` more.
  */
 import type { Usage } from '../../core/usage.ts';
-import { priceUsage, type ModelPricing } from './price-usage.ts';
+import { costMicroUsd, MICRO_USD_PER_USD, type PriceCard } from './price-card.ts';
 
 /** One metered request. Field names map one to one onto the `usage_ledger` table's snake_case columns. */
 export interface LedgerRecord {
@@ -41,7 +41,9 @@ export interface LedgerRecord {
   cachedTokens: number;
   /** Completion tokens spent reasoning. */
   reasoningTokens: number;
-  /** Cost in USD (batch requests at 50%). */
+  /** Cost in integer micro-USD (services/metering/price-card.ts `costMicroUsd`; batch lines at the card's batch factor). */
+  costMicroUsd: number;
+  /** The same cost in USD (`costMicroUsd / 1,000,000`), for the readers of the `cost_usd` column. */
   costUsd: number;
   /** Run by the batch engine. */
   batch: boolean;
@@ -287,8 +289,8 @@ export interface LedgerRecordInit {
   model: string;
   endpoint: string;
   usage: Usage;
-  pricing: ModelPricing;
-  /** Run by the batch engine (priced at 50%). */
+  pricing: PriceCard;
+  /** Run by the batch engine (priced at the card's batch factor). */
   batch: boolean;
   statusCode: number;
   /** Milliseconds from arrival to the end of the answer. */
@@ -299,8 +301,9 @@ export interface LedgerRecordInit {
   deployment?: string | null;
 }
 
-/** Builds a ledger record from a request's normalised usage, pricing it with the model's prices. */
+/** Builds a ledger record from a request's normalised usage, pricing it once with the model's price card. */
 export function createLedgerRecord(init: LedgerRecordInit): LedgerRecord {
+  const cost = costMicroUsd(init.usage, init.pricing, { batch: init.batch });
   return {
     requestId: init.requestId,
     organizationId: init.organizationId,
@@ -311,7 +314,8 @@ export function createLedgerRecord(init: LedgerRecordInit): LedgerRecord {
     outputTokens: init.usage.outputTokens,
     cachedTokens: init.usage.cachedInputTokens,
     reasoningTokens: init.usage.reasoningTokens,
-    costUsd: priceUsage(init.usage, init.pricing, { batch: init.batch }),
+    costMicroUsd: cost,
+    costUsd: cost / MICRO_USD_PER_USD,
     batch: init.batch,
     statusCode: init.statusCode,
     latencyMs: init.latencyMs,

@@ -10,7 +10,7 @@ import type { Config, ModelConfig } from '../../config/index.ts';
 import { countTextTokensAsync } from '../../core/count-tokens.ts';
 import { EventLoopSlicer } from '../../core/event-loop-slices.ts';
 import type { ModerationModel, ModerationVerdict } from '../../core/language-model.ts';
-import { emptyUsage } from '../../core/usage.ts';
+import { answeredUsage } from '../../core/usage.ts';
 import { spanUntil } from '../../telemetry/trace-types.ts';
 import type { JsonAnswer } from '../answer.ts';
 import { ledgerContextOf, type Caller } from '../caller.ts';
@@ -57,7 +57,7 @@ export class ModerationsService<Request extends ModerationsRequest = Moderations
     const ledger = ledgerContextOf(caller, model, '/v1/moderations');
     const { value: verdicts, admission } = await metered(this.dependencies.metering, caller, inputTokens, ledger, async () => ({
       value: await this.classify(caller, model, decoded.inputs),
-      usage: { ...emptyUsage(), inputTokens, estimated: true },
+      usage: answeredUsage({ inputTokens, estimated: true }),
     }));
     return { stream: false, body: wire.encode(model, verdicts), headers: admission.headers, admission };
   }

@@ -4,10 +4,10 @@ import { encodeMessagesResponse, parseToolInput, toolUseId } from '../../../src/
 import { toAnthropicStopReason, toAnthropicStopSequence } from '../../../src/formats/anthropic-messages/map-finish-reason.ts';
 import { toAnthropicUsage } from '../../../src/formats/anthropic-messages/map-usage.ts';
 import type { GenerationResult } from '../../../src/core/assemble-result.ts';
-import type { Usage } from '../../../src/core/usage.ts';
+import { answeredUsage, type Usage } from '../../../src/core/usage.ts';
 
 function usage(inputTokens: number, outputTokens: number, cached = 0, cacheWrite = 0): Usage {
-  return { inputTokens, cachedInputTokens: cached, cacheWriteInputTokens: cacheWrite, outputTokens, reasoningTokens: 0, estimated: false };
+  return { ...answeredUsage(), inputTokens, cachedInputTokens: cached, cacheWriteInputTokens: cacheWrite, outputTokens };
 }
 
 describe('encodeMessagesResponse', () => {
@@ -43,7 +43,13 @@ describe('encodeMessagesResponse', () => {
       stop_reason: 'tool_use',
       stop_sequence: null,
       // input_tokens excludes cache reads (600) and writes (300).
-      usage: { input_tokens: 100, output_tokens: 120, cache_creation_input_tokens: 300, cache_read_input_tokens: 600 },
+      usage: {
+        input_tokens: 100,
+        output_tokens: 120,
+        cache_creation_input_tokens: 300,
+        cache_read_input_tokens: 600,
+        cache_creation: { ephemeral_5m_input_tokens: 300, ephemeral_1h_input_tokens: 0 },
+      },
     });
   });
 
@@ -92,12 +98,14 @@ describe('mapping helpers', () => {
     assert.equal(toAnthropicStopSequence('stop-sequence', undefined), null);
   });
 
-  test('usage never goes negative when a backend over-reports cache tokens', () => {
+  test('usage never goes negative and still adds up to the prompt when a backend over-reports cache tokens', () => {
+    // A prompt of 10 with 8 read and 5 written: the reads are kept, the writes held to the 2 left.
     assert.deepEqual(toAnthropicUsage(usage(10, 3, 8, 5)), {
       input_tokens: 0,
       output_tokens: 3,
-      cache_creation_input_tokens: 5,
+      cache_creation_input_tokens: 2,
       cache_read_input_tokens: 8,
+      cache_creation: { ephemeral_5m_input_tokens: 2, ephemeral_1h_input_tokens: 0 },
     });
   });
 

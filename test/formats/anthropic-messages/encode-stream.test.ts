@@ -9,13 +9,13 @@ import { encodeMessagesResponse } from '../../../src/formats/anthropic-messages/
 import { assembleResult } from '../../../src/core/assemble-result.ts';
 import { serverError, ServiceError } from '../../../src/core/service-error.ts';
 import type { StreamPart } from '../../../src/core/stream-parts.ts';
-import type { Usage } from '../../../src/core/usage.ts';
+import { answeredUsage, type Usage } from '../../../src/core/usage.ts';
 import type { SseEvent } from '../../../src/core/sse-event.ts';
 
 const OPTIONS = { model: 'claude-test', messageId: 'msg_test' };
 
 function usage(inputTokens: number, outputTokens: number, cached = 0, cacheWrite = 0): Usage {
-  return { inputTokens, cachedInputTokens: cached, cacheWriteInputTokens: cacheWrite, outputTokens, reasoningTokens: 0, estimated: false };
+  return { ...answeredUsage(), inputTokens, cachedInputTokens: cached, cacheWriteInputTokens: cacheWrite, outputTokens };
 }
 
 async function* fromParts(parts: StreamPart[], thenThrow?: unknown): AsyncGenerator<StreamPart> {
@@ -532,7 +532,11 @@ describe('encodeMessagesStream matches real Anthropic streams and the non-stream
     test(`${name}: the SDK's finalMessage() (1.x and 0.x) equals the non-streaming response`, async () => {
       const events = await collect(parts);
       assertWellFormed(events);
-      const expected = encodeMessagesResponse(await assembleResult(fromParts(parts)), OPTIONS);
+      const whole = encodeMessagesResponse(await assembleResult(fromParts(parts)), OPTIONS);
+      // Everything but the cache writes' split by lifetime, which only whole messages carry (wire-types.ts AnthropicUsage).
+      const { cache_creation: lifetimes, ...streamedUsage } = whole.usage;
+      assert.equal(lifetimes?.ephemeral_5m_input_tokens, whole.usage.cache_creation_input_tokens);
+      const expected = { ...whole, usage: streamedUsage };
       assert.deepEqual(await sdkFinalMessage(events), expected);
       assert.deepEqual(await sdkFinalMessage(events, MessageStream0x), expected);
     });

@@ -9,8 +9,10 @@ export const usage: Usage = {
   inputTokens: 16,
   cachedInputTokens: 4,
   cacheWriteInputTokens: 0,
+  cacheWrite1hInputTokens: 0,
   outputTokens: 9,
   reasoningTokens: 3,
+  requests: 1,
   estimated: false,
 };
 

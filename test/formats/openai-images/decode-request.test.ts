@@ -14,7 +14,7 @@ describe('decodeImageGenerationRequest', () => {
     });
   });
 
-  test('every field is read; auto size means unset; styling options are listed as ignored', () => {
+  test('every field is read; auto size means unset; quality is decoded (the backend decides whether it honours it); other styling options are listed as ignored', () => {
     assert.deepEqual(
       decodeImageGenerationRequest({
         prompt: 'p',
@@ -27,7 +27,16 @@ describe('decodeImageGenerationRequest', () => {
         style: 'vivid',
         stream: false,
       }),
-      { model: 'img', prompt: 'p', n: 10, size: '512x512', responseFormat: 'b64_json', user: 'u', ignoredParameters: ['quality', 'style'] },
+      {
+        model: 'img',
+        prompt: 'p',
+        n: 10,
+        size: '512x512',
+        responseFormat: 'b64_json',
+        quality: 'hd',
+        user: 'u',
+        ignoredParameters: ['style'],
+      },
     );
     assert.equal(decodeImageGenerationRequest({ prompt: 'p', size: 'auto' }).size, null);
   });
@@ -51,6 +60,8 @@ describe('decodeImageGenerationRequest', () => {
     });
     assert.throws(() => decodeImageGenerationRequest({ prompt: 'p', stream: true }), { code: 'invalid_parameter', param: 'stream' });
     assert.throws(() => decodeImageGenerationRequest({ prompt: 'p', model: '' }), { code: 'invalid_parameter', param: 'model' });
+    assert.throws(() => decodeImageGenerationRequest({ prompt: 'p', quality: 'ultra' }), { code: 'invalid_parameter', param: 'quality' });
+    assert.throws(() => decodeImageGenerationRequest({ prompt: 'p', quality: 2 }), { code: 'invalid_format', param: 'quality' });
   });
 });
 

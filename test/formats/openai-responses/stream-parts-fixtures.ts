@@ -6,8 +6,10 @@ export const usage: Usage = {
   inputTokens: 12,
   cachedInputTokens: 2,
   cacheWriteInputTokens: 0,
+  cacheWrite1hInputTokens: 0,
   outputTokens: 9,
   reasoningTokens: 3,
+  requests: 1,
   estimated: false,
 };
 

@@ -32,6 +32,7 @@ function record(): LedgerRecord {
     outputTokens: 5,
     cachedTokens: 0,
     reasoningTokens: 0,
+    costMicroUsd: 500_000,
     costUsd: 0.5,
     batch: false,
     statusCode: 200,

@@ -29,6 +29,7 @@ import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeGgufFile, type GgufTensor, type GgufValue } from './gguf-writer.ts';
+import { seededRandom } from '../seeded-random.ts';
 
 /** Bump when the file layout changes, so cached files from an older builder are not reused. */
 const BUILDER_VERSION = 3;
@@ -102,18 +103,6 @@ function buildVocabulary(script: readonly string[]): Vocabulary {
     add(piece, TOKEN_TYPE.normal, 0);
   }
   return vocabulary;
-}
-
-/** mulberry32: a small seeded generator, so that one parameter set always gives the same file. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function gaussianFill(random: () => number, length: number, deviation: number): Float32Array {

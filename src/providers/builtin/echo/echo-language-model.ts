@@ -220,8 +220,10 @@ function planToParts(plan: EchoPlan, request: GenerationRequest): StreamPart[] {
       inputTokens: countRequestTokens(request),
       cachedInputTokens: 0,
       cacheWriteInputTokens: 0,
+      cacheWrite1hInputTokens: 0,
       outputTokens,
       reasoningTokens,
+      requests: 1,
       estimated: false,
     },
   });

@@ -21,6 +21,7 @@ const record = (index: number) => ({
   outputTokens: 1,
   cachedTokens: 0,
   reasoningTokens: 0,
+  costMicroUsd: 0,
   costUsd: 0,
   batch: false,
   statusCode: 200,
