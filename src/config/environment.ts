@@ -2,6 +2,7 @@
  * The environment layer: every variable the service reads (README "Configuration"), turned into the
  * shape of the config file's fields, so that the schema validates both alike.
  */
+import { alertsFromEnvironment } from './alerts-config.ts';
 import { tracingFromEnvironment } from './tracing-config.ts';
 import { ConfigError } from './config-error.ts';
 
@@ -95,6 +96,8 @@ export function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown>
   try {
     const tracing = tracingFromEnvironment(env);
     if (tracing !== undefined) result['tracing'] = tracing;
+    const alerts = alertsFromEnvironment(env);
+    if (alerts !== undefined) result['alerts'] = alerts;
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }

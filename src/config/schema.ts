@@ -3,6 +3,7 @@
  * empty config (fresh install) gives a working service with the built-in engines.
  */
 import { z } from 'zod';
+import { alertsSchema } from './alerts-config.ts';
 import { serverSchema } from './server-schema.ts';
 import { tracingSchema } from './tracing-config.ts';
 
@@ -365,6 +366,8 @@ export const configSchema = z.strictObject({
     .prefault({}),
   /** Traces over OTLP/HTTP (config/tracing-config.ts; the OTEL_* variables). Off without an endpoint. */
   tracing: tracingSchema.prefault({}),
+  /** Budget alerts by email and signed webhooks (config/alerts-config.ts; the ALERT_* variables). */
+  alerts: alertsSchema.prefault({}),
 });
 export type ConfigInput = z.input<typeof configSchema>;
 
