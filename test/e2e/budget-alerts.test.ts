@@ -9,68 +9,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import type { ConfigInput } from '../../src/config/index.ts';
-import type { BudgetSpend, SpendObservation } from '../../src/services/budgets/spend-observer.ts';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { DashboardClient } from '../support/dashboard-client.ts';
 import { startMailServer, type MailServer } from '../support/mail-server.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
-import { until } from '../support/until.ts';
+import { DOLLAR, FAST_ALERTS, monthStart, settled, spend } from '../support/alert-observations.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const PASSWORD = 'correct horse battery';
-const DOLLAR = 1_000_000;
-
-/** Test timing: retries every 50-200 ms for 1.5 s instead of 10 s-1 h for a day. */
-export const FAST_ALERTS: ConfigInput['alerts'] = {
-  webhooks: { allowHttp: true, allowPrivateAddresses: true, timeoutMs: 2_000 },
-  delivery: { firstRetryMs: 50, maxRetryMs: 200, retryForMs: 1_500, pollMs: 50, leaseMs: 5_000 },
-};
-
-const monthStart = (offset: number) => {
-  const now = new Date();
-  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + offset, 1);
-};
-
-/** One settlement's observation of one month budget (amount $1 unless given), near the end of its period. */
-export function spend(
-  budgetId: string,
-  spentMicroUsd: number,
-  options: { organization?: string; month?: number; amount?: number; atMs?: number; scope?: 'organization' | 'key'; keyId?: string } = {},
-): SpendObservation {
-  const organizationId = options.organization ?? 'org-acme';
-  const periodStartMs = monthStart(options.month ?? 0);
-  const periodEndMs = monthStart((options.month ?? 0) + 1);
-  const budget: BudgetSpend = {
-    budgetId,
-    scope: options.scope ?? 'organization',
-    organizationId,
-    keyId: options.keyId ?? null,
-    period: 'month',
-    periodStartMs,
-    periodEndMs,
-    amountMicroUsd: options.amount ?? DOLLAR,
-    spentMicroUsd,
-    thresholdsPercent: [50, 80, 100],
-  };
-  return {
-    requestId: `req_${budgetId}_${spentMicroUsd}`,
-    organizationId,
-    keyId: options.keyId ?? 'key_test',
-    // Near the period's end: the rate projects no overrun, so only thresholds fire here.
-    atMs: options.atMs ?? periodEndMs - 60_000,
-    budgets: [budget],
-  };
-}
-
-/** Every observation written and nothing left pending in the outbox. */
-export async function settled(server: TestServer): Promise<void> {
-  await server.runtime.alerts.spendObserver.flush();
-  await until(async () => {
-    const pending = await server.runtime.alerts.endpoints.deliveries({ scope: null, status: 'pending', limit: 1 });
-    return pending.rows.length === 0 ? true : undefined;
-  }, 'the outbox to empty');
-}
 
 /** The verified payloads a receiver got at `path` (every signature checked with the endpoint's secret). */
 function verified(receiver: WebhookReceiver, path: string, secret: string): any[] {

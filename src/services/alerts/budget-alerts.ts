@@ -10,8 +10,8 @@
  *
  * A rule once written (inserted or found) is remembered per instance (an LRU of budget, period and
  * rule), so a budget past 80% costs no write per request. While the database is away, writes back off;
- * the queue keeps at most `MAX_PENDING` rules (the rest are dropped, logged once, and met again by the
- * budget's next settlement, since nothing marks them written).
+ * the queue keeps at most `maxPending` rules (default `MAX_PENDING`); the rest are dropped, logged once,
+ * and met again by the budget's next settlement, since nothing marks them written.
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
@@ -40,6 +40,8 @@ export interface BudgetAlertsOptions {
   onQueued: () => void;
   /** Time source of the deliveries' creation and retry window, ms since the epoch (tests). */
   now?: () => number;
+  /** Rules waiting to be written, at most (default `MAX_PENDING`). */
+  maxPending?: number;
 }
 
 interface Candidate {
@@ -51,6 +53,7 @@ interface Candidate {
 
 export class BudgetAlerts implements SpendObserver {
   private readonly now: () => number;
+  private readonly maxPending: number;
   private readonly remembered = new LRUCache<string, true>({ max: MAX_REMEMBERED });
   private readonly pending = new Map<string, Candidate>();
   private writing: Promise<void> | undefined;
@@ -60,6 +63,7 @@ export class BudgetAlerts implements SpendObserver {
 
   constructor(private readonly options: BudgetAlertsOptions) {
     this.now = options.now ?? Date.now;
+    this.maxPending = options.maxPending ?? MAX_PENDING;
   }
 
   observe(observation: SpendObservation): void {
@@ -69,9 +73,12 @@ export class BudgetAlerts implements SpendObserver {
         for (const rule of rulesMet(budget, observation.atMs, minElapsed)) {
           const key = `${budget.budgetId}\u0000${budget.periodStartMs}\u0000${ruleName(rule)}`;
           if (this.remembered.has(key) || this.pending.has(key)) continue;
-          if (this.pending.size >= MAX_PENDING) {
+          if (this.pending.size >= this.maxPending) {
             if (this.dropped++ === 0)
-              this.options.logger.warn({ pending: MAX_PENDING }, 'budget alerts queue is full; new alerts wait for the next settlement');
+              this.options.logger.warn(
+                { pending: this.maxPending },
+                'budget alerts queue is full; new alerts wait for the next settlement',
+              );
             continue;
           }
           this.pending.set(key, { budget, rule, requestId: observation.requestId, atMs: observation.atMs });
@@ -82,6 +89,11 @@ export class BudgetAlerts implements SpendObserver {
       // The contract: never throw into the settlement.
       this.options.logger.error({ err: error }, 'budget alert observation failed');
     }
+  }
+
+  /** Rules met but not yet written (at most `maxPending`). */
+  get waiting(): number {
+    return this.pending.size;
   }
 
   /** Resolves once the rules waiting now are written, or the writer is backing off (tests, shutdown). */
