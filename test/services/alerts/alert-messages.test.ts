@@ -66,7 +66,7 @@ describe('alert messages', () => {
     );
     assert.equal(projected.subject, 'Budget alert: the monthly budget of organization org-acme is projected to be exceeded');
     assert.match(projected.text, /^At its current rate, the monthly budget of organization org-acme will be exceeded before it resets\.\n/);
-    assert.match(projected.text, /\nProjected:  \$61\.00 by the end of the period\n/);
+    assert.match(projected.text, /\nProjected: {2}\$61\.00 by the end of the period\n/);
   });
 
   test('the payload is versioned, with the event id derived from the alert', () => {
