@@ -3,25 +3,23 @@
 // rotate (the old key marked "replaced" while it keeps working), each change confirmed in a dialog.
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { html, day, dateTime, DataTable, ErrorNote, LoadMore, SearchForm, useAction, useConfirm, usePaged } from './components.js';
+import {
+  html,
+  day,
+  dateTime,
+  CopyButton,
+  DataTable,
+  ErrorNote,
+  LoadMore,
+  SearchForm,
+  useAction,
+  useConfirm,
+  usePaged,
+} from './components.js';
 
 /** @typedef {import('./types.js').KeyObject} KeyObject */
 /** @typedef {import('./types.js').CreatedKeyObject} CreatedKeyObject */
 /** @typedef {import('./types.js').KeysList} KeysList */
-
-/** @param {{ text: string }} props */
-function CopyButton({ text }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setCopied(true);
-    } catch {
-      setCopied(false);
-    }
-  };
-  return html`<button type="button" onClick=${copy} aria-label="Copy the key">${copied ? 'Copied' : 'Copy'}</button>`;
-}
 
 /** @param {{ created: CreatedKeyObject, onDone: () => void }} props */
 function NewSecret({ created, onDone }) {
@@ -30,7 +28,7 @@ function NewSecret({ created, onDone }) {
     <p>This is the only time the key is shown. Copy it now and keep it safe.</p>
     <p>
       <code data-testid="new-key" class="key">${created.key}</code>
-      <${CopyButton} text=${created.key} />
+      <${CopyButton} text=${created.key} label="Copy the key" />
     </p>
     <button type="button" onClick=${onDone}>Done</button>
   </section>`;
