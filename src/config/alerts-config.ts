@@ -1,6 +1,6 @@
 /**
- * Budget alerts (README "Budgets and alerts"): the `alerts` config section and the ALERT_* environment
- * variables it is read from. The defaults are safe for production: webhooks over HTTPS to public
+ * Budget alerts (README "Budgets and alerts"): the `alerts` config section (the ALERT_* environment
+ * variables are read into it by environment.ts). The defaults are safe for production: webhooks over HTTPS to public
  * addresses only, each delivery bounded in time, retried with capped exponential backoff for a day.
  */
 import { z } from 'zod';
@@ -74,52 +74,3 @@ export const alertsSchema = z
     }
   });
 export type AlertsConfig = z.infer<typeof alertsSchema>;
-
-/** On/off values the ALERT_* switches take. */
-function switchFromEnv(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
-  const value = env[name];
-  if (value === undefined || value === '') return undefined;
-  const normalized = value.trim().toLowerCase();
-  if (['on', 'true', '1'].includes(normalized)) return true;
-  if (['off', 'false', '0'].includes(normalized)) return false;
-  throw new Error(`${name}=${value} is not on or off. Set ${name}=on or ${name}=off.`);
-}
-
-function millisecondsFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined {
-  const value = env[name];
-  if (value === undefined || value === '') return undefined;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed)) throw new Error(`${name}=${value} is not a whole number of milliseconds. Set e.g. ${name}=10000.`);
-  return parsed;
-}
-
-/**
- * The alerts section from the ALERT_* variables, or undefined when none is set. Throws an Error (the
- * loader words it as a ConfigError) for a value that cannot be read.
- */
-export function alertsFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> | undefined {
-  const alerts: Record<string, unknown> = {};
-  const webhooks: Record<string, unknown> = {};
-  const delivery: Record<string, unknown> = {};
-  const emails = switchFromEnv(env, 'ALERT_EMAILS');
-  if (emails !== undefined) alerts['emails'] = emails;
-  const allowHttp = switchFromEnv(env, 'ALERT_WEBHOOKS_ALLOW_HTTP');
-  if (allowHttp !== undefined) webhooks['allowHttp'] = allowHttp;
-  const allowPrivate = switchFromEnv(env, 'ALERT_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES');
-  if (allowPrivate !== undefined) webhooks['allowPrivateAddresses'] = allowPrivate;
-  const timeoutMs = millisecondsFromEnv(env, 'ALERT_WEBHOOK_TIMEOUT_MS');
-  if (timeoutMs !== undefined) webhooks['timeoutMs'] = timeoutMs;
-  if (env['ALERT_WEBHOOK_SECRETS_KEY']) webhooks['secretsKey'] = env['ALERT_WEBHOOK_SECRETS_KEY'];
-  for (const [name, field] of [
-    ['ALERT_RETRY_FIRST_MS', 'firstRetryMs'],
-    ['ALERT_RETRY_MAX_MS', 'maxRetryMs'],
-    ['ALERT_RETRY_FOR_MS', 'retryForMs'],
-    ['ALERT_DELIVERY_POLL_MS', 'pollMs'],
-  ] as const) {
-    const value = millisecondsFromEnv(env, name);
-    if (value !== undefined) delivery[field] = value;
-  }
-  if (Object.keys(webhooks).length > 0) alerts['webhooks'] = webhooks;
-  if (Object.keys(delivery).length > 0) alerts['delivery'] = delivery;
-  return Object.keys(alerts).length === 0 ? undefined : alerts;
-}

@@ -76,7 +76,7 @@ describe('alerts config', () => {
       () => alertsOf({ ALERT_WEBHOOKS_ALLOW_HTTP: 'sometimes' }),
       (error: Error) => error instanceof ConfigError && /ALERT_WEBHOOKS_ALLOW_HTTP=on/.test(error.message),
     );
-    assert.throws(() => alertsOf({ ALERT_RETRY_FIRST_MS: '1.5s' }), /ALERT_RETRY_FIRST_MS=1\.5s is not a whole number/);
+    assert.throws(() => alertsOf({ ALERT_RETRY_FIRST_MS: '1.5s' }), /ALERT_RETRY_FIRST_MS=1\.5s is not an integer/);
     assert.throws(() => alertsOf({ ALERT_WEBHOOK_SECRETS_KEY: 'too-short' }), /openssl rand -base64 32/);
     assert.throws(
       () => alertsOf({ ALERT_WEBHOOK_TIMEOUT_MS: '40000' }),

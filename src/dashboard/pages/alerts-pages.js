@@ -5,7 +5,7 @@
 // receive every organization's alerts, and every organization's deliveries (/dashboard/operator/alerts).
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { html, dateTime, CopyButton, DataTable, ErrorNote, LoadMore, useAction, useConfirm, usePaged, usePoll } from './components.js';
+import { html, dateTime, DataTable, ErrorNote, LoadMore, ShownOnce, useAction, useConfirm, usePaged, usePoll } from './components.js';
 
 /** @typedef {import('./types.js').WebhookEndpointObject} WebhookEndpointObject */
 /** @typedef {import('./types.js').CreatedWebhookEndpointObject} CreatedWebhookEndpointObject */
@@ -17,18 +17,16 @@ const SUBSCRIBABLE = ['budget.threshold_reached', 'budget.projected_to_exceed'];
 
 /** @param {{ created: CreatedWebhookEndpointObject, onDone: () => void }} props */
 function NewEndpointSecret({ created, onDone }) {
-  return html`<section class="secret" aria-live="polite" aria-labelledby="webhook-secret-title">
-    <h2 id="webhook-secret-title">Signing secret of ${created.url}</h2>
-    <p>
-      This is the only time the secret is shown. Your endpoint checks each delivery's <code>webhook-signature</code> with it (Standard
-      Webhooks); keep it with the endpoint's code.
-    </p>
-    <p>
-      <code data-testid="new-webhook-secret" class="key">${created.secret}</code>
-      <${CopyButton} text=${created.secret} label="Copy the secret" />
-    </p>
-    <button type="button" onClick=${onDone}>Done</button>
-  </section>`;
+  const note = html`This is the only time the secret is shown. Your endpoint checks each delivery's <code>webhook-signature</code> with
+    it (Standard Webhooks); keep it with the endpoint's code.`;
+  return html`<${ShownOnce}
+    title=${`Signing secret of ${created.url}`}
+    note=${note}
+    secret=${created.secret}
+    testId="new-webhook-secret"
+    copyLabel="Copy the secret"
+    onDone=${onDone}
+  />`;
 }
 
 /** @param {{ base: string, list: WebhookEndpointsList, onCreated: (created: CreatedWebhookEndpointObject) => void }} props */

@@ -64,6 +64,22 @@ export function CopyButton({ text, label }) {
   return html`<button type="button" onClick=${copy} aria-label=${label}>${copied ? 'Copied' : 'Copy'}</button>`;
 }
 
+/**
+ * A secret shown this once (a new key, a webhook's signing secret): its text, a copy button and "Done".
+ * @param {{ title: string, note: Children, secret: string, testId: string, copyLabel: string, onDone: () => void }} props
+ */
+export function ShownOnce({ title, note, secret, testId, copyLabel, onDone }) {
+  return html`<section class="secret" aria-live="polite" aria-labelledby="secret-title">
+    <h2 id="secret-title">${title}</h2>
+    <p>${note}</p>
+    <p>
+      <code data-testid=${testId} class="key">${secret}</code>
+      <${CopyButton} text=${secret} label=${copyLabel} />
+    </p>
+    <button type="button" onClick=${onDone}>Done</button>
+  </section>`;
+}
+
 /** @param {{ error: Error | undefined | null }} props */
 export function ErrorNote({ error }) {
   if (!error) return null;

@@ -7,11 +7,11 @@ import {
   html,
   day,
   dateTime,
-  CopyButton,
   DataTable,
   ErrorNote,
   LoadMore,
   SearchForm,
+  ShownOnce,
   useAction,
   useConfirm,
   usePaged,
@@ -23,15 +23,14 @@ import {
 
 /** @param {{ created: CreatedKeyObject, onDone: () => void }} props */
 function NewSecret({ created, onDone }) {
-  return html`<section class="secret" aria-live="polite" aria-labelledby="secret-title">
-    <h2 id="secret-title">Your new key ${created.name ? `“${created.name}”` : ''}</h2>
-    <p>This is the only time the key is shown. Copy it now and keep it safe.</p>
-    <p>
-      <code data-testid="new-key" class="key">${created.key}</code>
-      <${CopyButton} text=${created.key} label="Copy the key" />
-    </p>
-    <button type="button" onClick=${onDone}>Done</button>
-  </section>`;
+  return html`<${ShownOnce}
+    title=${`Your new key ${created.name ? `“${created.name}”` : ''}`}
+    note="This is the only time the key is shown. Copy it now and keep it safe."
+    secret=${created.key}
+    testId="new-key"
+    copyLabel="Copy the key"
+    onDone=${onDone}
+  />`;
 }
 
 /** @param {{ tiers: KeysList['allowed_tiers'], permissions: string[], onCreated: (created: CreatedKeyObject) => void }} props */

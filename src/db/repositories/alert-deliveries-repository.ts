@@ -156,15 +156,39 @@ export class AlertDeliveriesRepository {
 
   /** Records a delivered attempt, if `workerId` still holds the delivery; true when recorded. */
   async delivered(id: string, workerId: string, now: number, statusCode: number | null): Promise<boolean> {
+    return this.recordAttempt(id, workerId, now, { status: 'delivered', statusCode, error: null, nextAttemptAt: now, finishedAt: now });
+  }
+
+  /** Records a failed attempt (retried at `retryAt`, or marked failed), if `workerId` still holds the delivery. */
+  async attemptFailed(id: string, workerId: string, now: number, outcome: FailedAttempt): Promise<DeliveryStatus | undefined> {
+    const status: DeliveryStatus = outcome.retryAt === null ? 'failed' : 'pending';
+    const recorded = await this.recordAttempt(id, workerId, now, {
+      status,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      nextAttemptAt: outcome.retryAt ?? now,
+      finishedAt: outcome.retryAt === null ? now : null,
+    });
+    return recorded ? status : undefined;
+  }
+
+  /** One attempt counted on a pending delivery `workerId` still holds, its lease freed; true when recorded. */
+  private async recordAttempt(
+    id: string,
+    workerId: string,
+    now: number,
+    outcome: { status: DeliveryStatus; statusCode: number | null; error: string | null; nextAttemptAt: number; finishedAt: number | null },
+  ): Promise<boolean> {
     const result = await this.db
       .updateTable('alert_deliveries')
       .set((eb) => ({
-        status: 'delivered',
+        status: outcome.status,
         attempts: eb('attempts', '+', 1),
-        last_status_code: statusCode,
-        last_error: null,
+        last_status_code: outcome.statusCode,
+        last_error: outcome.error,
         last_attempt_at: now,
-        finished_at: now,
+        next_attempt_at: outcome.nextAttemptAt,
+        finished_at: outcome.finishedAt,
         lease_owner: null,
         lease_expires_at: null,
       }))
@@ -173,29 +197,6 @@ export class AlertDeliveriesRepository {
       .where('status', '=', 'pending')
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
-  }
-
-  /** Records a failed attempt (retried at `retryAt`, or marked failed), if `workerId` still holds the delivery. */
-  async attemptFailed(id: string, workerId: string, now: number, outcome: FailedAttempt): Promise<DeliveryStatus | undefined> {
-    const status: DeliveryStatus = outcome.retryAt === null ? 'failed' : 'pending';
-    const result = await this.db
-      .updateTable('alert_deliveries')
-      .set((eb) => ({
-        status,
-        attempts: eb('attempts', '+', 1),
-        last_status_code: outcome.statusCode,
-        last_error: outcome.error,
-        last_attempt_at: now,
-        next_attempt_at: outcome.retryAt ?? now,
-        finished_at: outcome.retryAt === null ? now : null,
-        lease_owner: null,
-        lease_expires_at: null,
-      }))
-      .where('id', '=', id)
-      .where('lease_owner', '=', workerId)
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1 ? status : undefined;
   }
 
   /**
