@@ -134,12 +134,17 @@ describe('webhook endpoints API (default settings)', () => {
     );
     const log = await operator.request('GET', 'operator/alert-deliveries?limit=10');
     assert.ok(log.body.data.some((delivery: any) => delivery.id === tested.body.id));
+    // The test button cannot pile up work: at most 5 samples wait per endpoint (no dispatcher runs here).
+    for (let index = 1; index < 5; index++)
+      assert.equal((await operator.request('POST', `operator/webhooks/${endpoints.body.data[0].id}/test`)).status, 202);
+    const sixth = await operator.request('POST', `operator/webhooks/${endpoints.body.data[0].id}/test`);
+    assert.deepEqual([sixth.status, sixth.body.error.type, sixth.body.error.code], [429, 'rate_limit_exceeded', 'too_many_pending_tests']);
     // Owners never see an operator endpoint's deliveries.
     const ownerLog = await owner.request('GET', 'alert-deliveries');
     assert.ok(!ownerLog.body.data.some((delivery: any) => delivery.id === tested.body.id));
     const deleted = await operator.request('DELETE', `operator/webhooks/${endpoints.body.data[0].id}`);
     assert.equal(deleted.status, 200);
-    // Its queued sample ends with it, as failed, and the log says why.
+    // Its queued samples end with it, as failed, and the log says why.
     const ended = (await operator.request('GET', 'operator/alert-deliveries?limit=10')).body.data.find(
       (delivery: any) => delivery.id === tested.body.id,
     );

@@ -121,6 +121,18 @@ export class AlertDeliveriesRepository {
     return row === undefined ? undefined : toRecord(row);
   }
 
+  /** How many deliveries of `eventType` to the endpoint are still pending. */
+  async countPending(endpointId: string, eventType: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('alert_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('endpoint_id', '=', endpointId)
+      .where('event_type', '=', eventType)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
+  }
+
   /** Leases up to `limit` due pending deliveries (oldest due first) to `workerId` until `now + leaseMs`. */
   async claim(workerId: string, now: number, leaseMs: number, limit: number): Promise<DeliveryRecord[]> {
     const due = (db: Kysely<DatabaseSchema>) =>

@@ -6,7 +6,7 @@
  * made here, returned once, and stored sealed (signing-secrets.ts).
  */
 import { randomAlphanumeric } from '../../core/ids.ts';
-import { invalidParameter, notFound } from '../../core/service-error.ts';
+import { invalidParameter, notFound, ServiceError } from '../../core/service-error.ts';
 import type {
   AlertDeliveriesRepository,
   DeliveryRecord,
@@ -46,7 +46,7 @@ export interface DeliveryLogQuery {
 
 export interface WebhookEndpointsOptions {
   endpoints: Pick<WebhookEndpointsRepository, 'insert' | 'list' | 'count' | 'find' | 'delete'>;
-  deliveries: Pick<AlertDeliveriesRepository, 'insert' | 'find' | 'page'>;
+  deliveries: Pick<AlertDeliveriesRepository, 'insert' | 'find' | 'page' | 'countPending'>;
   secrets: SigningSecrets;
   config: AlertsConfig;
   /** A test sample was queued: wakes this instance's dispatcher. */
@@ -57,6 +57,8 @@ export interface WebhookEndpointsOptions {
 }
 
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
+/** Test samples one endpoint may have waiting: the test button cannot pile up work for a dead endpoint. */
+export const MAX_PENDING_TESTS = 5;
 
 export function viewOf(record: WebhookEndpointRecord): WebhookEndpointView {
   const { secret: _secret, ...view } = record;
@@ -129,6 +131,14 @@ export class WebhookEndpoints {
   async sendTest(scope: EndpointScope, id: string): Promise<DeliveryRecord> {
     const endpoint = await this.options.endpoints.find(id);
     if (endpoint === undefined || endpoint.organizationId !== scope) throw endpointNotFound(id);
+    if ((await this.options.deliveries.countPending(endpoint.id, 'webhook.test')) >= MAX_PENDING_TESTS) {
+      throw new ServiceError({
+        status: 429,
+        type: 'rate_limit_exceeded',
+        code: 'too_many_pending_tests',
+        message: `${MAX_PENDING_TESTS} test events to this endpoint are still waiting to be delivered: see the delivery log, and try again once they are.`,
+      });
+    }
     const now = this.now();
     const deliveryId = newMessageId();
     const delivery: NewDelivery = {
