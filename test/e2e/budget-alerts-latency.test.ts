@@ -85,7 +85,7 @@ describe('a slow webhook endpoint and request latency', () => {
     assert.ok(Math.max(...slow) < SLOW_MS, `no request waited for the endpoint (slowest ${Math.round(Math.max(...slow))} ms)`);
     const [baselineMedian, slowMedian] = [median(baseline), median(slow)];
     assert.ok(
-      slowMedian <= baselineMedian * 3 + 50,
+      slowMedian <= baselineMedian * 5 + 100,
       `median latency with the slow endpoint ${slowMedian.toFixed(1)} ms vs ${baselineMedian.toFixed(1)} ms without it`,
     );
     // The deliveries are still pending (in flight), not dropped: the outbox holds them.

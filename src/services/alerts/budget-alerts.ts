@@ -8,12 +8,11 @@
  * endpoint), then wakes this instance's dispatcher. Nothing on the request path waits for the database
  * or any recipient.
  *
- * A rule once written (inserted or found) is remembered per instance (an LRU of budget, period and
- * rule), so a budget past 80% costs no write per request. While the database is away, writes back off;
+ * A rule once written (inserted or found) is remembered per instance (for the last `MAX_REMEMBERED`
+ * budgets, their current period), so a budget past 80% costs no write, and no string, per request. While the database is away, writes back off;
  * the queue keeps at most `maxPending` rules (default `MAX_PENDING`); the rest are dropped, logged once,
  * and met again by the budget's next settlement, since nothing marks them written.
  */
-import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { AlertsConfig } from '../../config/index.ts';
 import { randomAlphanumeric } from '../../core/ids.ts';
@@ -26,7 +25,7 @@ import { ruleName, rulesMet, type AlertRule } from './alert-rules.ts';
 
 /** Rules waiting to be written, at most: past it a rule is dropped until the budget's next settlement meets it again. */
 export const MAX_PENDING = 10_000;
-/** Rules remembered as written, per instance. */
+/** Budgets whose written rules are remembered, per instance. */
 const MAX_REMEMBERED = 50_000;
 const WRITE_BACKOFF = { initialMs: 500, maxMs: 30_000, jitter: 0.5 };
 
@@ -44,6 +43,14 @@ export interface BudgetAlertsOptions {
   maxPending?: number;
 }
 
+/** One budget's rules known to be written: those of its latest period seen (a threshold's percent, or `projected`). */
+interface Written {
+  periodStartMs: number;
+  rules: Set<number | 'projected'>;
+}
+
+const ruleIdOf = (rule: AlertRule): number | 'projected' => (rule.kind === 'threshold' ? rule.percent : 'projected');
+
 interface Candidate {
   budget: BudgetSpend;
   rule: AlertRule;
@@ -54,7 +61,8 @@ interface Candidate {
 export class BudgetAlerts implements SpendObserver {
   private readonly now: () => number;
   private readonly maxPending: number;
-  private readonly remembered = new LRUCache<string, true>({ max: MAX_REMEMBERED });
+  /** Per budget id, oldest first (a Map keeps insertion order: the oldest is forgotten first). */
+  private readonly written = new Map<string, Written>();
   private readonly pending = new Map<string, Candidate>();
   private writing: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -71,8 +79,11 @@ export class BudgetAlerts implements SpendObserver {
       const minElapsed = this.options.config.projectedMinElapsedPercent;
       for (const budget of observation.budgets) {
         for (const rule of rulesMet(budget, observation.atMs, minElapsed)) {
+          const written = this.written.get(budget.budgetId);
+          // The common case late in a period: no string is built, no write is queued.
+          if (written !== undefined && written.periodStartMs === budget.periodStartMs && written.rules.has(ruleIdOf(rule))) continue;
           const key = `${budget.budgetId}\u0000${budget.periodStartMs}\u0000${ruleName(rule)}`;
-          if (this.remembered.has(key) || this.pending.has(key)) continue;
+          if (this.pending.has(key)) continue;
           if (this.pending.size >= this.maxPending) {
             if (this.dropped++ === 0)
               this.options.logger.warn(
@@ -121,7 +132,7 @@ export class BudgetAlerts implements SpendObserver {
       for (const [key, candidate] of this.pending) {
         if (await this.write(candidate)) queued = true;
         this.pending.delete(key);
-        this.remembered.set(key, true);
+        this.remember(candidate);
       }
       if (this.failures > 0) this.options.logger.info('budget alerts are written again');
       this.failures = 0;
@@ -142,6 +153,25 @@ export class BudgetAlerts implements SpendObserver {
       this.writing = undefined;
       if (queued) this.options.onQueued();
     }
+  }
+
+  /**
+   * Marks a rule written. A later period replaces an earlier one; past `MAX_REMEMBERED` budgets the
+   * oldest is forgotten: its next settlement then tries its inserts once more, finds the rows and
+   * remembers them again (a write per rule, no alert).
+   */
+  private remember(candidate: Candidate): void {
+    const { budgetId, periodStartMs } = candidate.budget;
+    let entry = this.written.get(budgetId);
+    if (entry === undefined || entry.periodStartMs < periodStartMs) {
+      if (entry === undefined && this.written.size >= MAX_REMEMBERED) {
+        const oldest = this.written.keys().next();
+        if (oldest.done !== true) this.written.delete(oldest.value);
+      }
+      entry = { periodStartMs, rules: new Set() };
+      this.written.set(budgetId, entry);
+    }
+    if (entry.periodStartMs === periodStartMs) entry.rules.add(ruleIdOf(candidate.rule));
   }
 
   /** One rule: the alert row and, when this instance inserted it, its deliveries. True when inserted. */

@@ -54,7 +54,8 @@ describe('webhook delivery', () => {
       if (request.url === '/ok') response.writeHead(204).end();
       else if (request.url === '/redirect') response.writeHead(307, { location: '/ok' }).end();
       else if (request.url === '/busy') response.writeHead(429, { 'retry-after': '7' }).end();
-      else if (request.url === '/hang') setTimeout(() => response.writeHead(200).end(), 5_000).unref();
+      else if (request.url === '/hang')
+        return; // never answers (the connection is closed with the server)
       else response.writeHead(500).end('x'.repeat(100_000));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -82,7 +83,9 @@ describe('webhook delivery', () => {
   });
 
   test('answers: 2xx delivered, redirects not followed, retry-after read, a hung endpoint cut at the timeout; no URL in errors', async () => {
-    const sender = new WebhookSender({ allowHttp: true, allowPrivateAddresses: true, timeoutMs: 300 });
+    const sender = new WebhookSender({ allowHttp: true, allowPrivateAddresses: true, timeoutMs: 10_000 });
+    // A short timeout only where the endpoint never answers: a loaded machine cannot make it pass or fail early.
+    const impatient = new WebhookSender({ allowHttp: true, allowPrivateAddresses: true, timeoutMs: 300 });
     try {
       hits.length = 0;
       assert.deepEqual(await sender.post(`${origin}/ok`, { 'webhook-id': 'msg_1' }, '{}', never), { ok: true, status: 204 });
@@ -95,19 +98,20 @@ describe('webhook delivery', () => {
       assert.deepEqual(hits, ['/ok', '/redirect'], 'the redirect was not followed');
       const busy = await sender.post(`${origin}/busy`, {}, '{}', never);
       assert.deepEqual(busy, { ok: false, status: 429, error: 'the endpoint answered HTTP 429', retryAfterMs: 7_000 });
-      const hung = await sender.post(`${origin}/hang`, {}, '{}', never);
+      const hung = await impatient.post(`${origin}/hang`, {}, '{}', never);
       assert.deepEqual(hung, { ok: false, status: null, error: 'no answer within 300 ms', retryAfterMs: null });
       const big = await sender.post(`${origin}/error?token=s3cret`, {}, '{}', never);
-      assert.equal(big.ok, false);
-      assert.ok(!JSON.stringify(big).includes('s3cret'));
+      assert.deepEqual(big, { ok: false, status: 500, error: 'the endpoint answered HTTP 500', retryAfterMs: null });
       const refused = await sender.post('http://127.0.0.1:1/hook?token=s3cret', {}, '{}', never);
       assert.deepEqual(refused, { ok: false, status: null, error: 'the connection was refused', retryAfterMs: null });
       const stopping = new AbortController();
       const pending = sender.post(`${origin}/hang`, {}, '{}', stopping.signal);
       stopping.abort();
-      assert.equal((await pending).ok, false, 'stopping aborts an attempt at once');
+      const stopped = await pending;
+      assert.equal(stopped.ok, false, 'stopping aborts an attempt at once');
     } finally {
       await sender.close();
+      await impatient.close();
     }
   });
 });
