@@ -68,6 +68,8 @@ export class BudgetAlerts implements SpendObserver {
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   private dropped = 0;
+  /** Set by close(): nothing is retried any more (the database is about to close). */
+  private closed = false;
 
   constructor(private readonly options: BudgetAlertsOptions) {
     this.now = options.now ?? Date.now;
@@ -95,7 +97,7 @@ export class BudgetAlerts implements SpendObserver {
           this.pending.set(key, { budget, rule, requestId: observation.requestId, atMs: observation.atMs });
         }
       }
-      if (this.pending.size > 0 && this.writing === undefined && this.retryTimer === undefined) this.writing = this.drain();
+      if (this.pending.size > 0 && this.writing === undefined && this.retryTimer === undefined && !this.closed) this.writing = this.drain();
     } catch (error) {
       // The contract: never throw into the settlement.
       this.options.logger.error({ err: error }, 'budget alert observation failed');
@@ -120,6 +122,7 @@ export class BudgetAlerts implements SpendObserver {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.flush(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
+    this.closed = true;
     clearTimeout(this.retryTimer);
   }
 
@@ -141,6 +144,7 @@ export class BudgetAlerts implements SpendObserver {
     } catch (error) {
       if (this.failures++ === 0)
         this.options.logger.warn({ err: error }, 'budget alerts cannot be written (database); retrying with backoff');
+      if (this.closed) return;
       this.retryTimer = setTimeout(
         () => {
           this.retryTimer = undefined;
