@@ -148,6 +148,7 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
   const tracing = await openTracing(config, logger, opened);
   const redis = await openLimitStore(config, logger, breakers, opened);
   const { instanceId, agreement, instances } = await startConfigAgreement(config, database, logger, opened);
+  // Built before metering: the budgets' settlement tells `alerts.spendObserver` what each request spent.
   const alerts = startAlerts(config, {
     database,
     mailer: accounts.accountServices.mailer,
