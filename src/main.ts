@@ -1,6 +1,7 @@
 /**
- * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys, usage, owners, routes. Configuration
- * errors, usage errors and known start-up failures print a clear message and exit 1 without a stack trace.
+ * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys, usage, owners, orgs,
+ * operators, routes, webhooks. Configuration errors, usage errors and known start-up failures print a
+ * clear message and exit 1 without a stack trace.
  */
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig } from './config/index.ts';
@@ -12,6 +13,7 @@ import { routesCommand } from './cli/routes.ts';
 import { serve } from './cli/serve.ts';
 import { StartupError } from './cli/startup-failure.ts';
 import { usageCommand } from './cli/usage.ts';
+import { webhooksCommand } from './cli/webhooks.ts';
 import { openMigratedDatabase } from './runtime.ts';
 
 const HELP = `Usage: switchyard <command> [options]
@@ -32,10 +34,14 @@ Commands:
   orgs list [--search S] | show O | set-plan O --plan T [--overrides JSON | --clear-overrides]
   orgs suspend O | resume O     a suspended organization's keys answer 403, its batches pause
   routes [--model M] [--json]   each model's deployments with their live routing state
+  webhooks list | add --url U [--events a,b] [--description D] | remove <id> | test <id>
+                                operator webhook endpoints (every organization's budget alerts)
+  webhooks deliveries [--org O] [--status pending|delivered|failed] [--limit N]   the alerts' delivery log
 
 Global options:
   --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
-Environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, LOG_LEVEL, SWITCHYARD_CONFIG, SMTP_URL, SMTP_FROM, PUBLIC_BASE_URL`;
+Environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, LOG_LEVEL, SWITCHYARD_CONFIG, SMTP_URL, SMTP_FROM, PUBLIC_BASE_URL,
+  ALERT_* (README "Budgets and alerts")`;
 
 export async function main(
   argv: readonly string[],
@@ -69,6 +75,8 @@ export async function main(
       return operatorsCommand(config, { positionals: rest, flags: parsed.flags }, print);
     case 'routes':
       return routesCommand(config, { positionals: rest, flags: parsed.flags }, print);
+    case 'webhooks':
+      return webhooksCommand(config, { positionals: rest, flags: parsed.flags }, print);
     default:
       throw new CliUsageError(`Unknown command "${command}".\n\n${HELP}`);
   }

@@ -49,6 +49,7 @@ import {
 } from './runtime/open-stores.ts';
 import { openOperationsListener, readinessOf } from './runtime/readiness.ts';
 import type { InstancesRepository } from './db/repositories/instances-repository.ts';
+import { startAlerts, type Alerts } from './runtime/start-alerts.ts';
 import { startBatchWorker } from './runtime/start-batch-worker.ts';
 import { FileService } from './services/files/file-service.ts';
 import { StoredResponses } from './services/responses/stored-responses.ts';
@@ -83,6 +84,8 @@ export interface Runtime {
   organizations: OrganizationService;
   /** People of organizations and operators: invitations, roles, removal, links. */
   people: PeopleService;
+  /** Budget alerts: the spend observer metering is given, webhook endpoints, the delivery dispatcher. */
+  alerts: Alerts;
   /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -102,6 +105,8 @@ export interface StartRuntimeOptions extends BuildAppOptions {
   waitForDatabase?: boolean;
   /** Retention of sign-in attempts, audit entries and expired sessions (defaults in accounts-retention.ts). */
   dashboardRetention?: Partial<AccountsRetentionOptions>;
+  /** Run the alerts' delivery dispatcher in this process (default true). */
+  alertDispatcher?: boolean;
 }
 
 export async function startRuntime(config: Config, options: StartRuntimeOptions = {}): Promise<Runtime> {
@@ -143,6 +148,15 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
   const tracing = await openTracing(config, logger, opened);
   const redis = await openLimitStore(config, logger, breakers, opened);
   const { instanceId, agreement, instances } = await startConfigAgreement(config, database, logger, opened);
+  // Built before metering: the budgets' settlement tells `alerts.spendObserver` what each request spent.
+  const alerts = startAlerts(config, {
+    database,
+    mailer: accounts.accountServices.mailer,
+    instanceId,
+    logger,
+    dispatcher: options.alertDispatcher !== false,
+    opened,
+  });
   const { ledger, metering, observer } = await openMetering(config, database, redis.limitStore, logger);
   const { registry, deploymentState } = await openBackends(config, logger, redis, clock, opened);
   const built = buildGeneration(config, {
@@ -165,6 +179,7 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     instanceId,
     agreement,
     instances,
+    alerts,
     ledger,
     metering,
     registry,
@@ -265,6 +280,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
     tracing,
     organizations: accountServices.organizations,
     people: dashboard.operator.people,
+    alerts: stores.alerts,
     startDraining() {
       draining = true;
     },
@@ -286,6 +302,7 @@ function openDashboardAccounts(
     /** The keys and files repositories the dashboard pages lists from (batches and owners are built here). */
     repository: ApiKeysRepository;
     filesRepository: FilesRepository;
+    alerts: Alerts;
     opened: Opened;
   },
 ) {
@@ -308,6 +325,7 @@ function openDashboardAccounts(
     rollups: new UsageRollupsRepository(database.db),
     lists: { keys: open.repository, files: open.filesRepository, batches: new BatchesRepository(database.db), owners: ownersRepository },
     sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000),
+    alerts: open.alerts.endpoints,
   };
   return { accounts, retention, dashboard };
 }
@@ -319,6 +337,7 @@ interface RunningParts {
   app: FastifyInstance;
   operations: FastifyInstance | undefined;
   retention: AccountsRetention;
+  alerts: Alerts;
   authenticator: Authenticator;
   ledger: { close(): Promise<void> };
   registry: { close(): Promise<void> };
@@ -345,6 +364,8 @@ function closeInOrder(parts: RunningParts): () => Promise<void> {
       // The operations listener answered `draining` until now.
       await parts.operations?.close();
       await parts.retention.stop();
+      // Observations of the requests just drained are written, then the dispatcher gives back what it holds.
+      await parts.alerts.close();
       parts.authenticator.stop();
       // In-flight requests are done: every ledger record is written before storage closes.
       await parts.ledger.close().catch((error: unknown) => logger.error({ err: error }, 'usage ledger could not be flushed'));

@@ -10,6 +10,7 @@ import { OwnerAccounts } from '../accounts/owner-accounts.ts';
 import type { PeopleService } from '../accounts/people.ts';
 import type { Config } from '../config/index.ts';
 import { isServiceError } from '../core/service-error.ts';
+import type { Database } from '../db/database.ts';
 import { ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { OwnersRepository } from '../db/repositories/owners-repository.ts';
 import { openMigratedDatabase } from '../runtime.ts';
@@ -21,6 +22,8 @@ export interface OperatorServices {
   keys: KeyService;
   accounts: OwnerAccounts;
   owners: OwnersRepository;
+  /** The migrated database the services stand on (closed when the work is done). */
+  database: Database;
 }
 
 /** Where links point: `--base-url`, else PUBLIC_BASE_URL, else this host and port. */
@@ -47,6 +50,7 @@ export async function withOperatorServices<T>(config: Config, work: (services: O
       keys: new KeyService(config, new ApiKeysRepository(database.db), Date.now, services.organizations),
       accounts,
       owners,
+      database,
     });
   } catch (error) {
     if (isServiceError(error)) throw new CliUsageError(error.message);

@@ -35,7 +35,20 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 /** Sections the environment sets field by field: a file's other fields of the same section stay. */
-const MERGED_SECTIONS = new Set(['server', 'batches', 'limits', 'routingState', 'dependencies', 'tracing']);
+const MERGED_SECTIONS = new Set(['server', 'batches', 'limits', 'routingState', 'dependencies', 'tracing', 'alerts']);
+/** Merged sections whose object fields merge key by key too (`alerts.webhooks`, `alerts.delivery`). */
+const NESTED_MERGED_SECTIONS = new Set(['alerts']);
+
+/** `value` over `existing`, key by key; one level deeper for the object fields when `nested`. */
+function mergeSection(existing: Record<string, unknown>, value: Record<string, unknown>, nested: boolean): Record<string, unknown> {
+  const merged = { ...existing, ...value };
+  if (!nested) return merged;
+  for (const [key, field] of Object.entries(value)) {
+    const before = existing[key];
+    if (isPlainObject(before) && isPlainObject(field)) merged[key] = { ...before, ...field };
+  }
+  return merged;
+}
 
 /** Later layers win; the sections above merge key by key, everything else is replaced. */
 export function mergeLayers(...layers: unknown[]): Record<string, unknown> {
@@ -44,7 +57,10 @@ export function mergeLayers(...layers: unknown[]): Record<string, unknown> {
     if (!isPlainObject(layer)) continue;
     for (const [key, value] of Object.entries(layer)) {
       const existing = merged[key];
-      merged[key] = isPlainObject(existing) && isPlainObject(value) && MERGED_SECTIONS.has(key) ? { ...existing, ...value } : value;
+      merged[key] =
+        isPlainObject(existing) && isPlainObject(value) && MERGED_SECTIONS.has(key)
+          ? mergeSection(existing, value, NESTED_MERGED_SECTIONS.has(key))
+          : value;
     }
   }
   return merged;

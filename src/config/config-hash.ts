@@ -44,6 +44,8 @@ export function effectiveConfigHash(config: Config): string {
     filesStore: config.filesStore.kind,
     bodyLimitBytes: config.server.bodyLimitBytes,
     uploadLimitBytes: config.server.uploadLimitBytes,
+    // Which webhook URLs owners may register: an endpoint accepted by one instance must be by every one.
+    alertWebhooks: { allowHttp: config.alerts.webhooks.allowHttp, allowPrivateAddresses: config.alerts.webhooks.allowPrivateAddresses },
   };
   return createHash('sha256').update(canonicalJson(visible)).digest('hex');
 }

@@ -30,6 +30,32 @@ function trustProxyFromEnv(value: string): boolean | number | string {
   return value;
 }
 
+/** The `alerts` section from the ALERT_* variables (config/alerts-config.ts), or undefined when none is set. */
+function alertsFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> | undefined {
+  const alerts: Record<string, unknown> = {};
+  const webhooks: Record<string, unknown> = {};
+  const delivery: Record<string, unknown> = {};
+  if (env['ALERT_EMAILS']) alerts['emails'] = onOffFromEnv(env, 'ALERT_EMAILS');
+  if (env['ALERT_WEBHOOKS_ALLOW_HTTP']) webhooks['allowHttp'] = onOffFromEnv(env, 'ALERT_WEBHOOKS_ALLOW_HTTP');
+  if (env['ALERT_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES'])
+    webhooks['allowPrivateAddresses'] = onOffFromEnv(env, 'ALERT_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES');
+  if (env['ALERT_WEBHOOK_SECRETS_KEY']) webhooks['secretsKey'] = env['ALERT_WEBHOOK_SECRETS_KEY'];
+  const timeoutMs = integerFromEnv(env, 'ALERT_WEBHOOK_TIMEOUT_MS');
+  if (timeoutMs !== undefined) webhooks['timeoutMs'] = timeoutMs;
+  for (const [name, field] of [
+    ['ALERT_RETRY_FIRST_MS', 'firstRetryMs'],
+    ['ALERT_RETRY_MAX_MS', 'maxRetryMs'],
+    ['ALERT_RETRY_FOR_MS', 'retryForMs'],
+    ['ALERT_DELIVERY_POLL_MS', 'pollMs'],
+  ] as const) {
+    const value = integerFromEnv(env, name);
+    if (value !== undefined) delivery[field] = value;
+  }
+  if (Object.keys(webhooks).length > 0) alerts['webhooks'] = webhooks;
+  if (Object.keys(delivery).length > 0) alerts['delivery'] = delivery;
+  return Object.keys(alerts).length === 0 ? undefined : alerts;
+}
+
 export function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const server: Record<string, unknown> = {};
   const port = integerFromEnv(env, 'PORT');
@@ -98,6 +124,8 @@ export function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown>
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+  const alerts = alertsFromEnvironment(env);
+  if (alerts !== undefined) result['alerts'] = alerts;
   if (env['SMTP_URL'] || env['SMTP_FROM'])
     result['smtp'] = { ...(env['SMTP_URL'] ? { url: env['SMTP_URL'] } : {}), ...(env['SMTP_FROM'] ? { from: env['SMTP_FROM'] } : {}) };
   return result;

@@ -25,3 +25,4 @@ export { BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
 export { TRACE_SAMPLERS, type TracingConfig, type TraceSamplerName } from './tracing-config.ts';
 export { effectiveTiers, tierSettingsFor, unconfiguredTiers, droppedTiersError } from './tiers.ts';
 export { checkModelFiles } from './model-files.ts';
+export type { AlertsConfig } from './alerts-config.ts';

@@ -12,6 +12,7 @@ import { fromEnvironment } from './environment.ts';
 import { resolveFilesStore, type FilesStoreConfig } from './files-store.ts';
 import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, type TierConfig } from './schema.ts';
 import type { TracingConfig } from './tracing-config.ts';
+import type { AlertsConfig } from './alerts-config.ts';
 import { ConfigError } from './config-error.ts';
 import { resolvePricing } from './resolve-pricing.ts';
 import { readSecretFile, secretFilePath } from './secret-file.ts';
@@ -70,6 +71,8 @@ export interface Config {
   readonly tracing: TracingConfig;
   /** SMTP for invitations and set-password links (SMTP_URL, SMTP_FROM); no `url`: links go to the log. */
   readonly smtp: z.infer<typeof configSchema>['smtp'];
+  /** Budget alerts: the projected rule, emails, webhooks and their delivery (config/alerts-config.ts). */
+  readonly alerts: AlertsConfig;
 }
 
 export interface LoadConfigOptions {
@@ -206,6 +209,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     dependencies: config.dependencies,
     tracing: config.tracing,
     smtp: config.smtp,
+    alerts: config.alerts,
   });
 }
 

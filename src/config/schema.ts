@@ -3,8 +3,12 @@
  * empty config (fresh install) gives a working service with the built-in engines.
  */
 import { z } from 'zod';
+<<<<<<< HEAD
 import type { PriceCard } from '../core/price-card.ts';
 import { pricingSchema } from './pricing-schema.ts';
+=======
+import { alertsSchema } from './alerts-config.ts';
+>>>>>>> alerts
 import { serverSchema } from './server-schema.ts';
 import { tracingSchema } from './tracing-config.ts';
 
@@ -364,6 +368,8 @@ export const configSchema = z.strictObject({
     .prefault({}),
   /** Traces over OTLP/HTTP (config/tracing-config.ts; the OTEL_* variables). Off without an endpoint. */
   tracing: tracingSchema.prefault({}),
+  /** Budget alerts by email and signed webhooks (config/alerts-config.ts; the ALERT_* variables). */
+  alerts: alertsSchema.prefault({}),
 });
 export type ConfigInput = z.input<typeof configSchema>;
 

@@ -4,6 +4,7 @@
  * JSON columns are text.
  */
 import type { Generated } from 'kysely';
+import type { AlertsSchema } from './alerts-schema.ts';
 
 export interface OrganizationsTable {
   id: string;
@@ -348,7 +349,8 @@ export interface InstancesTable {
   config_hash: string | null;
 }
 
-export interface DatabaseSchema {
+/** Every table; budget alerts' tables are declared in alerts-schema.ts. */
+export interface DatabaseSchema extends AlertsSchema {
   operator_audit: OperatorAuditTable;
   instances: InstancesTable;
   organizations: OrganizationsTable;

@@ -7,48 +7,16 @@
 // An owner invites a member by email, the member signs in through the mailed link, is made read-only,
 // then removed, and their open session is refused at once. A key outside the plan cannot be created.
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
 import type { Page } from 'playwright-core';
-import { SMTPServer } from 'smtp-server';
 import { chromiumAvailable, launchChromium, type LaunchedBrowser } from '../support/browser.ts';
 import { eventually } from '../support/dashboard-client.ts';
+import { startMailServer, type ReceivedMail } from '../support/mail-server.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const PASSWORD = 'correct horse battery';
 const available = chromiumAvailable();
-
-interface ReceivedMail {
-  to: string[];
-  text: string;
-}
-
-/** A real SMTP peer: keeps every message it receives (quoted-printable soft breaks undone). */
-async function startMailServer(): Promise<{ port: number; mails: ReceivedMail[]; close(): Promise<void> }> {
-  const mails: ReceivedMail[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        const text = raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-        mails.push({ to: session.envelope.rcptTo.map((address) => address.address), text });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.server.address() as AddressInfo).port,
-    mails,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 function linkIn(mail: ReceivedMail): string {
   const match = /(http:\/\/\S+\/dashboard\/set-password#token=[A-Za-z0-9]+)/.exec(mail.text);

@@ -38,6 +38,8 @@ export interface StartTestServerOptions {
   extraRoutes?: StartRuntimeOptions['extraRoutes'];
   /** The process logger (default: silent), e.g. one writing into a test's own stream. */
   logger?: StartRuntimeOptions['logger'];
+  /** Whether this instance runs the alerts' delivery dispatcher (default true). */
+  alertDispatcher?: boolean;
 }
 
 export async function startTestServer(options: StartTestServerOptions = {}): Promise<TestServer> {
@@ -57,6 +59,7 @@ export async function startTestServer(options: StartTestServerOptions = {}): Pro
     runtime = await startRuntime(config, {
       logger: options.logger ?? pino({ level: 'silent' }),
       ...(options.extraRoutes === undefined ? {} : { extraRoutes: options.extraRoutes }),
+      ...(options.alertDispatcher === undefined ? {} : { alertDispatcher: options.alertDispatcher }),
     });
   } catch (error) {
     // A start that fails (a test of a refused configuration) leaves no data directory behind.

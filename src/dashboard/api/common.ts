@@ -21,6 +21,7 @@ import type { OwnerRecord, OwnersRepository, SessionRecord } from '../../db/repo
 import type { UsageRollupsRepository } from '../../db/repositories/usage-rollups-repository.ts';
 import type { DeploymentStateStore } from '../../limits/deployment-state.ts';
 import type { AccountUsageReader } from '../../services/account-usage.ts';
+import type { WebhookEndpoints } from '../../services/alerts/webhook-endpoints.ts';
 import type { FileService } from '../../services/files/file-service.ts';
 import type { Access } from '../dashboard-access.ts';
 import type { PageOf } from './wire.ts';
@@ -59,6 +60,8 @@ export interface DashboardApiDependencies {
   sessionMaxAgeSeconds: number;
   /** The operator console and people management (api/operator-*.ts, api/people.ts); absent: not mounted. */
   operator?: OperatorApiDependencies;
+  /** Budget alerts' webhook endpoints and delivery log (api/webhooks.ts); absent: not mounted. */
+  alerts?: WebhookEndpoints;
 }
 
 /** The dependencies of the plugins that need the operator services (mounted only when they exist). */

@@ -19,6 +19,7 @@ import { peopleApi } from './people.ts';
 import { sessionApi } from './session.ts';
 import { installSessionHook } from './session-hook.ts';
 import { usageApi } from './usage.ts';
+import { operatorWebhooksApi, webhooksApi } from './webhooks.ts';
 
 export type { DashboardApiDependencies, OperatorApiDependencies } from './common.ts';
 
@@ -27,9 +28,11 @@ export async function registerDashboardApi(app: FastifyInstance, dependencies: D
   for (const resource of [sessionApi, totpApi, keysApi, usageApi, batchesApi, filesApi, modelsApi, auditApi]) {
     await app.register(resource, dependencies);
   }
-  const { operator } = dependencies;
+  const { operator, alerts } = dependencies;
+  if (alerts !== undefined) await app.register(webhooksApi, { ...dependencies, alerts });
   if (operator === undefined) return;
   for (const resource of [peopleApi, passwordApi, operatorOrganizationsApi, operatorServiceApi]) {
     await app.register(resource, { ...dependencies, operator });
   }
+  if (alerts !== undefined) await app.register(operatorWebhooksApi, { ...dependencies, operator, alerts });
 }

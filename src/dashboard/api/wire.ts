@@ -185,3 +185,59 @@ export interface ModelObject {
   /** The resolved price card (services/metering/price-card-view.ts). */
   pricing: PriceCardView;
 }
+
+/** A webhook endpoint of budget alerts (its secret is never shown again after creation). */
+export interface WebhookEndpointObject {
+  id: string;
+  object: 'webhook_endpoint';
+  url: string;
+  description: string | null;
+  /** The event types it receives. */
+  events: string[];
+  /** The organization whose alerts it receives; null for an operator's (every organization's). */
+  organization: string | null;
+  created_by: string;
+  /** Milliseconds since the epoch. */
+  created_at: number;
+}
+
+export interface CreatedWebhookEndpointObject extends WebhookEndpointObject {
+  /** The signing secret (`whsec_...`), shown once. */
+  secret: string;
+}
+
+export interface WebhookEndpointsList extends ListOf<WebhookEndpointObject> {
+  /** The event types an endpoint may take. */
+  event_types: string[];
+  /** Whether plain `http://` URLs are accepted (ALERT_WEBHOOKS_ALLOW_HTTP). */
+  allow_http: boolean;
+  /** Whether alert emails go out (SMTP configured and alert mail on). */
+  mail_configured: boolean;
+}
+
+/** One message of the alerts' delivery log. */
+export interface AlertDeliveryObject {
+  /** `msg_...`, a webhook's `webhook-id`. */
+  id: string;
+  object: 'alert.delivery';
+  event_type: string;
+  /** The organization the event is about (null for an operator's test sample). */
+  organization: string | null;
+  kind: 'email' | 'webhook';
+  endpoint_id: string | null;
+  /** The email address or the endpoint's URL. */
+  target: string;
+  /** What it says, in a line: an email's subject, a webhook's event. */
+  summary: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  last_error: string | null;
+  /** HTTP status of the last webhook answer, or null. */
+  last_status_code: number | null;
+  /** Milliseconds since the epoch, as every time below; null when none. */
+  last_attempt_at: number | null;
+  /** When it is tried next (pending only). */
+  next_attempt_at: number | null;
+  created_at: number;
+  finished_at: number | null;
+}

@@ -50,6 +50,36 @@ export const bytes = (count) => {
 export const usd = (value) => `$${Number(value).toFixed(4)}`;
 export const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
 
+/** Copies a secret shown once to the clipboard. @param {{ text: string, label: string }} props */
+export function CopyButton({ text, label }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied(true);
+    } catch {
+      setCopied(false);
+    }
+  };
+  return html`<button type="button" onClick=${copy} aria-label=${label}>${copied ? 'Copied' : 'Copy'}</button>`;
+}
+
+/**
+ * A secret shown this once (a new key, a webhook's signing secret): its text, a copy button and "Done".
+ * @param {{ title: string, note: Children, secret: string, testId: string, copyLabel: string, onDone: () => void }} props
+ */
+export function ShownOnce({ title, note, secret, testId, copyLabel, onDone }) {
+  return html`<section class="secret" aria-live="polite" aria-labelledby="secret-title">
+    <h2 id="secret-title">${title}</h2>
+    <p>${note}</p>
+    <p>
+      <code data-testid=${testId} class="key">${secret}</code>
+      <${CopyButton} text=${secret} label=${copyLabel} />
+    </p>
+    <button type="button" onClick=${onDone}>Done</button>
+  </section>`;
+}
+
 /** @param {{ error: Error | undefined | null }} props */
 export function ErrorNote({ error }) {
   if (!error) return null;
@@ -171,8 +201,9 @@ export function DataTable({ label, columns, rows, empty = 'Nothing here yet.', l
 const PAGE_SIZE = 50;
 
 /**
- * A long list a page at a time: the first page of `path` (with `q` when searching) is polled, "Load
- * more" appends the next pages by cursor (`after`), and a new search starts again from the first page.
+ * A long list a page at a time: the first page of `path` (with `q` when searching; `path` may carry
+ * filters of its own, `?status=failed`) is polled, "Load more" appends the next pages by cursor
+ * (`after`), and a new search starts again from the first page.
  * @template Row
  * @param {string} path
  * @param {string} search
@@ -180,7 +211,7 @@ const PAGE_SIZE = 50;
  * @returns {Paged<Row> & { first: any }}
  */
 export function usePaged(path, search, intervalMs) {
-  const query = `${path}?limit=${PAGE_SIZE}${search ? `&q=${encodeURIComponent(search)}` : ''}`;
+  const query = `${path}${path.includes('?') ? '&' : '?'}limit=${PAGE_SIZE}${search ? `&q=${encodeURIComponent(search)}` : ''}`;
   /** @type {[Polled<any>, () => void]} */
   const [{ data, error }, refresh] = usePoll(query, intervalMs);
   /** @type {[{ query: string, rows: Row[], next: string | null, hasMore: boolean }, (value: any) => void]} */

@@ -3,37 +3,34 @@
 // rotate (the old key marked "replaced" while it keeps working), each change confirmed in a dialog.
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { html, day, dateTime, DataTable, ErrorNote, LoadMore, SearchForm, useAction, useConfirm, usePaged } from './components.js';
+import {
+  html,
+  day,
+  dateTime,
+  DataTable,
+  ErrorNote,
+  LoadMore,
+  SearchForm,
+  ShownOnce,
+  useAction,
+  useConfirm,
+  usePaged,
+} from './components.js';
 
 /** @typedef {import('./types.js').KeyObject} KeyObject */
 /** @typedef {import('./types.js').CreatedKeyObject} CreatedKeyObject */
 /** @typedef {import('./types.js').KeysList} KeysList */
 
-/** @param {{ text: string }} props */
-function CopyButton({ text }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setCopied(true);
-    } catch {
-      setCopied(false);
-    }
-  };
-  return html`<button type="button" onClick=${copy} aria-label="Copy the key">${copied ? 'Copied' : 'Copy'}</button>`;
-}
-
 /** @param {{ created: CreatedKeyObject, onDone: () => void }} props */
 function NewSecret({ created, onDone }) {
-  return html`<section class="secret" aria-live="polite" aria-labelledby="secret-title">
-    <h2 id="secret-title">Your new key ${created.name ? `“${created.name}”` : ''}</h2>
-    <p>This is the only time the key is shown. Copy it now and keep it safe.</p>
-    <p>
-      <code data-testid="new-key" class="key">${created.key}</code>
-      <${CopyButton} text=${created.key} />
-    </p>
-    <button type="button" onClick=${onDone}>Done</button>
-  </section>`;
+  return html`<${ShownOnce}
+    title=${`Your new key ${created.name ? `“${created.name}”` : ''}`}
+    note="This is the only time the key is shown. Copy it now and keep it safe."
+    secret=${created.key}
+    testId="new-key"
+    copyLabel="Copy the key"
+    onDone=${onDone}
+  />`;
 }
 
 /** @param {{ tiers: KeysList['allowed_tiers'], permissions: string[], onCreated: (created: CreatedKeyObject) => void }} props */

@@ -1,7 +1,7 @@
 /**
  * Downloads a URL that an upstream handed over (an image backend's `url` result) without letting that
  * upstream aim Switchyard at its own network: only http(s), only public addresses
- * (`public-address.ts`), checked after DNS resolution on the address the socket then connects to
+ * (`core/public-address.ts`), checked after DNS resolution on the address the socket then connects to
  * (the check is the connection's own DNS lookup, so a name that resolves differently a second time,
  * DNS rebinding, cannot swap in another address), redirects followed at most `maxRedirects` times and
  * each new location checked the same way, at most `maxBytes` read.
@@ -9,10 +9,8 @@
  * `allowAddress` replaces the public-address rule: operators whose backend serves images from a
  * private network opt out of it explicitly (the provider's `allowPrivateImageUrls`).
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
 import { Agent, request as undiciRequest } from 'undici';
-import { isPublicAddress } from './public-address.ts';
+import { addressLiteralOf, guardedLookup, isAddressRefusal, isPublicAddress } from '../../core/public-address.ts';
 
 export interface GuardedDownloadOptions {
   signal: AbortSignal;
@@ -46,31 +44,12 @@ export class GuardedDownloadError extends Error {
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** A `net.connect` lookup that resolves as usual and hands over only the addresses `allow` accepts. */
-function guardedLookup(allow: (address: string) => boolean) {
-  return (hostname: string, options: { all?: boolean; family?: number }, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error !== null) return callback(error, []);
-      const allowed = addresses.filter((entry) => allow(entry.address));
-      if (allowed.length === 0) {
-        const refused: NodeJS.ErrnoException = new GuardedDownloadError('the URL resolves to an address that is not public');
-        refused.code = 'ENOTPUBLIC';
-        return callback(refused, []);
-      }
-      if (options.all === true) return callback(null, allowed);
-      return callback(null, allowed[0]!.address, allowed[0]!.family);
-    });
-  };
-}
-
 /** Refuses a URL that is not http(s), or whose host is an address literal that `allow` refuses. */
 function checkUrl(url: URL, allow: (address: string) => boolean): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new GuardedDownloadError('the URL is not http(s)');
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const literal = addressLiteralOf(url);
   // Address literals are connected to without a lookup: checked here.
-  if (isIP(host) !== 0 && !allow(host)) throw new GuardedDownloadError('the URL points to an address that is not public');
+  if (literal !== undefined && !allow(literal)) throw new GuardedDownloadError('the URL points to an address that is not public');
 }
 
 export async function guardedDownload(url: string, options: GuardedDownloadOptions): Promise<GuardedDownload> {
@@ -129,20 +108,11 @@ export async function guardedDownload(url: string, options: GuardedDownloadOptio
   } catch (error) {
     // The guarded lookup's refusal comes back wrapped as a connection error.
     if (error instanceof GuardedDownloadError) throw error;
-    if (findCause(error, (cause) => cause instanceof GuardedDownloadError)) {
+    if (isAddressRefusal(error)) {
       throw new GuardedDownloadError('the URL resolves to an address that is not public');
     }
     throw error;
   } finally {
     void agent.close().catch(() => undefined);
   }
-}
-
-function findCause(error: unknown, test: (cause: unknown) => boolean): boolean {
-  let current: unknown = error;
-  for (let hops = 0; current !== undefined && current !== null && hops < 5; hops++) {
-    if (test(current)) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
 }

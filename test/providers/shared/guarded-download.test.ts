@@ -1,4 +1,4 @@
-// Guarded downloads of upstream-supplied URLs (providers/shared/guarded-download.ts, public-address.ts):
+// Guarded downloads of upstream-supplied URLs (providers/shared/guarded-download.ts, core/public-address.ts):
 // which addresses are public, DNS names checked after resolution, redirects bounded and each hop
 // checked again. Real HTTP servers on 127.0.0.1 and 127.0.0.2 (both loopback on Linux) stand in for a
 // permitted and a forbidden host, with an address policy that allows only the first.
@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { guardedDownload, GuardedDownloadError } from '../../../src/providers/shared/guarded-download.ts';
-import { isPublicAddress } from '../../../src/providers/shared/public-address.ts';
+import { isPublicAddress } from '../../../src/core/public-address.ts';
 
 describe('isPublicAddress', () => {
   test('loopback, private, link-local, CGNAT, metadata and IPv6 forms of them are not public', () => {
