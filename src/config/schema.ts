@@ -3,12 +3,9 @@
  * empty config (fresh install) gives a working service with the built-in engines.
  */
 import { z } from 'zod';
-<<<<<<< HEAD
 import type { PriceCard } from '../core/price-card.ts';
 import { pricingSchema } from './pricing-schema.ts';
-=======
 import { alertsSchema } from './alerts-config.ts';
->>>>>>> alerts
 import { serverSchema } from './server-schema.ts';
 import { tracingSchema } from './tracing-config.ts';
 
