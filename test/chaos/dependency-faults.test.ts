@@ -16,8 +16,14 @@ import { BOUND_MARGIN_MS, describe as describeOutcome, formatTable, killWindow, 
 import type { ChaosRun } from '../support/chaos/run.ts';
 import { runChaos } from '../support/chaos/run.ts';
 
-/** Refusals while a dependency is known down must take less than this at the median. */
-const FAIL_FAST_MEDIAN_MS = 100;
+/**
+ * Refusals while a dependency is known down must not wait for the dependency: their median stays far
+ * below the dependency bound they would otherwise spend. Quiet, the median is 5-40 ms (the table prints
+ * it; bench figures belong in bench/); on a machine busy with other suites it was seen at 137-260 ms.
+ * A refusal that waited for the bound would take 5 s. A tenth of the bound tells the two apart under
+ * any load this machine has.
+ */
+const FAIL_FAST_MEDIAN_MS = LONGEST_DEPENDENCY_BOUND_MS / 10;
 /** Every instance must serve again within this long of a heal. */
 const RECOVERY_MS = 2000;
 

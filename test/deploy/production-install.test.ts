@@ -39,6 +39,21 @@ function ensureBuilt(): void {
   assert.equal(build.status, 0, 'npm run build');
 }
 
+/**
+ * A folder holding better-sqlite3's prebuild tarball for this Node, named as prebuild-install's download
+ * would be (`better-sqlite3-v<version>-node-v<abi>-<platform>-<arch>.tar.gz`), made from the binary in
+ * this checkout's node_modules.
+ */
+function localPrebuilds(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'switchyard-prebuilds-'));
+  const packageFolder = join(REPOSITORY, 'node_modules/better-sqlite3');
+  const version = (JSON.parse(readFileSync(join(packageFolder, 'package.json'), 'utf8')) as { version: string }).version;
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  execFileSync('tar', ['-czf', join(folder, name), '-C', packageFolder, 'build/Release/better_sqlite3.node']);
+  chmodSync(folder, 0o755);
+  return folder;
+}
+
 /** uid/gid of `nobody`, or undefined when this process cannot switch users (not root). */
 function nobody(): { uid: number; gid: number } | undefined {
   if (userInfo().uid !== 0) return undefined;
@@ -59,11 +74,16 @@ describe('production install: npm ci --omit=dev plus the built dist/, run as a n
     // The Dockerfile's production-dependencies stage.
     for (const entry of ['package.json', 'package-lock.json', 'scripts', 'bin'])
       cpSync(join(REPOSITORY, entry), join(install, entry), { recursive: true });
+    // better-sqlite3's install script (prebuild-install) first looks for a prebuilt binary: on a machine
+    // with GitHub it downloads one, here (the npm registry only) it would compile for a minute or two.
+    // The checkout's own node_modules holds the binary built for this very Node (same version and ABI),
+    // so it is offered the way a download would be: a prebuild tarball in a local-prebuilds folder.
+    const prebuilds = localPrebuilds();
     const started = Date.now();
     const npm = spawnSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--ignore-scripts=false'], {
       cwd: install,
       encoding: 'utf8',
-      env: { ...process.env, NODE_ENV: 'production' },
+      env: { ...process.env, NODE_ENV: 'production', npm_config_better_sqlite3_local_prebuilds: prebuilds },
     });
     const installSeconds = (Date.now() - started) / 1000;
     assert.equal(npm.status, 0, `${npm.stdout}\n${npm.stderr}`);

@@ -138,7 +138,7 @@ describe('fair shares of the built-in engines: timings against a server process'
     rmSync(directory, { recursive: true, force: true });
   });
 
-  test("a 1 MB moderation from one organization delays another's embeddings call by less than 500 ms", async () => {
+  test("a 1 MB moderation from one organization delays another's embeddings call by less than 500 ms (or 5x its baseline)", async () => {
     const alone: number[] = [];
     for (let round = 0; round < 3; round++) {
       const started = performance.now();
@@ -167,10 +167,14 @@ describe('fair shares of the built-in engines: timings against a server process'
       `embeddings alone ${alone.map((ms) => ms.toFixed(0)).join(', ')} ms; during the 1 MB moderation ${during.map((ms) => ms.toFixed(0)).join(', ')} ms; delay ${delay.toFixed(0)} ms (median)`,
     );
     assert.ok(stillRunning, 'the 1 MB moderation was still being served while the embeddings calls were timed');
-    assert.ok(delay < 500, `delay ${delay.toFixed(0)} ms`);
+    // The bound scales with the same test's baseline: on a quiet machine an embeddings call takes
+    // ~10-30 ms and the delay stays far under 500 ms; on a machine busy with other work every call is
+    // slower, the starved case (before the slicing: seconds, the whole moderation) stays far above.
+    const bound = Math.max(500, 5 * median(alone));
+    assert.ok(delay < bound, `delay ${delay.toFixed(0)} ms (bound ${bound.toFixed(0)} ms)`);
   });
 
-  test('/healthz stays under 50 ms (median) during a 9 MB moderation, a 1 MB moderation and three parallel 9 MB count_tokens', async () => {
+  test('/healthz stays within 50 ms of its baseline (median) during a 9 MB moderation, a 1 MB moderation and three parallel 9 MB count_tokens', async () => {
     const nineMb = 'lorem ipsum dolor sit amet '.repeat(Math.ceil(9_000_000 / 27)).slice(0, 9_000_000);
     // Bodies built before anything is timed.
     const moderationBody = Buffer.from(JSON.stringify({ model: 'switchyard-moderation', input: nineMb }));
@@ -202,6 +206,13 @@ describe('fair shares of the built-in engines: timings against a server process'
         }),
       ),
     ];
+    // A baseline from the same machine at the same moment: /healthz with nothing else in flight.
+    const baseline: number[] = [];
+    for (let round = 0; round < 10; round++) {
+      const started = performance.now();
+      await (await fetch(`${server.origin}/healthz`)).arrayBuffer();
+      baseline.push(performance.now() - started);
+    }
     const latencies: number[] = [];
     // Polled every 50 ms while the three counts are in flight (the 1 MB moderation's encoder work outlasts them).
     while (countsPending > 0) {
@@ -229,7 +240,15 @@ describe('fair shares of the built-in engines: timings against a server process'
     // (load average ~20): median 30-40 ms, p95 ~170 ms, max ~0.5 s (GC and the OS's scheduling, not
     // one request's work: each step is 3 ms, one 9 MB JSON.parse ~30 ms). Asserted: the median under
     // 50 ms and no stall of a second.
-    assert.ok(median(latencies) < 50, `median ${median(latencies).toFixed(1)} ms`);
-    assert.ok(sorted.at(-1)! < 1000, `max ${sorted.at(-1)!.toFixed(1)} ms`);
+    // Asserted against the baseline taken just before, so that a busy machine (every request slower)
+    // cannot fail it while a held loop (seconds) still does: the median within 50 ms of the baseline's
+    // (or 3x it), no stall of a second (or 20x the baseline's median).
+    const quiet = median(baseline);
+    console.log(`/healthz baseline (nothing in flight): median ${quiet.toFixed(1)} ms`);
+    assert.ok(
+      median(latencies) < Math.max(quiet + 50, 3 * quiet),
+      `median ${median(latencies).toFixed(1)} ms (baseline ${quiet.toFixed(1)} ms)`,
+    );
+    assert.ok(sorted.at(-1)! < Math.max(1000, 20 * quiet), `max ${sorted.at(-1)!.toFixed(1)} ms (baseline ${quiet.toFixed(1)} ms)`);
   });
 });
