@@ -31,6 +31,8 @@ export function planObject(plan: EffectivePlan): PlanFigures {
     tokens_per_month: plan.tokensPerMonth,
     concurrent_batches: plan.concurrentBatches,
     max_requests_per_batch: plan.maxRequestsPerBatch,
+    max_active_keys: plan.maxActiveKeys,
+    storage_quota_bytes: plan.storageQuotaBytes,
     permissions: plan.permissions,
   };
 }
