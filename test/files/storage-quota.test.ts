@@ -20,13 +20,13 @@ import { ManualClock } from '../batches/support/manual-clock.ts';
 
 const QUOTA = 10_000;
 
-function filePart(chunks: Buffer[]): UploadPart {
+function filePart(chunks: Buffer[] | AsyncGenerator<Buffer>): UploadPart {
   return {
     kind: 'file',
     name: 'file',
     filename: 'data.jsonl',
     mediaType: 'application/octet-stream',
-    content: Readable.from(chunks),
+    content: Array.isArray(chunks) ? Readable.from(chunks) : chunks,
     isTruncated: () => false,
   };
 }
@@ -103,7 +103,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         }
       }
       const before = blobs().length;
-      await assert.rejects(files.upload('org-b', parts({ ...filePart([]), content: chunks() }, purpose('batch')), 1_000_000), (error) => {
+      await assert.rejects(files.upload('org-b', parts(filePart(chunks()), purpose('batch')), 1_000_000), (error) => {
         assert.ok(isServiceError(error));
         assert.equal(error.status, 413);
         assert.equal(error.code, 'storage_quota_exceeded');

@@ -13,8 +13,13 @@ import type { ServiceError } from '../../core/service-error.ts';
 import type { FileRecord } from './file-record.ts';
 import { storageQuotaExceeded } from './file-errors.ts';
 
-/** Reservations grow by this much ahead of the bytes (fewer round trips), else by what is needed. */
+/**
+ * Reservations grow ahead of the bytes (fewer round trips): by as much as is already reserved (so a
+ * large upload takes a few steps, not one per MiB), at least 1 MiB and at most 8 MiB; when the quota has
+ * less room than that, by what is left, and never by less than the bytes that arrived.
+ */
 export const RESERVATION_STEP_BYTES = 1024 * 1024;
+export const RESERVATION_MAX_STEP_BYTES = 8 * 1024 * 1024;
 /** A reservation not renewed for this long belongs to a dead process and no longer counts. */
 export const RESERVATION_TTL_MS = 15 * 60 * 1000;
 
@@ -72,7 +77,7 @@ export class UploadReservation {
   /** Grows the reservation to at least `bytes`: a step ahead when the quota has room, else exactly. */
   private async reserveUpTo(bytes: number): Promise<void> {
     const needed = bytes - this.reservedBytes;
-    const ahead = Math.max(needed, RESERVATION_STEP_BYTES);
+    const ahead = Math.max(needed, Math.min(RESERVATION_MAX_STEP_BYTES, Math.max(RESERVATION_STEP_BYTES, this.reservedBytes)));
     let result = await this.add(ahead);
     if (!result.granted) {
       const free = this.limitBytes - result.storedBytes - result.reservedBytes;
