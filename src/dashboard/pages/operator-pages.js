@@ -37,7 +37,10 @@ const ORGANIZATION_COLUMNS = [
     cell: (row) => html`<span class=${`status ${row.status === 'active' ? 'active' : 'revoked'}`}>${row.status}</span>`,
   },
   { label: 'Members', cell: (row) => row.members },
-  { label: 'Active keys', cell: (row) => row.active_keys },
+  {
+    label: 'Active keys',
+    cell: (row) => (row.max_active_keys > 0 ? `${row.active_keys} of ${number(row.max_active_keys)}` : row.active_keys),
+  },
   { label: 'Tokens today', cell: (row) => number(row.today.tokens) },
   { label: 'Tokens this month', cell: (row) => number(row.month.tokens) },
   { label: 'Spend this month', cell: (row) => usd(row.month.cost_usd) },
