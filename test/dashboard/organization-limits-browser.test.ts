@@ -109,6 +109,12 @@ describe('organization limits in Chromium', { skip: !available }, () => {
     const effective = await server.runtime.organizations.planOf('org-capped');
     assert.equal(effective?.maxActiveKeys, 25);
     assert.equal(effective?.storageQuotaBytes, 2_000_000);
+    await operatorPage.goto(`${server.origin}/dashboard/operator/organizations`);
+    await operatorPage.getByRole('row').filter({ hasText: 'org-capped' }).filter({ hasText: '9 of 25' }).waitFor();
+    await operatorPage.goto(`${server.origin}/dashboard/operator/plans`);
+    const free = operatorPage.getByRole('row').filter({ hasText: 'Free' });
+    await free.waitFor();
+    assert.match((await free.textContent())!, /10.*105 MB/);
     assert.deepEqual(pageErrors, []);
   });
 });

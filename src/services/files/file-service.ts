@@ -169,9 +169,9 @@ export class FileService {
           continue;
         }
         const id = newId.file();
-        reservation = await this.storage?.open(organizationId, id);
         let bytes: number;
         try {
+          reservation = await this.storage?.open(organizationId, id);
           bytes = await this.store.put(id, reservation === undefined ? part.content : reservation.meter(part.content), { maxBytes });
         } catch (error) {
           if (reservation?.refusal !== undefined) {
