@@ -51,7 +51,8 @@ import { openOperationsListener, readinessOf } from './runtime/readiness.ts';
 import type { InstancesRepository } from './db/repositories/instances-repository.ts';
 import { startAlerts, type Alerts } from './runtime/start-alerts.ts';
 import { startBatchWorker } from './runtime/start-batch-worker.ts';
-import { FileService } from './services/files/file-service.ts';
+import type { FileService } from './services/files/file-service.ts';
+import { openFiles } from './runtime/open-files.ts';
 import { StoredResponses } from './services/responses/stored-responses.ts';
 import type { Tracing } from './telemetry/trace-types.ts';
 
@@ -168,8 +169,7 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     ledgerObserver: observer,
   });
   const blobStore = await openBlobStore(config, logger, breakers, opened);
-  const files = new FileService({ repository: filesRepository, store: blobStore, ...(clock === undefined ? {} : { clock }) });
-  await files.start();
+  const files = await openFiles(config, database, filesRepository, blobStore, accounts.accountServices.organizations, clock);
   return {
     ...accounts,
     ...built,

@@ -5,6 +5,7 @@
 import type { Config, Permission } from '../config/index.ts';
 import { PERMISSIONS } from '../config/index.ts';
 import { randomAlphanumeric } from '../core/ids.ts';
+import { ServiceError } from '../core/service-error.ts';
 import type { ApiKeyRecord, ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { generateKeySecret, hashKeySecret, redactKeySecret } from './api-key-secret.ts';
 import { allowedKeyTiers, keyPlanProblem, type EffectivePlan } from './plans.ts';
@@ -30,6 +31,29 @@ export interface CreateKeyRequest {
   /** Lifetime in milliseconds, or undefined for no expiry. */
   expiresInMs?: number;
   name?: string;
+}
+
+/**
+ * 403 `key_limit_reached`: the organization holds as many active keys as its plan allows. Nothing was
+ * created. `details`: the cap (`limit`) and the active keys counted (`active`).
+ */
+export function keyLimitReached(limit: number, active: number, plan: string): ServiceError {
+  return new ServiceError({
+    status: 403,
+    type: 'permission_error',
+    code: 'key_limit_reached',
+    message:
+      `Your organization has ${active} active API keys, the most its plan (${plan}) allows (${limit}). ` +
+      'Revoke a key you no longer use, or ask the operator to raise the cap.',
+    details: { limit, active },
+  });
+}
+
+/** An organization's active keys against its cap (the dashboard shows them). */
+export interface KeyAllowance {
+  active: number;
+  /** 0: unlimited. */
+  limit: number;
 }
 
 export interface CreatedKey {
@@ -81,7 +105,12 @@ export class KeyService {
     return { tier, permissions: chosen };
   }
 
-  async create(request: CreateKeyRequest): Promise<CreatedKey> {
+  /**
+   * Creates a key within the organization's plan: its tier and permissions, and its cap on active keys
+   * (counted and inserted atomically, `key_limit_reached` past it). `replacing`: the key a rotation
+   * replaces, left out of the count.
+   */
+  async create(request: CreateKeyRequest, replacing?: string): Promise<CreatedKey> {
     const organizationId = request.organization ?? this.config.defaultOrganization;
     const checked = await this.checkAgainstPlan(organizationId, request.tier, request.permissions);
     const tierName = checked.tier;
@@ -95,18 +124,31 @@ export class KeyService {
     }
     const secret = generateKeySecret();
     const createdAt = this.now();
-    const record = await this.repository.create({
-      id: `key_${randomAlphanumeric(16)}`,
-      organizationId: organization,
-      keyHash: hashKeySecret(secret),
-      redacted: redactKeySecret(secret),
-      name: request.name ?? null,
-      tier: tierName,
-      permissions: [...new Set(permissions as Permission[])],
-      createdAt,
-      expiresAt: request.expiresInMs === undefined ? null : createdAt + request.expiresInMs,
-    });
-    return { key: secret, record };
+    const plan = await this.plans?.planOf(organization);
+    // A new organization starts on the plan of its first key's tier, so that tier's cap bounds it.
+    const cap = this.plans === undefined ? 0 : (plan?.maxActiveKeys ?? this.config.tiers[tierName]!.maxActiveKeys);
+    const created = await this.repository.create(
+      {
+        id: `key_${randomAlphanumeric(16)}`,
+        organizationId: organization,
+        keyHash: hashKeySecret(secret),
+        redacted: redactKeySecret(secret),
+        name: request.name ?? null,
+        tier: tierName,
+        permissions: [...new Set(permissions as Permission[])],
+        createdAt,
+        expiresAt: request.expiresInMs === undefined ? null : createdAt + request.expiresInMs,
+      },
+      cap === 0 ? undefined : { maxActive: cap, now: createdAt, ...(replacing === undefined ? {} : { replacing }) },
+    );
+    if ('refused' in created) throw keyLimitReached(cap, created.refused.active, plan?.tier ?? tierName);
+    return { key: secret, record: created };
+  }
+
+  /** The organization's active keys and its cap (0: unlimited). */
+  async allowance(organizationId: string): Promise<KeyAllowance> {
+    const [active, plan] = await Promise.all([this.repository.countActive(organizationId, this.now()), this.plans?.planOf(organizationId)]);
+    return { active, limit: plan?.maxActiveKeys ?? 0 };
   }
 
   list(organization?: string): Promise<ApiKeyRecord[]> {
@@ -154,13 +196,16 @@ export class KeyService {
       throw new KeyRequestError(`No active key with id ${id}.`);
     }
     if (!(graceMs >= 0)) throw new KeyRequestError('The grace period must be zero or more.');
-    const created = await this.create({
-      organization: previous.organizationId,
-      tier: previous.tier,
-      permissions: previous.permissions,
-      ...(previous.name === null ? {} : { name: previous.name }),
-      ...(previous.expiresAt === null ? {} : { expiresInMs: previous.expiresAt - now }),
-    });
+    const created = await this.create(
+      {
+        organization: previous.organizationId,
+        tier: previous.tier,
+        permissions: previous.permissions,
+        ...(previous.name === null ? {} : { name: previous.name }),
+        ...(previous.expiresAt === null ? {} : { expiresInMs: previous.expiresAt - now }),
+      },
+      id,
+    );
     await this.repository.expireBy(id, now + graceMs);
     return { created, previous };
   }

@@ -19,6 +19,8 @@ export interface PlanOverrides {
   tokensPerMonth?: number;
   concurrentBatches?: number;
   maxRequestsPerBatch?: number;
+  maxActiveKeys?: number;
+  storageQuotaBytes?: number;
   permissions?: Permission[];
 }
 
@@ -29,6 +31,8 @@ export const OVERRIDE_FIELDS = [
   'tokensPerMonth',
   'concurrentBatches',
   'maxRequestsPerBatch',
+  'maxActiveKeys',
+  'storageQuotaBytes',
 ] as const;
 
 /** The figures an organization works under: its tier's, with its overrides applied. */
@@ -43,6 +47,10 @@ export interface EffectivePlan {
   tokensPerMonth: number;
   concurrentBatches: number;
   maxRequestsPerBatch: number;
+  /** Active keys the organization may hold at once; 0: unlimited. */
+  maxActiveKeys: number;
+  /** Bytes of stored files the organization may hold; 0: unlimited. */
+  storageQuotaBytes: number;
   permissions: Permission[];
 }
 
@@ -95,6 +103,8 @@ export function effectivePlan(config: Config, tier: string | null, overrides: Pl
     tokensPerMonth: set.tokensPerMonth ?? base.tokensPerMonth,
     concurrentBatches: set.concurrentBatches ?? base.concurrentBatches,
     maxRequestsPerBatch: set.maxRequestsPerBatch ?? base.maxRequestsPerBatch,
+    maxActiveKeys: set.maxActiveKeys ?? base.maxActiveKeys,
+    storageQuotaBytes: set.storageQuotaBytes ?? base.storageQuotaBytes,
     permissions: set.permissions ?? [...base.permissions],
   };
 }
@@ -161,7 +171,9 @@ export function checkOverrides(value: unknown, param = 'overrides'): PlanOverrid
     if (!(OVERRIDE_FIELDS as readonly string[]).includes(field))
       throw invalidParameter(`${param}.${field}`, `Unknown plan figure "${field}". Known: ${OVERRIDE_FIELDS.join(', ')}, permissions.`);
     const minimum = field === 'maxRequestsPerBatch' ? 1 : 0;
-    if (typeof figure !== 'number' || !Number.isInteger(figure) || figure < minimum || figure > 1e12)
+    // Storage quotas are bytes: a few terabytes pass 1e12.
+    const maximum = field === 'storageQuotaBytes' ? Number.MAX_SAFE_INTEGER : 1e12;
+    if (typeof figure !== 'number' || !Number.isInteger(figure) || figure < minimum || figure > maximum)
       throw invalidParameter(`${param}.${field}`, `${field} must be a whole number of at least ${minimum}.`);
     result[field as (typeof OVERRIDE_FIELDS)[number]] = figure;
   }

@@ -4,6 +4,7 @@
  */
 import { KeyRequestError, KeyService, parseDuration } from '../accounts/key-service.ts';
 import type { Config } from '../config/index.ts';
+import { isServiceError } from '../core/service-error.ts';
 import type { Database } from '../db/database.ts';
 import { ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { OwnersRepository } from '../db/repositories/owners-repository.ts';
@@ -53,7 +54,8 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
         throw new CliUsageError('Usage: switchyard keys create|list|revoke|update ...');
     }
   } catch (error) {
-    if (error instanceof KeyRequestError) throw new CliUsageError(error.message);
+    // The plan's refusals (key_limit_reached past the cap) are one line, as the key request's are.
+    if (error instanceof KeyRequestError || isServiceError(error)) throw new CliUsageError(error.message);
     throw error;
   } finally {
     await database.close();

@@ -8,6 +8,7 @@ import { CLI_ACTOR } from '../accounts/organizations.ts';
 import type { Config } from '../config/index.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
 import { linkBaseUrl, withOperatorServices } from './operator-services.ts';
+import { StorageQuotaRepository } from '../db/repositories/storage-quota-repository.ts';
 
 const USAGE = `Usage: switchyard orgs list [--search S] [--json]
        switchyard orgs show <organization> [--json]
@@ -29,7 +30,8 @@ function overridesFlag(parsed: ParsedArguments): unknown {
 export async function orgsCommand(config: Config, parsed: ParsedArguments, print: (text: string) => void): Promise<void> {
   const [action, id] = parsed.positionals;
   const json = parsed.flags['json'] === true;
-  await withOperatorServices(config, async ({ organizations, people }) => {
+  await withOperatorServices(config, async (services) => {
+    const { organizations, people } = services;
     switch (action) {
       case 'list': {
         const search = parsed.flags['search'];
@@ -73,6 +75,13 @@ export async function orgsCommand(config: Config, parsed: ParsedArguments, print
           `  rpm ${plan.requestsPerMinute}, tpm ${plan.tokensPerMinute}, tokens/day ${plan.tokensPerDay}, tokens/month ${plan.tokensPerMonth} (0: unlimited)`,
         );
         print(`  concurrent batches ${plan.concurrentBatches}, requests per batch ${plan.maxRequestsPerBatch}`);
+        const [keys, storage] = await Promise.all([
+          services.keys.allowance(id),
+          new StorageQuotaRepository(services.database.db).figures(id, Date.now()),
+        ]);
+        print(
+          `  active keys ${keys.active} of ${plan.maxActiveKeys || 'unlimited'}, stored bytes ${storage.storedBytes} of ${plan.storageQuotaBytes || 'unlimited'}`,
+        );
         print(`  permissions: ${plan.permissions.join(', ')}`);
         if (organization.overrides !== null) print(`  overrides: ${JSON.stringify(organization.overrides)}`);
         for (const person of members) print(`  ${person.role} ${person.email}${person.passwordSet ? '' : ' (no password yet)'}`);

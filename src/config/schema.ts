@@ -56,10 +56,16 @@ export const tierSchema = z.strictObject({
   permissions: z.array(z.enum(PERMISSIONS)),
   /** Run the moderation pre-check on generation inputs for keys of this tier. */
   moderateInputs: z.boolean().default(false),
+  /** Active (not revoked, not expired) API keys per organization; 0 means unlimited. */
+  maxActiveKeys: nonNegativeInteger.default(0),
+  /** Bytes of stored files per organization (uploads refused past it; server output counted); 0 means unlimited. */
+  storageQuotaBytes: nonNegativeInteger.default(0),
 });
 export type TierConfig = z.infer<typeof tierSchema>;
 
 const ALL_PERMISSIONS = [...PERMISSIONS];
+const MEBIBYTE = 1024 * 1024;
+const GIBIBYTE = 1024 * MEBIBYTE;
 
 export const DEFAULT_TIERS: Record<string, z.input<typeof tierSchema>> = {
   Free: {
@@ -68,6 +74,8 @@ export const DEFAULT_TIERS: Record<string, z.input<typeof tierSchema>> = {
     tokensPerDay: 10_000,
     tokensPerMonth: 10_000,
     concurrentBatches: 0,
+    maxActiveKeys: 10,
+    storageQuotaBytes: 100 * MEBIBYTE,
     permissions: ['chat.completions', 'messages', 'responses', 'embeddings', 'moderations', 'images', 'files', 'models'],
   },
   Developer: {
@@ -76,6 +84,8 @@ export const DEFAULT_TIERS: Record<string, z.input<typeof tierSchema>> = {
     tokensPerDay: 2_000_000,
     tokensPerMonth: 20_000_000,
     concurrentBatches: 5,
+    maxActiveKeys: 100,
+    storageQuotaBytes: 10 * GIBIBYTE,
     permissions: ALL_PERMISSIONS,
   },
   Production: {
@@ -84,6 +94,8 @@ export const DEFAULT_TIERS: Record<string, z.input<typeof tierSchema>> = {
     tokensPerDay: 50_000_000,
     tokensPerMonth: 1_000_000_000,
     concurrentBatches: 10,
+    maxActiveKeys: 1_000,
+    storageQuotaBytes: 100 * GIBIBYTE,
     permissions: ALL_PERMISSIONS,
   },
   Enterprise: {

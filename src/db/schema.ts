@@ -5,6 +5,7 @@
  */
 import type { Generated } from 'kysely';
 import type { AlertsSchema } from './alerts-schema.ts';
+import type { StorageSchema } from './storage-schema.ts';
 
 export interface OrganizationsTable {
   id: string;
@@ -349,8 +350,8 @@ export interface InstancesTable {
   config_hash: string | null;
 }
 
-/** Every table; budget alerts' tables are declared in alerts-schema.ts. */
-export interface DatabaseSchema extends AlertsSchema {
+/** Every table; budget alerts' tables are declared in alerts-schema.ts, the storage quota's in storage-schema.ts. */
+export interface DatabaseSchema extends AlertsSchema, StorageSchema {
   operator_audit: OperatorAuditTable;
   instances: InstancesTable;
   organizations: OrganizationsTable;

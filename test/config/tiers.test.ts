@@ -34,7 +34,13 @@ describe('tier overrides', () => {
     };
     const config = load({ tiers: { Gold: gold } });
     assert.deepEqual(Object.keys(config.tiers), ['Free', 'Developer', 'Production', 'Enterprise', 'Gold']);
-    assert.deepEqual(config.tiers['Gold'], { ...gold, moderateInputs: false, maxRequestsPerBatch: 50_000 });
+    assert.deepEqual(config.tiers['Gold'], {
+      ...gold,
+      moderateInputs: false,
+      maxRequestsPerBatch: 50_000,
+      maxActiveKeys: 0,
+      storageQuotaBytes: 0,
+    });
   });
 
   test('a new tier missing fields: a config error naming them', () => {

@@ -609,6 +609,8 @@ describe('limit store selection and tier policy', () => {
         tokensPerDay: 10_000,
         tokensPerMonth: 10_000,
         concurrentBatches: 0,
+        maxActiveKeys: 0,
+        storageQuotaBytes: 0,
         permissions: [],
         moderateInputs: false,
       }),

@@ -14,6 +14,7 @@ import { filesApi } from './files.ts';
 import { keysApi } from './keys.ts';
 import { modelsApi } from './models.ts';
 import { operatorOrganizationsApi } from './operator-organizations.ts';
+import { operatorOrganizationLimitsApi, organizationLimitsApi } from './organization-limits.ts';
 import { operatorServiceApi } from './operator-service.ts';
 import { peopleApi } from './people.ts';
 import { sessionApi } from './session.ts';
@@ -25,13 +26,13 @@ export type { DashboardApiDependencies, OperatorApiDependencies } from './common
 
 export async function registerDashboardApi(app: FastifyInstance, dependencies: DashboardApiDependencies): Promise<void> {
   installSessionHook(app, dependencies.accounts);
-  for (const resource of [sessionApi, totpApi, keysApi, usageApi, batchesApi, filesApi, modelsApi, auditApi]) {
+  for (const resource of [sessionApi, totpApi, keysApi, usageApi, batchesApi, filesApi, modelsApi, auditApi, organizationLimitsApi]) {
     await app.register(resource, dependencies);
   }
   const { operator, alerts } = dependencies;
   if (alerts !== undefined) await app.register(webhooksApi, { ...dependencies, alerts });
   if (operator === undefined) return;
-  for (const resource of [peopleApi, passwordApi, operatorOrganizationsApi, operatorServiceApi]) {
+  for (const resource of [peopleApi, passwordApi, operatorOrganizationsApi, operatorServiceApi, operatorOrganizationLimitsApi]) {
     await app.register(resource, { ...dependencies, operator });
   }
   if (alerts !== undefined) await app.register(operatorWebhooksApi, { ...dependencies, operator, alerts });

@@ -31,6 +31,8 @@ export function planObject(plan: EffectivePlan): PlanFigures {
     tokens_per_month: plan.tokensPerMonth,
     concurrent_batches: plan.concurrentBatches,
     max_requests_per_batch: plan.maxRequestsPerBatch,
+    max_active_keys: plan.maxActiveKeys,
+    storage_quota_bytes: plan.storageQuotaBytes,
     permissions: plan.permissions,
   };
 }
@@ -51,6 +53,7 @@ export const operatorOrganizationsApi: FastifyPluginAsync<WithOperator> = async 
         status: row.status,
         members: row.members,
         active_keys: row.activeKeys,
+        max_active_keys: row.effective.maxActiveKeys,
         today: { requests: row.today.requests, tokens: row.today.tokens, cost_usd: row.today.costUsd },
         month: { requests: row.month.requests, tokens: row.month.tokens, cost_usd: row.month.costUsd },
         last_active_day: row.lastActiveDay,

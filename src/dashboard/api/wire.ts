@@ -144,7 +144,21 @@ export interface PlanFigures {
   tokens_per_month: number;
   concurrent_batches: number;
   max_requests_per_batch: number;
+  /** Active API keys the organization may hold; 0: unlimited. */
+  max_active_keys: number;
+  /** Bytes of stored files the organization may hold; 0: unlimited. */
+  storage_quota_bytes: number;
   permissions: string[];
+}
+
+/** An organization's keys and stored bytes against its plan (`GET /dashboard/api/limits`). */
+export interface OrganizationLimits {
+  object: 'organization.limits';
+  organization: string;
+  /** Active keys (not revoked, not expired) and the cap; limit 0: unlimited. */
+  keys: { active: number; limit: number };
+  /** Bytes stored, held by uploads in progress, and the quota (0: unlimited); null when the server keeps no quota. */
+  storage: { used_bytes: number; reserved_bytes: number; limit_bytes: number } | null;
 }
 
 export interface UsageReport {

@@ -2,6 +2,7 @@
 // The files page: list (paged, searchable; sizes as people read them, expiry), upload, download, delete.
 import { useState } from 'preact/hooks';
 import { ApiError, currentCsrfToken } from './api.js';
+import { LimitsSummary } from './limits-summary.js';
 import { html, bytes, dateTime, DataTable, ErrorNote, LoadMore, SearchForm, useAction, useConfirm, usePaged } from './components.js';
 
 /** @typedef {import('./types.js').FileObject} FileObject */
@@ -95,6 +96,7 @@ export function FilesPage({ session }) {
   };
   return html`<main>
     <h1>Files</h1>
+    <${LimitsSummary} show=${['storage']} changed=${paged.rows} />
     ${owner ? html`<${UploadForm} onUploaded=${paged.refresh} />` : null}
     <${ErrorNote} error=${paged.error ?? action.error} />
     <${SearchForm} label="Search files" placeholder="file name or id" onSearch=${setSearch} />

@@ -1,6 +1,7 @@
 // @ts-check
 // The keys page: list (paged, searchable), create (secret shown once), rename and permissions, revoke,
 // rotate (the old key marked "replaced" while it keeps working), each change confirmed in a dialog.
+import { LimitsSummary } from './limits-summary.js';
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
 import {
@@ -202,6 +203,7 @@ export function KeysPage({ session }) {
   };
   return html`<main>
     <h1>API keys</h1>
+    <${LimitsSummary} show=${['keys']} changed=${paged.rows} />
     ${created ? html`<${NewSecret} created=${created} onDone=${() => setCreated(undefined)} />` : null}
     <${ErrorNote} error=${paged.error ?? action.error} />
     ${

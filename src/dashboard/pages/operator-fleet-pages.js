@@ -3,7 +3,7 @@
 // organizations are on each), fleet (instances alive from their heartbeat rows; routed deployments as
 // `switchyard routes` shows them) and the operators' audit log (paged back with "Older").
 import { useState } from 'preact/hooks';
-import { html, dateTime, number, DataTable, ErrorNote, usePoll } from './components.js';
+import { html, bytes, dateTime, number, DataTable, ErrorNote, usePoll } from './components.js';
 
 /** @typedef {Record<string, any>} Json */
 
@@ -23,6 +23,8 @@ export function PlansPage() {
     { label: 'Tokens/month', cell: (tier) => limit(tier.tokens_per_month) },
     { label: 'Concurrent batches', cell: (tier) => (tier.concurrent_batches === 0 ? 'no batch API' : number(tier.concurrent_batches)) },
     { label: 'Requests per batch', cell: (tier) => number(tier.max_requests_per_batch) },
+    { label: 'Active keys', cell: (tier) => limit(tier.max_active_keys) },
+    { label: 'Storage', cell: (tier) => (tier.storage_quota_bytes === 0 ? 'unlimited' : bytes(tier.storage_quota_bytes)) },
     { label: 'Permissions', className: 'permissions', cell: (tier) => tier.permissions.join(', ') },
   ];
   return html`<main>

@@ -4,6 +4,7 @@
 // reactivate, a set-password link for one of its people, its keys).
 import { useState } from 'preact/hooks';
 import { html, day, number, usd, DataTable, ErrorNote, Link, useAction, usePoll } from './components.js';
+import { LimitsSummary } from './limits-summary.js';
 
 /** @typedef {Record<string, any>} Json */
 
@@ -15,6 +16,8 @@ const FIGURES = [
   ['tokensPerMonth', 'tokens_per_month', 'Tokens per month'],
   ['concurrentBatches', 'concurrent_batches', 'Concurrent batches'],
   ['maxRequestsPerBatch', 'max_requests_per_batch', 'Requests per batch'],
+  ['maxActiveKeys', 'max_active_keys', 'Active API keys'],
+  ['storageQuotaBytes', 'storage_quota_bytes', 'Storage quota (bytes)'],
 ];
 
 /** @param {number} value */
@@ -34,7 +37,10 @@ const ORGANIZATION_COLUMNS = [
     cell: (row) => html`<span class=${`status ${row.status === 'active' ? 'active' : 'revoked'}`}>${row.status}</span>`,
   },
   { label: 'Members', cell: (row) => row.members },
-  { label: 'Active keys', cell: (row) => row.active_keys },
+  {
+    label: 'Active keys',
+    cell: (row) => (row.max_active_keys > 0 ? `${row.active_keys} of ${number(row.max_active_keys)}` : row.active_keys),
+  },
   { label: 'Tokens today', cell: (row) => number(row.today.tokens) },
   { label: 'Tokens this month', cell: (row) => number(row.month.tokens) },
   { label: 'Spend this month', cell: (row) => usd(row.month.cost_usd) },
@@ -109,7 +115,7 @@ function PlanForm({ organization, tiers, onSaved }) {
     >
       ${tiers.map((entry) => html`<option value=${entry.name}>${entry.name}</option>`)}
     </select>
-    <p class="muted">Leave a figure empty to take the plan's; 0 means unlimited (requests and tokens).</p>
+    <p class="muted">Leave a figure empty to take the plan's; 0 means unlimited (requests, tokens, keys and storage).</p>
     ${FIGURES.map(
       ([field, wire, label]) => html`<label for=${`override-${field}`}>${label}</label>
         <input
@@ -258,6 +264,10 @@ export function OrganizationPage({ id = '' }) {
     <h1>${organization.id}</h1>
     <${ErrorNote} error=${error} />
     <${LimitsCard} organization=${organization} />
+    <section class="card" aria-labelledby="org-usage-title">
+      <h2 id="org-usage-title">Keys and storage used</h2>
+      <${LimitsSummary} path=${`${organizationPath(organization.id)}/limits`} changed=${organization} />
+    </section>
     <${PlanForm}
       organization=${organization}
       tiers=${tiers}

@@ -14,6 +14,7 @@
 /** @typedef {import('../api/wire.ts').PriceCardView} PriceCardView */
 /** @typedef {import('../api/wire.ts').BatchObject} BatchObject */
 /** @typedef {import('../api/wire.ts').FileObject} FileObject */
+/** @typedef {import('../api/wire.ts').OrganizationLimits} OrganizationLimits */
 /** @typedef {import('../api/wire.ts').WebhookEndpointObject} WebhookEndpointObject */
 /** @typedef {import('../api/wire.ts').CreatedWebhookEndpointObject} CreatedWebhookEndpointObject */
 /** @typedef {import('../api/wire.ts').WebhookEndpointsList} WebhookEndpointsList */

@@ -2,8 +2,9 @@
  * Organizations and API keys. Every key write bumps the `keys_version` counter in the same
  * transaction, so that key caches on every instance notice a change with one cheap read.
  */
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable, Transaction } from 'kysely';
 import type { ApiKeysTable, DatabaseSchema } from '../schema.ts';
+import { inOrganizationLock } from './organization-lock.ts';
 import { containsText } from './text-search.ts';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -53,6 +54,22 @@ function toRecord(row: ApiKeyRow): ApiKeyRecord {
   };
 }
 
+/** The cap a new key is created under (the organization's plan `maxActiveKeys`). */
+export interface ActiveKeyCap {
+  /** Most active keys the organization may hold; > 0. */
+  maxActive: number;
+  /** Milliseconds since epoch: keys expired by then are not active. */
+  now: number;
+  /** A key left out of the count: the one a rotation replaces (it lapses after its grace period). */
+  replacing?: string;
+}
+
+/** Not revoked, and not expired at `now`. */
+function activeAt(now: number) {
+  return (eb: ExpressionBuilder<DatabaseSchema, 'api_keys'>) =>
+    eb.and([eb('revoked_at', 'is', null), eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)])]);
+}
+
 export class ApiKeysRepository {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
@@ -64,15 +81,32 @@ export class ApiKeysRepository {
       .execute();
   }
 
-  /** Creates the organization if it does not exist, then the key, atomically. */
-  async create(key: NewApiKey): Promise<ApiKeyRecord> {
-    await this.db.transaction().execute(async (transaction) => {
+  /**
+   * Creates the organization if it does not exist, then the key, atomically. With a cap, the key is
+   * created only while the organization holds fewer active keys than the cap, counted and inserted
+   * under the organization's lock (so concurrent creates on any instance stop exactly at the cap);
+   * otherwise nothing is written and the answer is `{ refused: { active } }`.
+   */
+  async create(key: NewApiKey): Promise<ApiKeyRecord>;
+  async create(key: NewApiKey, cap: ActiveKeyCap | undefined): Promise<ApiKeyRecord | { refused: { active: number } }>;
+  async create(key: NewApiKey, cap?: ActiveKeyCap): Promise<ApiKeyRecord | { refused: { active: number } }> {
+    const write = async (transaction: Transaction<DatabaseSchema>): Promise<{ active: number } | undefined> => {
       await transaction
         .insertInto('organizations')
         // A new organization starts on the plan of its first key's tier.
         .values({ id: key.organizationId, name: key.organizationId, created_at: key.createdAt, plan: key.tier })
         .onConflict((conflict) => conflict.column('id').doNothing())
         .execute();
+      if (cap !== undefined) {
+        let count = transaction
+          .selectFrom('api_keys')
+          .select((eb) => eb.fn.countAll<number | string>().as('total'))
+          .where('organization_id', '=', key.organizationId)
+          .where(activeAt(cap.now));
+        if (cap.replacing !== undefined) count = count.where('id', '!=', cap.replacing);
+        const active = Number((await count.executeTakeFirstOrThrow()).total);
+        if (active >= cap.maxActive) return { active };
+      }
       await transaction
         .insertInto('api_keys')
         .values({
@@ -89,8 +123,23 @@ export class ApiKeysRepository {
         })
         .execute();
       await this.bumpVersion(transaction);
-    });
-    return { ...key, revokedAt: null };
+      return undefined;
+    };
+    // Under a cap, the count and the insert hold the organization's lock (one create at a time per organization).
+    const refused =
+      cap === undefined ? await this.db.transaction().execute(write) : await inOrganizationLock(this.db, 'keys', key.organizationId, write);
+    return refused === undefined ? { ...key, revokedAt: null } : { refused };
+  }
+
+  /** How many active keys the organization holds at `now`. */
+  async countActive(organizationId: string, now: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number | string>().as('total'))
+      .where('organization_id', '=', organizationId)
+      .where(activeAt(now))
+      .executeTakeFirstOrThrow();
+    return Number(row.total);
   }
 
   /** The key with its organization's plan and status (what the authenticator caches). */

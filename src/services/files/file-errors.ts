@@ -42,3 +42,38 @@ export function signedLinkRefused(code: 'invalid_signature' | 'url_expired'): Se
     message: code === 'url_expired' ? 'This link has expired. Ask for a new one.' : 'This link is not valid: its signature does not match.',
   });
 }
+
+/** Bytes as the messages say them: `104857600 bytes (100.0 MiB)`. */
+function sizeText(bytes: number): string {
+  return `${bytes} bytes (${(bytes / 1024 / 1024).toFixed(1)} MiB)`;
+}
+
+/**
+ * 413 `storage_quota_exceeded`: the upload would take the organization past its storage quota. Nothing
+ * was stored. `details` in bytes: the quota, what is stored, what uploads in flight hold, and how far
+ * this upload had got when it was refused (at least that much more was needed).
+ */
+export function storageQuotaExceeded(figures: {
+  limitBytes: number;
+  storedBytes: number;
+  reservedBytes: number;
+  uploadBytes: number;
+}): ServiceError {
+  const free = Math.max(0, figures.limitBytes - figures.storedBytes - figures.reservedBytes);
+  return new ServiceError({
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'storage_quota_exceeded',
+    param: 'file',
+    message:
+      `This upload would exceed your organization's storage quota of ${sizeText(figures.limitBytes)}: ` +
+      `${sizeText(figures.storedBytes)} are stored${figures.reservedBytes > 0 ? ` and ${sizeText(figures.reservedBytes)} held by uploads in progress` : ''}, ` +
+      `${sizeText(free)} free. Nothing was stored. Delete files you no longer need, or ask the operator for a larger quota.`,
+    details: {
+      limit_bytes: figures.limitBytes,
+      used_bytes: figures.storedBytes,
+      reserved_bytes: figures.reservedBytes,
+      upload_bytes_at_refusal: figures.uploadBytes,
+    },
+  });
+}

@@ -13,6 +13,7 @@ import { BlobTooLargeError, type BlobSource, type BlobStore } from '../../files/
 import { buildSignedFileUrl, checkSignedFileUrl } from '../../files/signed-url.ts';
 import { systemClock, type Clock } from '../../limits/clock.ts';
 import { fileExpired, fileNotFound, fileTooLarge, signedLinkRefused } from './file-errors.ts';
+import type { StorageQuota, StorageUsage, UploadReservation } from './storage-quota.ts';
 
 /** Purposes a client may upload with. */
 export const UPLOAD_PURPOSES = ['batch', 'user_data', 'vision', 'assistants'] as const;
@@ -89,6 +90,8 @@ export interface FileServiceOptions {
   clock?: Clock;
   /** Secret for signed links; when absent one is generated once and kept in the database. */
   signingSecret?: string;
+  /** The organizations' storage quotas: uploads reserve their bytes before storing them. Absent: no quota. */
+  storage?: StorageQuota;
 }
 
 export interface OpenedFile {
@@ -131,8 +134,10 @@ export class FileService {
   private readonly store: BlobStore;
   private readonly clock: Clock;
   private signingSecret: string | undefined;
+  private readonly storage: StorageQuota | undefined;
 
   constructor(options: FileServiceOptions) {
+    this.storage = options.storage;
     this.repository = options.repository;
     this.store = options.store;
     this.clock = options.clock ?? systemClock;
@@ -152,6 +157,7 @@ export class FileService {
     const fields = new Map<string, string>();
     let stored: { id: string; bytes: number; filename: string; declaredType: string } | undefined;
     let tooLarge = false;
+    let reservation: UploadReservation | undefined;
     try {
       for await (const part of parts) {
         if (part.kind === 'field') {
@@ -165,8 +171,14 @@ export class FileService {
         const id = newId.file();
         let bytes: number;
         try {
-          bytes = await this.store.put(id, part.content, { maxBytes });
+          reservation = await this.storage?.open(organizationId, id);
+          bytes = await this.store.put(id, reservation === undefined ? part.content : reservation.meter(part.content), { maxBytes });
         } catch (error) {
+          if (reservation?.refusal !== undefined) {
+            // The quota refused a chunk before the store saw it (the store may have wrapped the error).
+            discardRest(part.content);
+            throw reservation.refusal;
+          }
           if (!(error instanceof BlobTooLargeError)) {
             // The store refused before reading the part (a breaker open) or stopped half-way: let the
             // rest of the body flow past, or the parser stalls and the answer waits for the idle timeout.
@@ -208,13 +220,19 @@ export class FileService {
         deletedAt: null,
         purgedAt: null,
       };
-      await this.repository.insert(record);
+      await (reservation === undefined ? this.repository.insert(record) : reservation.record(record));
       return record;
     } catch (error) {
       // The original failure is what the client hears about, even when the clean-up fails too.
       if (stored !== undefined) await this.store.delete(stored.id).catch(() => undefined);
+      await reservation?.release().catch(() => undefined);
       throw error;
     }
+  }
+
+  /** The organization's stored bytes against its storage quota; undefined when this service has no quotas. */
+  storageUsage(organizationId: string): Promise<StorageUsage> | undefined {
+    return this.storage?.usage(organizationId);
   }
 
   /** OpenAI's `expires_after[anchor]=created_at` + `expires_after[seconds]` (3600 to 2592000). */
@@ -367,6 +385,7 @@ export class FileService {
    */
   async purgeExpired(limit = 100): Promise<number> {
     await this.store.removeAbandoned(ABANDONED_PUT_AFTER_MS);
+    await this.storage?.sweep();
     const now = this.clock.now();
     const expired = await this.repository.findExpiredUnpurged(now, limit);
     for (const file of expired) {
