@@ -5,6 +5,7 @@
  */
 import type { Generated } from 'kysely';
 import type { AlertsSchema } from './alerts-schema.ts';
+import type { SsoSchema } from './sso-schema.ts';
 
 export interface OrganizationsTable {
   id: string;
@@ -349,8 +350,8 @@ export interface InstancesTable {
   config_hash: string | null;
 }
 
-/** Every table; budget alerts' tables are declared in alerts-schema.ts. */
-export interface DatabaseSchema extends AlertsSchema {
+/** Every table; budget alerts' tables are declared in alerts-schema.ts, single sign-on's in sso-schema.ts. */
+export interface DatabaseSchema extends AlertsSchema, SsoSchema {
   operator_audit: OperatorAuditTable;
   instances: InstancesTable;
   organizations: OrganizationsTable;

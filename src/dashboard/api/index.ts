@@ -17,6 +17,7 @@ import { operatorOrganizationsApi } from './operator-organizations.ts';
 import { operatorServiceApi } from './operator-service.ts';
 import { peopleApi } from './people.ts';
 import { sessionApi } from './session.ts';
+import { ssoApi } from './sso.ts';
 import { installSessionHook } from './session-hook.ts';
 import { usageApi } from './usage.ts';
 import { operatorWebhooksApi, webhooksApi } from './webhooks.ts';
@@ -28,7 +29,8 @@ export async function registerDashboardApi(app: FastifyInstance, dependencies: D
   for (const resource of [sessionApi, totpApi, keysApi, usageApi, batchesApi, filesApi, modelsApi, auditApi]) {
     await app.register(resource, dependencies);
   }
-  const { operator, alerts } = dependencies;
+  const { operator, alerts, sso } = dependencies;
+  if (sso !== undefined) await app.register(ssoApi, { ...dependencies, sso });
   if (alerts !== undefined) await app.register(webhooksApi, { ...dependencies, alerts });
   if (operator === undefined) return;
   for (const resource of [peopleApi, passwordApi, operatorOrganizationsApi, operatorServiceApi]) {
