@@ -45,6 +45,8 @@ export const ssoProviderSchema = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'use lower-case letters, digits and "-" (at most 40)'),
   /** The sign-in button's text, e.g. "Sign in with Okta". */
   label: z.string().min(1).max(80),
+  /** The provider's name in messages ("Okta did not let you in"); default: the id. */
+  name: z.string().min(1).max(80).optional(),
   /** The issuer URL; its `/.well-known/openid-configuration` is read (discovery). */
   issuer: z.url({ protocol: /^https?$/ }),
   clientId: z.string().min(1).max(500),

@@ -20,6 +20,9 @@ export interface AuthorizationRequest {
 /** What a successful code exchange proves: the ID token's claims (issuer, audience, expiry, nonce and signature checked). */
 export type VerifiedClaims = Record<string, unknown> & { sub: string };
 
+/** How messages name a provider. */
+export const providerName = (provider: SsoProviderConfig): string => provider.name ?? provider.id;
+
 export class OidcClients {
   private readonly configurations = new Map<string, Promise<oidc.Configuration>>();
 
@@ -55,6 +58,9 @@ export class OidcClients {
       ...(provider.allowInsecureHttp ? { execute: [oidc.allowInsecureRequests] } : {}),
     });
     configuration.timeout = timeoutSeconds;
+    // Without this, openid-client trusts an ID token from the token endpoint on the strength of TLS alone
+    // (OpenID Connect Core 3.1.3.7 allows it); here its signature is always checked against the JWKS.
+    oidc.enableNonRepudiationChecks(configuration);
     return configuration;
   }
 
@@ -72,7 +78,7 @@ export class OidcClients {
         code_challenge_method: 'S256',
       });
     } catch (error) {
-      throw fromProviderError(error, provider.label, provider.clockToleranceSeconds);
+      throw fromProviderError(error, providerName(provider), provider.clockToleranceSeconds);
     }
   }
 
@@ -94,11 +100,11 @@ export class OidcClients {
         throw new SsoError(
           'token_invalid',
           502,
-          `${provider.label} sent no ID token. Check that the "openid" scope is allowed for this client.`,
+          `${providerName(provider)} sent no ID token. Check that the "openid" scope is allowed for this client.`,
         );
       return { ...claims } as VerifiedClaims;
     } catch (error) {
-      throw fromProviderError(error, provider.label, provider.clockToleranceSeconds);
+      throw fromProviderError(error, providerName(provider), provider.clockToleranceSeconds);
     }
   }
 }

@@ -19,7 +19,7 @@ import type { PeopleRepository } from '../../db/repositories/people-repository.t
 import type { SsoRepository } from '../../db/repositories/sso-repository.ts';
 import type { OwnerAccounts, SignedIn } from '../owner-accounts.ts';
 import { accessFromClaims, type MappedAccess } from './claim-rules.ts';
-import { OidcClients, type VerifiedClaims } from './oidc-clients.ts';
+import { OidcClients, providerName, type VerifiedClaims } from './oidc-clients.ts';
 import { SsoError } from './sso-errors.ts';
 import * as oidc from 'openid-client';
 
@@ -136,7 +136,7 @@ export class SsoSignIn {
       throw new SsoError(
         'no_access',
         403,
-        `Your ${provider.label} account is not in any group that gives access to this server. Ask your administrator to add you, then sign in again.`,
+        `Your ${providerName(provider)} account is not in any group that gives access to this server. Ask your administrator to add you, then sign in again.`,
       );
     }
     let owner = linked;
@@ -145,7 +145,7 @@ export class SsoSignIn {
         throw new SsoError(
           'email_unverified',
           403,
-          `${provider.label} did not give a verified email address for your account, so no account can be made for you. Ask your administrator to verify it.`,
+          `${providerName(provider)} did not give a verified email address for your account, so no account can be made for you. Ask your administrator to verify it.`,
         );
       const existing = await this.options.owners.findOwnerByEmail(email);
       if (existing !== undefined && !provider.linkExistingAccounts) {
@@ -153,7 +153,7 @@ export class SsoSignIn {
         throw new SsoError(
           'account_exists',
           409,
-          `An account for ${email} already exists here, and the operator has not allowed linking it to ${provider.label}. Sign in with your password, or ask the operator to allow linking.`,
+          `An account for ${email} already exists here, and the operator has not allowed linking it to ${providerName(provider)}. Sign in with your password, or ask the operator to allow linking.`,
         );
       }
       owner = existing ?? (await this.createAccount(email, access));

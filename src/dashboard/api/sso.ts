@@ -65,7 +65,9 @@ export const ssoApi: FastifyPluginAsync<DashboardApiDependencies & { sso: SsoSig
       const started = await sso.finish(request.params.provider, query, request.cookies[SSO_BROWSER_COOKIE], client(request));
       // A new session whatever cookie came in (no session fixation), as a password sign-in.
       void reply.setCookie(SESSION_COOKIE, started.token, { ...cookieOptions(request), maxAge: sessionMaxAgeSeconds });
-      return reply.headers({ 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).redirect('/dashboard', 302);
+      // The home of each area (pages/routes.js `homeOf`).
+      const home = started.owner.role === 'operator' ? '/dashboard/operator/organizations' : '/dashboard/keys';
+      return reply.headers({ 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).redirect(home, 302);
     } catch (error) {
       return failure(request, reply, error);
     }
