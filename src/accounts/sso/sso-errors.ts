@@ -106,10 +106,17 @@ export function fromProviderError(error: unknown, label: string, clockToleranceS
       `The ID token from ${label} is expired or not yet valid: it is out of date, or the clocks of ${label} and this server differ by more than ${clockToleranceSeconds} seconds. Check both clocks (NTP) and start again.`,
       error,
     );
+  if (code === 'OAUTH_KEY_SELECTION_FAILED')
+    // openid-client fetches the JWKS again for an unknown key id once its copy is a minute old.
+    return new SsoError(
+      'invalid_signature',
+      401,
+      `The ID token is signed with a key ${label} does not publish. If ${label} has just changed its keys, try again in a minute; otherwise the token was not made by ${label}.`,
+      error,
+    );
   if (
-    code === 'OAUTH_KEY_SELECTION_FAILED' ||
-    (code === 'OAUTH_INVALID_RESPONSE' &&
-      /signature/i.test(String((error as Error).message) + String(((error as Error).cause as Error | undefined)?.message)))
+    code === 'OAUTH_INVALID_RESPONSE' &&
+    /signature/i.test(String((error as Error).message) + String(((error as Error).cause as Error | undefined)?.message))
   )
     return new SsoError(
       'invalid_signature',
