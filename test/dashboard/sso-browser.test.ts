@@ -189,13 +189,36 @@ describe('single sign-on in Chromium', { skip: !available }, () => {
     const issued = await server.runtime.people.createOperator('ops@switchyard.test', server.origin);
     const token = /#token=([A-Za-z0-9]+)/.exec(issued.link)![1]!;
     await server.runtime.accounts.setPasswordWithLink(token, PASSWORD, { address: '127.0.0.1', userAgent: null });
+    // The operator, in their own browser, presses "End sessions" on Dave's row.
+    const operatorBrowser = await launchChromium();
+    try {
+      const operatorPage = await operatorBrowser.context.newPage();
+      operatorPage.on('pageerror', (error) => pageErrors.push(error.message));
+      await operatorPage.goto(`${server.origin}/dashboard/sign-in`);
+      await operatorPage.getByLabel('Email').fill('ops@switchyard.test');
+      await operatorPage.getByLabel('Password').fill(PASSWORD);
+      await operatorPage.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await operatorPage.waitForURL(/\/dashboard\/operator\/organizations$/);
+      await operatorPage.goto(`${server.origin}/dashboard/operator/organizations/org-acme`);
+      const row = operatorPage.getByRole('table', { name: 'People' }).getByRole('row').filter({ hasText: 'dave@acme.example' });
+      await row.getByRole('button', { name: 'End sessions' }).click();
+      await operatorPage.getByText('Ended 1 session of dave@acme.example.').waitFor();
+    } finally {
+      await operatorBrowser.close();
+    }
+    assert.equal((await session()).status, 401);
+    const dave = (await server.runtime.accounts.findOwnerByEmail('dave@acme.example'))!;
+    const operatorLog = await server.runtime.database.db
+      .selectFrom('operator_audit')
+      .selectAll()
+      .where('action', '=', 'person.sessions_ended')
+      .execute();
+    assert.deepEqual(
+      operatorLog.map((entry) => [entry.actor, entry.target]),
+      [['ops@switchyard.test', dave.id]],
+    );
     const operator = new DashboardClient(server.origin);
     assert.equal((await operator.signIn('ops@switchyard.test', PASSWORD)).status, 200);
-    const dave = (await server.runtime.accounts.findOwnerByEmail('dave@acme.example'))!;
-    const ended = await operator.request('POST', `operator/people/${dave.id}/sessions/revoke`);
-    assert.equal(ended.status, 200);
-    assert.equal(ended.body.count, 1);
-    assert.equal((await session()).status, 401);
     const unknown = await operator.request('POST', 'operator/people/own_nobody/sessions/revoke');
     assert.equal(unknown.status, 404);
     // Not for an owner.
