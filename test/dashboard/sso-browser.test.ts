@@ -232,8 +232,15 @@ describe('single sign-on in Chromium', { skip: !available }, () => {
     ['tampered', 'invalid_signature'],
     ['wrong-audience', 'wrong_audience'],
     ['expired', 'token_expired'],
+    ['clock-ahead', 'token_expired'],
   ] as const) {
-    test(`an ID token ${fault === 'tampered' ? 'altered after signing' : fault === 'expired' ? 'already expired' : 'issued for another application'} is refused`, async () => {
+    const what = {
+      tampered: 'altered after signing',
+      expired: 'already expired',
+      'wrong-audience': 'issued for another application',
+      'clock-ahead': 'from a provider whose clock is an hour ahead',
+    }[fault];
+    test(`an ID token ${what} is refused`, async () => {
       provider.people.set('erin', { email: 'erin@acme.example', groups: ['acme-staff'] });
       provider.nextIdToken(fault);
       await signInWithProvider('erin');
@@ -243,6 +250,19 @@ describe('single sign-on in Chromium', { skip: !available }, () => {
       assert.equal(await server.runtime.accounts.findOwnerByEmail('mallory@acme.example'), undefined);
     });
   }
+
+  test('an existing password account with the same email is not linked unless the operator allows it', async () => {
+    await server.runtime.accounts.createOwner({ organization: 'org-acme', email: 'ivy@acme.example', password: PASSWORD });
+    provider.people.set('ivy', { email: 'ivy@acme.example', groups: ['acme-owners'] });
+    await signInWithProvider('ivy');
+    const failure = await failurePage();
+    assert.equal(failure.code, 'account_exists');
+    assert.match(failure.message, /has not allowed linking/);
+    assert.equal((await session()).status, 401);
+    const ivy = await server.runtime.accounts.findOwnerByEmail('ivy@acme.example');
+    assert.equal(ivy?.role, 'owner');
+    assert.notEqual(ivy?.passwordHash, null);
+  });
 
   test('a replayed state is refused: each sign-in finishes once', async () => {
     provider.people.set('frank', { email: 'frank@acme.example', groups: ['acme-staff'] });

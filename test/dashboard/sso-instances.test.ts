@@ -46,6 +46,7 @@ describe('single sign-on across two instances', { skip: !available }, () => {
             clientSecret: { file: join(secrets, 'client-secret') },
             scopes: ['openid', 'email', 'groups'],
             allowInsecureHttp: true,
+            linkExistingAccounts: true,
             rules: [{ claim: 'groups', value: 'acme-staff', organization: 'org-acme', role: 'member' as const }],
           },
         ],
@@ -145,5 +146,34 @@ describe('single sign-on across two instances', { skip: !available }, () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(/\/dashboard\/operator\/organizations$/);
+  });
+
+  test('where the operator allows linking, a verified email links the existing account; an unverified one does not', async () => {
+    // legacy@acme.example has a password account (the test above) and is an owner there.
+    const legacy = (await first.runtime.accounts.findOwnerByEmail('legacy@acme.example'))!;
+    provider.people.set('legacy-unverified', { email: 'legacy@acme.example', emailVerified: false, groups: ['acme-staff'] });
+    provider.people.set('legacy', { email: 'legacy@acme.example', groups: ['acme-staff'] });
+    const signIn = async (login: string) => {
+      await page.context().clearCookies();
+      await page.goto(`${first.origin}/dashboard/sign-in`);
+      await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
+      await page.locator('input[name="login"]').fill(login);
+      await page.locator('input[name="password"]').fill('anything');
+      await page.getByRole('button', { name: 'Sign-in' }).click();
+      await page.getByRole('button', { name: 'Continue' }).click();
+    };
+    await signIn('legacy-unverified');
+    await page.getByRole('heading', { name: 'Sign-in failed' }).waitFor();
+    assert.equal(await page.locator('code').innerText(), 'email_unverified');
+    await signIn('legacy');
+    await page.waitForURL(`${second.origin}/dashboard/keys`);
+    const linked = (await second.runtime.accounts.findOwnerByEmail('legacy@acme.example'))!;
+    assert.equal(linked.id, legacy.id, 'the same account, not a new one');
+    assert.equal(linked.role, 'member', 'with the role the rules give now');
+    const actions = (await second.runtime.accounts.listAudit('org-acme'))
+      .filter((entry) => entry.actor === 'legacy@acme.example')
+      .map((entry) => `${entry.action} ${entry.target}`);
+    assert.ok(actions.includes('sso.linked sso:test-idp'), actions.join(', '));
+    assert.ok(actions.includes('role.changed member sso:test-idp'), actions.join(', '));
   });
 });

@@ -15,8 +15,11 @@ export interface TestPerson {
   groups: string[];
 }
 
-/** How the next token answer's ID token is spoiled: altered after signing, re-signed for another audience, re-signed expired. */
-export type IdTokenFault = 'tampered' | 'wrong-audience' | 'expired';
+/**
+ * How the next token answer's ID token is spoiled: altered after signing; re-signed for another
+ * audience; re-signed expired; re-signed as a provider whose clock is an hour ahead would make it.
+ */
+export type IdTokenFault = 'tampered' | 'wrong-audience' | 'expired' | 'clock-ahead';
 
 export interface TestClient {
   clientId: string;
@@ -62,7 +65,12 @@ export async function startOidcTestProvider(): Promise<OidcTestProvider> {
       return `${head}.${payload}.${signature}`;
     }
     const now = Math.floor(Date.now() / 1000);
-    const changed = how === 'wrong-audience' ? { ...claims, aud: 'another-application' } : { ...claims, iat: now - 7200, exp: now - 3600 };
+    const changed =
+      how === 'wrong-audience'
+        ? { ...claims, aud: 'another-application' }
+        : how === 'expired'
+          ? { ...claims, iat: now - 7200, exp: now - 3600 }
+          : { ...claims, iat: now + 3600, nbf: now + 3600, exp: now + 7200 };
     return new SignJWT(changed)
       .setProtectedHeader({ alg: 'RS256', kid: header.kid ?? 'test-key-1', typ: header.typ ?? 'JWT' })
       .sign(privateKey);
