@@ -85,6 +85,8 @@ export const ssoSchema = z
     breakGlassOperators: z.array(z.email().transform((email) => email.toLowerCase())).default([]),
     /** How long a started sign-in (state, nonce, PKCE verifier) waits for the provider's answer, ms. */
     pendingLifetimeMs: z.number().int().min(10_000).max(3_600_000).default(600_000),
+    /** Unfinished sign-ins one address may hold at once (each is a row): more are refused with 429 until some finish or expire. */
+    maxPendingPerAddress: z.number().int().min(1).max(10_000).default(30),
   })
   .prefault({});
 

@@ -31,6 +31,8 @@ export interface SsoPendingSignInsTable {
   browser_hash: string;
   /** The redirect URI sent to the provider (the token request repeats it). */
   redirect_uri: string;
+  /** The address that started it: the unexpired sign-ins one address may hold are bounded. */
+  address: string;
   created_at: number;
   expires_at: number;
 }

@@ -26,6 +26,7 @@ describe('single sign-on start and callback', () => {
               rules: [{ claim: 'groups', value: 'acme', organization: 'org-acme', role: 'member' }],
             },
           ],
+          maxPendingPerAddress: 5,
         },
       },
     });
@@ -116,6 +117,24 @@ describe('single sign-on start and callback', () => {
     assert.doesNotMatch(text, /at .*\.ts:\d+/);
     const injected = await fetch(`${server.origin}/dashboard/api/sso/%3Cscript%3E/start`, { redirect: 'manual' });
     assert.doesNotMatch(await injected.text(), /<script>/);
+  });
+
+  test('one address holds a bounded number of unfinished sign-ins: the next gets 429 until one finishes', async () => {
+    await server.runtime.database.db.deleteFrom('sso_pending_sign_ins').execute();
+    const started = [];
+    for (let index = 0; index < 5; index++) started.push(await start());
+    const refused = await fetch(`${server.origin}/dashboard/api/sso/test-idp/start`, { redirect: 'manual' });
+    assert.equal(refused.status, 429);
+    assert.match(await refused.text(), /<code>too_many_sign_ins<\/code>/);
+    assert.equal(await pendingRows(), 5);
+    // One is taken (here refused for a code the provider never issued): room for a new one.
+    const { state, cookie } = started[0]!;
+    assert.equal(
+      (await callback(`code=never-issued&state=${state}&iss=${encodeURIComponent(provider.issuer)}`, cookie)).code,
+      'provider_refused',
+    );
+    await start();
+    assert.equal(await pendingRows(), 5);
   });
 
   test('the providers list for the sign-in page', async () => {

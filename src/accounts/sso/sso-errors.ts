@@ -23,7 +23,8 @@ export type SsoErrorCode =
   | 'no_access'
   | 'account_exists'
   | 'organization_mismatch'
-  | 'role_mismatch';
+  | 'role_mismatch'
+  | 'too_many_sign_ins';
 
 export class SsoError extends Error {
   constructor(

@@ -73,8 +73,15 @@ export class SsoSignIn {
     return this.clients.list().map((provider) => ({ id: provider.id, label: provider.label }));
   }
 
-  async start(providerId: string, redirectUri: string): Promise<StartedSignIn> {
+  async start(providerId: string, redirectUri: string, address: string): Promise<StartedSignIn> {
     const provider = this.clients.find(providerId);
+    // Each start writes a row: one address cannot fill the table.
+    if ((await this.options.repository.countPending(address, this.now())) >= this.options.config.maxPendingPerAddress)
+      throw new SsoError(
+        'too_many_sign_ins',
+        429,
+        'Too many sign-ins were started from your address and not finished. Finish one, or wait a few minutes and start again.',
+      );
     const request = { redirectUri, state: oidc.randomState(), nonce: oidc.randomNonce(), codeVerifier: oidc.randomPKCECodeVerifier() };
     // The URL first: an unreachable issuer leaves no row behind.
     const url = await this.clients.authorizationUrl(provider, request);
@@ -87,6 +94,7 @@ export class SsoSignIn {
       codeVerifier: request.codeVerifier,
       browserHash: sha256(browserToken),
       redirectUri,
+      address,
       createdAt: now,
       expiresAt: now + this.options.config.pendingLifetimeMs,
     });

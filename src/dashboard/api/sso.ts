@@ -47,7 +47,7 @@ export const ssoApi: FastifyPluginAsync<DashboardApiDependencies & { sso: SsoSig
 
   app.get<ByProvider>(`${SSO_PATH}/:provider/start`, access('public'), async (request, reply) => {
     try {
-      const started = await sso.start(request.params.provider, callbackUrl(request, request.params.provider));
+      const started = await sso.start(request.params.provider, callbackUrl(request, request.params.provider), request.ip);
       void reply.setCookie(SSO_BROWSER_COOKIE, started.browserToken, {
         ...bindingCookie(request),
         maxAge: Math.floor(config.sso.pendingLifetimeMs / 1000),

@@ -5,7 +5,7 @@
  * subject and a dashboard account (one account per provider subject); and `sso_pending_sign_ins`, the
  * sign-ins started and not yet finished (state, nonce, PKCE verifier), kept in the shared database so a
  * sign-in started on one instance finishes on another, taken once (deleted as it is read) and bounded
- * in time (`expires_at`, purged as new ones start).
+ * in time (`expires_at`, purged as new ones start) and in number per address (`address`).
  */
 import type { Kysely } from 'kysely';
 
@@ -29,8 +29,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('code_verifier', 'text', (column) => column.notNull())
     .addColumn('browser_hash', 'text', (column) => column.notNull())
     .addColumn('redirect_uri', 'text', (column) => column.notNull())
+    .addColumn('address', 'text', (column) => column.notNull())
     .addColumn('created_at', 'bigint', (column) => column.notNull())
     .addColumn('expires_at', 'bigint', (column) => column.notNull())
     .execute();
   await db.schema.createIndex('sso_pending_sign_ins_expires').on('sso_pending_sign_ins').column('expires_at').execute();
+  await db.schema.createIndex('sso_pending_sign_ins_address').on('sso_pending_sign_ins').columns(['address', 'expires_at']).execute();
 }

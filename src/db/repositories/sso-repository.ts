@@ -14,6 +14,8 @@ export interface PendingSignIn {
   codeVerifier: string;
   browserHash: string;
   redirectUri: string;
+  /** The address that started it. */
+  address: string;
   /** Milliseconds since the epoch. */
   createdAt: number;
   expiresAt: number;
@@ -36,6 +38,7 @@ function toPending(row: Selectable<SsoPendingSignInsTable>): PendingSignIn {
     codeVerifier: row.code_verifier,
     browserHash: row.browser_hash,
     redirectUri: row.redirect_uri,
+    address: row.address,
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
   };
@@ -64,6 +67,7 @@ export class SsoRepository {
         code_verifier: pending.codeVerifier,
         browser_hash: pending.browserHash,
         redirect_uri: pending.redirectUri,
+        address: pending.address,
         created_at: pending.createdAt,
         expires_at: pending.expiresAt,
       })
@@ -79,10 +83,13 @@ export class SsoRepository {
     return row === undefined ? undefined : toPending(row);
   }
 
-  async countPending(): Promise<number> {
+  /** Unexpired pending sign-ins started from `address`. */
+  async countPending(address: string, now: number): Promise<number> {
     const row = await this.db
       .selectFrom('sso_pending_sign_ins')
       .select((eb) => eb.fn.countAll<number>().as('total'))
+      .where('address', '=', address)
+      .where('expires_at', '>', now)
       .executeTakeFirstOrThrow();
     return Number(row.total);
   }
