@@ -138,6 +138,18 @@ describe('single sign-on across two instances', { skip: !available }, () => {
       (await new DashboardClient(second.origin).signIn('other.operator@switchyard.test', PASSWORD)).body.error.code,
       'sso_required',
     );
+    // A set-password link would open a password session too: refused, and the link stays unused.
+    const legacy = (await first.runtime.accounts.findOwnerByEmail('legacy@acme.example'))!;
+    const link = await first.runtime.people.resetLink(legacy, first.origin);
+    const token = /#token=([A-Za-z0-9]+)/.exec(link.link)![1]!;
+    const viaLink = await new DashboardClient(second.origin).request(
+      'POST',
+      'set-password',
+      { token, password: 'another long password' },
+      { csrf: false },
+    );
+    assert.equal(viaLink.status, 403);
+    assert.equal(viaLink.body.error.code, 'sso_required');
 
     await page.context().clearCookies();
     await page.goto(`${first.origin}/dashboard/sign-in`);
