@@ -15,6 +15,7 @@ import type { KeyService } from './accounts/key-service.ts';
 import type { OrganizationService } from './accounts/organizations.ts';
 import { OwnerAccounts, type OwnerAccountsOptions } from './accounts/owner-accounts.ts';
 import type { PeopleService } from './accounts/people.ts';
+import { createSsoSignIn } from './accounts/sso/create-sso-sign-in.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
 import { BatchService } from './batches/batch-service.ts';
 import type { BatchWorker, BatchWorkerTuning } from './batches/batch-worker.ts';
@@ -326,6 +327,7 @@ function openDashboardAccounts(
     lists: { keys: open.repository, files: open.filesRepository, batches: new BatchesRepository(database.db), owners: ownersRepository },
     sessionMaxAgeSeconds: Math.floor((options.dashboardAccounts?.absoluteTimeoutMs ?? 86_400_000) / 1000),
     alerts: open.alerts.endpoints,
+    sso: createSsoSignIn(config, database, accounts, accountServices.operatorAudit),
   };
   return { accounts, retention, dashboard };
 }

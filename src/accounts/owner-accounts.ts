@@ -202,6 +202,16 @@ export class OwnerAccounts {
     return this.openSession(owner, request);
   }
 
+  /**
+   * Opens a session for a person whose identity another party proved (single sign-on, accounts/sso/):
+   * the same session as a password sign-in (cookie, CSRF, idle and absolute expiry), audited as
+   * `sign_in.succeeded` with `via` (e.g. `sso:okta`) as its target.
+   */
+  async signInVerified(owner: OwnerRecord, client: { address: string; userAgent: string | null }, via: string): Promise<SignedIn> {
+    await this.audit(owner, 'sign_in.succeeded', via, client.address);
+    return this.openSession(owner, client);
+  }
+
   /** The id of the unrevoked, unexpired session of `owner` behind a cookie value, if it is one. */
   private async validSessionOf(owner: OwnerRecord, token: string | undefined): Promise<string | undefined> {
     if (token === undefined || !/^[A-Za-z0-9]{43}$/.test(token)) return undefined;

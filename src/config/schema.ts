@@ -7,6 +7,7 @@ import type { PriceCard } from '../core/price-card.ts';
 import { pricingSchema } from './pricing-schema.ts';
 import { alertsSchema } from './alerts-config.ts';
 import { serverSchema } from './server-schema.ts';
+import { ssoSchema } from './sso-config.ts';
 import { tracingSchema } from './tracing-config.ts';
 
 /** Every permission a key can carry; each endpoint family requires one. */
@@ -379,6 +380,8 @@ export const configSchema = z.strictObject({
   tracing: tracingSchema.prefault({}),
   /** Budget alerts by email and signed webhooks (config/alerts-config.ts; the ALERT_* variables). */
   alerts: alertsSchema.prefault({}),
+  /** OpenID Connect single sign-on for the dashboard (config/sso-config.ts). Off without providers. */
+  sso: ssoSchema,
 });
 export type ConfigInput = z.input<typeof configSchema>;
 

@@ -5,6 +5,7 @@
  */
 import type { Generated } from 'kysely';
 import type { AlertsSchema } from './alerts-schema.ts';
+import type { SsoSchema } from './sso-schema.ts';
 import type { StorageSchema } from './storage-schema.ts';
 
 export interface OrganizationsTable {
@@ -350,8 +351,11 @@ export interface InstancesTable {
   config_hash: string | null;
 }
 
-/** Every table; budget alerts' tables are declared in alerts-schema.ts, the storage quota's in storage-schema.ts. */
-export interface DatabaseSchema extends AlertsSchema, StorageSchema {
+/**
+ * Every table; budget alerts' tables are declared in alerts-schema.ts, the storage quota's in
+ * storage-schema.ts, single sign-on's in sso-schema.ts.
+ */
+export interface DatabaseSchema extends AlertsSchema, StorageSchema, SsoSchema {
   operator_audit: OperatorAuditTable;
   instances: InstancesTable;
   organizations: OrganizationsTable;

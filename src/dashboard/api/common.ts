@@ -9,6 +9,7 @@ import type { KeyService } from '../../accounts/key-service.ts';
 import type { OrganizationService } from '../../accounts/organizations.ts';
 import type { OwnerAccounts } from '../../accounts/owner-accounts.ts';
 import type { PeopleService } from '../../accounts/people.ts';
+import type { SsoSignIn } from '../../accounts/sso/sso-sign-in.ts';
 import type { BatchService } from '../../batches/batch-service.ts';
 import type { Config } from '../../config/index.ts';
 import { invalidParameter } from '../../core/service-error.ts';
@@ -62,6 +63,8 @@ export interface DashboardApiDependencies {
   operator?: OperatorApiDependencies;
   /** Budget alerts' webhook endpoints and delivery log (api/webhooks.ts); absent: not mounted. */
   alerts?: WebhookEndpoints;
+  /** Single sign-on and the password policy it sets (api/sso.ts); absent: password sign-in only. */
+  sso?: SsoSignIn;
 }
 
 /** The dependencies of the plugins that need the operator services (mounted only when they exist). */

@@ -18,6 +18,7 @@ import { operatorOrganizationLimitsApi, organizationLimitsApi } from './organiza
 import { operatorServiceApi } from './operator-service.ts';
 import { peopleApi } from './people.ts';
 import { sessionApi } from './session.ts';
+import { ssoApi } from './sso.ts';
 import { installSessionHook } from './session-hook.ts';
 import { usageApi } from './usage.ts';
 import { operatorWebhooksApi, webhooksApi } from './webhooks.ts';
@@ -29,7 +30,8 @@ export async function registerDashboardApi(app: FastifyInstance, dependencies: D
   for (const resource of [sessionApi, totpApi, keysApi, usageApi, batchesApi, filesApi, modelsApi, auditApi, organizationLimitsApi]) {
     await app.register(resource, dependencies);
   }
-  const { operator, alerts } = dependencies;
+  const { operator, alerts, sso } = dependencies;
+  if (sso !== undefined) await app.register(ssoApi, { ...dependencies, sso });
   if (alerts !== undefined) await app.register(webhooksApi, { ...dependencies, alerts });
   if (operator === undefined) return;
   for (const resource of [peopleApi, passwordApi, operatorOrganizationsApi, operatorServiceApi, operatorOrganizationLimitsApi]) {

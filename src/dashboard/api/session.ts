@@ -6,7 +6,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { SignedIn } from '../../accounts/owner-accounts.ts';
-import { notFound } from '../../core/service-error.ts';
+import { notFound, ServiceError } from '../../core/service-error.ts';
 import {
   access,
   client,
@@ -27,7 +27,12 @@ const signInBody = z.object({
 });
 const setPasswordBody = z.object({ token: z.string().min(1).max(100), password: z.string().min(1).max(200) });
 
-export const sessionApi: FastifyPluginAsync<DashboardApiDependencies> = async (app, { accounts, sessionMaxAgeSeconds }) => {
+/** SSO-only deployments and organizations (accounts/sso/) refuse the password form: 403 saying to use the provider. */
+function refuseSsoOnly(refusal: string | undefined): void {
+  if (refusal !== undefined) throw new ServiceError({ status: 403, type: 'permission_error', code: 'sso_required', message: refusal });
+}
+
+export const sessionApi: FastifyPluginAsync<DashboardApiDependencies> = async (app, { accounts, sessionMaxAgeSeconds, sso }) => {
   const sessionObject = (context: Pick<DashboardContext, 'token' | 'session' | 'owner'>): SessionObject => ({
     object: 'dashboard.session',
     id: context.session.id,
@@ -46,6 +51,7 @@ export const sessionApi: FastifyPluginAsync<DashboardApiDependencies> = async (a
 
   app.post('/dashboard/api/sign-in', access('public'), async (request, reply) => {
     const body = parseBody(signInBody, request.body);
+    refuseSsoOnly(await sso?.passwordRefusal(body.email));
     // A new session is minted whatever cookie came in (no session fixation).
     const sessionToken = request.cookies[SESSION_COOKIE];
     const started = await accounts.signIn({
@@ -60,6 +66,7 @@ export const sessionApi: FastifyPluginAsync<DashboardApiDependencies> = async (a
 
   app.post('/dashboard/api/set-password', access('public'), async (request, reply) => {
     const body = parseBody(setPasswordBody, request.body);
+    refuseSsoOnly(await sso?.passwordRefusalForLink(body.token));
     const started = await accounts.setPasswordWithLink(body.token, body.password, client(request));
     return reply.send(startSession(request, reply, started));
   });

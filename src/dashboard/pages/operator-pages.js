@@ -183,6 +183,12 @@ function PeopleCard({ organization }) {
   const action = useAction(undefined);
   /** @param {Json} person */
   const link = async (person) => setIssued(await action.run(`${organizationPath(organization.id)}/people/${person.id}/reset-link`));
+  const [ended, setEnded] = useState(/** @type {string | undefined} */ (undefined));
+  /** Ends every session of the person at once (e.g. just removed from the identity provider's group). @param {Json} person */
+  const endSessions = async (person) => {
+    const result = await action.run(`operator/people/${person.id}/sessions/revoke`);
+    if (result) setEnded(`Ended ${result.count} session${result.count === 1 ? '' : 's'} of ${person.email}.`);
+  };
   /** @type {import('./components.js').Column<Json>[]} */
   const columns = [
     { label: 'Email', cell: (person) => person.email },
@@ -194,12 +200,15 @@ function PeopleCard({ organization }) {
       label: 'Actions',
       hideLabel: true,
       className: 'actions',
-      cell: (person) => html`<button type="button" onClick=${() => link(person)}>Send set-password link</button>`,
+      cell: (person) =>
+        html`<button type="button" onClick=${() => link(person)}>Send set-password link</button>
+          <button type="button" class="secondary" onClick=${() => endSessions(person)}>End sessions</button>`,
     },
   ];
   return html`<section class="card" aria-labelledby="people-title">
     <h2 id="people-title">People</h2>
     <${ErrorNote} error=${action.error} />
+    ${ended ? html`<p role="status">${ended}</p>` : null}
     ${
       issued
         ? html`<p role="status">

@@ -1,6 +1,6 @@
 // @ts-check
 // Sign-in and set-password pages.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { html, ErrorNote } from './components.js';
 
@@ -12,6 +12,7 @@ export function SignIn({ onSignedIn }) {
   const reason = params.get('reason');
   const [error, setError] = useState(/** @type {Error | undefined} */ (undefined));
   const [needTotp, setNeedTotp] = useState(false);
+  const providers = useSsoProviders();
   /** @param {SubmitEvent} event */
   const submit = async (event) => {
     event.preventDefault();
@@ -38,6 +39,14 @@ export function SignIn({ onSignedIn }) {
         : null
     }
     ${reason === 'invalid_token' ? html`<p class="notice" role="status">Please sign in.</p>` : null}
+    ${
+      providers.data.length > 0
+        ? html`<nav aria-label="Single sign-on">
+            ${providers.data.map((provider) => html`<a class="button" href=${provider.start_url}>${provider.label}</a>`)}
+          </nav>
+          <p class="muted">${providers.sso_only ? 'Password sign-in is for the break-glass operator account only.' : 'Or sign in with a password:'}</p>`
+        : null
+    }
     <form onSubmit=${submit} aria-label="Sign in">
       <label for="email">Email</label>
       <input id="email" name="email" type="email" autocomplete="username" required />
@@ -53,6 +62,19 @@ export function SignIn({ onSignedIn }) {
     </form>
     <${ErrorNote} error=${error} />
   </main>`;
+}
+
+/** @typedef {{ data: { id: string, label: string, start_url: string }[], sso_only: boolean }} SsoProviders */
+
+/** The configured single sign-on providers (none when the server has no SSO, or while loading). */
+function useSsoProviders() {
+  const [providers, setProviders] = useState(/** @type {SsoProviders} */ ({ data: [], sso_only: false }));
+  useEffect(() => {
+    api('sso/providers', { redirectOn401: false })
+      .then((answer) => setProviders(/** @type {SsoProviders} */ (answer)))
+      .catch(() => undefined);
+  }, []);
+  return providers;
 }
 
 /** @param {{ onSignedIn: OnSignedIn }} props */
