@@ -136,7 +136,8 @@ export async function startConfigAgreement(config: Config, database: Database, l
  * metrics and the access log). The ledger is closed by `Runtime.close`, after the server has drained.
  */
 export async function openMetering(config: Config, database: Database, limitStore: LimitStore, logger: Logger) {
-  const ledgerRepository = new UsageLedgerRepository(database.db);
+  // The ledger's writes are background work: its pool has the longer statement bound.
+  const ledgerRepository = new UsageLedgerRepository(database.background);
   if (limitStore instanceof MemoryLimitStore) {
     // One instance keeps its counters in memory: restore this day's and month's totals from the ledger.
     const windows = windowsAt(Date.now());
