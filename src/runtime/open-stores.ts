@@ -89,13 +89,19 @@ export async function openLimitStore(
   let redisBreaker: CircuitBreaker | undefined;
   let redisProbe: Redis | undefined;
   if (config.redisUrl !== undefined && config.redisUrl !== '' && !(config.limitsBackend === 'memory')) {
-    const { openRedisConnection } = await import('../limits/redis/redis-connection.ts');
+    const { commandBoundOf, openRedisConnection } = await import('../limits/redis/redis-connection.ts');
     const connection = { commandTimeoutMs: bounds.redisCommandTimeoutMs, connectTimeoutMs: bounds.redisConnectTimeoutMs };
     // The probe has a connection of its own that never queues commands: an unreachable Redis fails
     // it at once, a frozen one after the command timeout.
     const probe = (redisProbe = openRedisConnection(config.redisUrl, { ...connection, enableOfflineQueue: false }));
     const breaker = (redisBreaker = breakers.add(
-      new CircuitBreaker({ name: 'redis', description: 'The rate-limit store', logger, probe: () => probe.ping() }),
+      // The probe's PING is bounded too: on a frozen Redis an unbounded one would hold the breaker half-open.
+      new CircuitBreaker({
+        name: 'redis',
+        description: 'The rate-limit store',
+        logger,
+        probe: () => commandBoundOf(probe).run(() => probe.ping()),
+      }),
     ));
     redis = openRedisConnection(config.redisUrl, { ...connection, onError: (error) => breaker.recordFailure(error) });
     opened.push(() => redis?.disconnect());
