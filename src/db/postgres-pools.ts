@@ -10,10 +10,11 @@
  * - The **probe** opens a fresh connection of its own each time (never a pooled one, which may lead to
  *   the old server of a failover and cost a whole statement bound), runs `SELECT 1`, and closes it.
  *
- * When the breaker opens, both pools discard their idle connections (they are replaced by fresh pools;
- * clients checked out finish or fail on the old one), so the first calls after the heal open new
- * connections to whatever server now answers. A client whose query failed as unreachable is destroyed
- * on release, not put back. TCP keepalive starts after `KEEPALIVE_INITIAL_DELAY_MS`, not the kernel's
+ * When the breaker opens, and whenever a query fails as unreachable, the pool discards its idle
+ * connections (it is replaced by a fresh pool; clients checked out finish or fail on the old one), so
+ * the next calls open new connections to whatever server now answers. A client whose query failed as
+ * unreachable is destroyed on release, not put back. Handing out a pooled client is not a success for
+ * the breaker (only an answer is), so stranded connections failing one after another open it. TCP keepalive starts after `KEEPALIVE_INITIAL_DELAY_MS`, not the kernel's
  * two hours, so a connection to a vanished server is noticed within seconds even when idle.
  */
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
@@ -106,7 +107,7 @@ export class ReplaceablePool {
 
   discardIdle(): void {
     const old = this.pool;
-    if (old.totalCount === 0) return;
+    if (old.idleCount === 0) return;
     this.pool = this.create();
     const ending = old.end().catch(() => undefined);
     this.retiring.add(ending);
@@ -138,10 +139,10 @@ export class ReplaceablePool {
  * `retry-after`) instead of each request waiting out a bound; every query's outcome feeds the breaker.
  */
 export function kyselyPool(pool: ReplaceablePool, breaker: CircuitBreaker | undefined): PostgresPool {
-  const observe = <T>(promise: Promise<T>, onUnreachable?: () => void): Promise<T> =>
+  const observe = <T>(promise: Promise<T>, onUnreachable?: () => void, proves = true): Promise<T> =>
     promise.then(
       (value) => {
-        breaker?.recordSuccess();
+        if (proves) breaker?.recordSuccess();
         return value;
       },
       (error: unknown) => {
@@ -153,13 +154,20 @@ export function kyselyPool(pool: ReplaceablePool, breaker: CircuitBreaker | unde
   return {
     async connect(): Promise<PostgresPoolClient> {
       breaker?.check();
-      const client: PoolClient = await observe(pool.current.connect());
-      // A client whose query timed out or lost its server is destroyed on release, never reused.
+      // Handing out an idle pooled client proves nothing about the server: only a query's answer does.
+      const client: PoolClient = await observe(pool.current.connect(), undefined, false);
+      // A client whose query timed out or lost its server is destroyed on release, never reused; the
+      // pool's other idle clients are discarded too, as they most likely lead to the same lost server
+      // (a failover strands them all: each would cost a request its whole bound).
       let broken = false;
+      const onUnreachable = (): void => {
+        broken = true;
+        pool.discardIdle();
+      };
       return {
         query: ((...args: unknown[]) => {
           const result = (client.query as (...a: unknown[]) => unknown)(...args);
-          return result instanceof Promise ? observe(result, () => (broken = true)) : result;
+          return result instanceof Promise ? observe(result, onUnreachable) : result;
         }) as PostgresPoolClient['query'],
         release: () => client.release(broken),
       };
