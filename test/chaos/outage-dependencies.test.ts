@@ -373,4 +373,31 @@ describe('issue 39: Redis away across two minute boundaries, two instances, 60/m
       [0, 0],
     );
   });
+
+  test('a slow Redis (1.5 s each way, under traffic) is one down and one back line per instance: the probe has the command bound too', async () => {
+    nowMs += 60_000;
+    const marks = instances.map((instance) => instance.logger.lines.length);
+    proxy.slow({ delayMs: 1_500 });
+    try {
+      // Traffic while slow: the first commands wait the silence bound, then the breakers refuse Redis
+      // at once, and their probes (PING bounded like any command) fail instead of closing them; 8 s:
+      // 16 probes per instance, each of which would close (and log) on an unbounded PING.
+      const started = performance.now();
+      let failures = 0;
+      while (performance.now() - started < 8_000 || failures < 2) {
+        await traffic(10);
+        failures = Math.min(...instances.map((instance) => instance.breaker.failuresTotal));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(instances.every((instance) => instance.breaker.isOpen));
+    } finally {
+      proxy.pass();
+    }
+    await until(async () => (instances.every((instance) => !instance.breaker.isOpen) ? true : undefined), 'both breakers to close', 30_000);
+    for (const [index, instance] of instances.entries()) {
+      const lines = instance.logger.since(marks[index]!);
+      console.log(`[chaos-39] slow Redis, instance ${index}: ${lines.length} log lines`);
+      assert.ok(lines.length <= LOG_LINES_PER_PHASE, `instance ${index}: ${lines.join(' | ')}`);
+    }
+  });
 });
