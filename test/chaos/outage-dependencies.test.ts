@@ -240,6 +240,36 @@ describe('issue 39: a slow object store never holds an operation past its bound'
     }
   });
 
+  test('a slow but working store (2 s round trips): uploads succeed while readiness checks with a 1 s bound run beside them', async () => {
+    proxy.slow({ delayMs: 1_000 });
+    let checking = true;
+    let checks = 0;
+    // As /readyz does: each check raced against 1 s and abandoned when it loses.
+    const readiness = (async () => {
+      while (checking) {
+        await Promise.race([store.check().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000))]);
+        checks++;
+      }
+    })();
+    try {
+      const outcomes = [];
+      for (let index = 0; index < 4; index++)
+        outcomes.push(await timed(() => store.put(`slow-working-${index}`, [Buffer.from('w'.repeat(2048))])));
+      console.log(
+        `[chaos-39] object store, 2 s round trips, ${checks} readiness checks beside: uploads ${outcomes.map((outcome) => `${outcome.ok ? 'ok' : 'failed'} ${Math.round(outcome.ms)} ms`).join(', ')}`,
+      );
+      assert.deepEqual(
+        outcomes.map((outcome) => (outcome.ok ? 'ok' : String(outcome.error))),
+        ['ok', 'ok', 'ok', 'ok'],
+      );
+      assert.ok(checks >= 2, 'readiness checks ran beside the uploads');
+    } finally {
+      checking = false;
+      await readiness;
+      proxy.pass();
+    }
+  });
+
   test('trickled bytes (a few per 100 ms) do not stretch the bound: a total deadline, not a silence bound', async () => {
     proxy.slow({ delayMs: 0, trickleBytesPerSecond: 40 });
     try {
