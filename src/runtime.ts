@@ -310,7 +310,11 @@ function openDashboardAccounts(
   const { database, accountServices } = open;
   const ownersRepository = new OwnersRepository(database.db, database.dialect);
   const accounts = new OwnerAccounts(ownersRepository, options.dashboardAccounts);
-  const retention = new AccountsRetention(ownersRepository, open.logger, options.dashboardRetention);
+  const retention = new AccountsRetention(
+    new OwnersRepository(database.background, database.dialect),
+    open.logger,
+    options.dashboardRetention,
+  );
   retention.start();
   open.opened.push(() => retention.stop());
   const dashboard = {

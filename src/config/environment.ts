@@ -106,6 +106,7 @@ export function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown>
     ['REDIS_CONNECT_TIMEOUT_MS', 'redisConnectTimeoutMs'],
     ['DATABASE_CONNECT_TIMEOUT_MS', 'databaseConnectTimeoutMs'],
     ['DATABASE_STATEMENT_TIMEOUT_MS', 'databaseStatementTimeoutMs'],
+    ['DATABASE_REQUEST_TIMEOUT_MS', 'databaseRequestTimeoutMs'],
     ['DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'databaseIdleInTransactionTimeoutMs'],
     ['S3_CONNECT_TIMEOUT_MS', 'objectStoreConnectTimeoutMs'],
     ['S3_REQUEST_TIMEOUT_MS', 'objectStoreRequestTimeoutMs'],

@@ -349,7 +349,9 @@ export const configSchema = z.strictObject({
       redisConnectTimeoutMs: z.number().int().positive().default(1_000),
       /** Longest wait for a Postgres connection (new or from the pool), ms. */
       databaseConnectTimeoutMs: z.number().int().positive().default(2_000),
-      /** Longest Postgres statement, ms (server `statement_timeout`, and the client gives up 1 s later on a frozen server). */
+      /** Request path (file metadata, keys, dashboard reads): longest wait for a pooled connection and for each Postgres statement, ms. */
+      databaseRequestTimeoutMs: z.number().int().positive().default(2_000),
+      /** Background work (ledger, rollups, retention, batch worker): longest Postgres statement, ms (server `statement_timeout`, and the client gives up 1 s later on a frozen server). */
       databaseStatementTimeoutMs: z.number().int().positive().default(15_000),
       /** Longest a Postgres session may sit idle inside a transaction, ms. */
       databaseIdleInTransactionTimeoutMs: z.number().int().positive().default(30_000),

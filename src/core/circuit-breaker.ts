@@ -138,6 +138,8 @@ export class CircuitBreaker {
   /** Calls refused without trying since start. */
   refusedTotal = 0;
   private closed = false;
+  /** Called (synchronously) each time the breaker opens: e.g. the database discards its idle connections. */
+  private readonly openListeners: Array<() => void> = [];
 
   constructor(options: CircuitBreakerOptions) {
     this.name = options.name;
@@ -224,6 +226,11 @@ export class CircuitBreaker {
     return true;
   }
 
+  /** Registers `listener`, called each time the breaker opens (after the `down` line). */
+  onOpen(listener: () => void): void {
+    this.openListeners.push(listener);
+  }
+
   /** Stops the probe timer (shutdown). */
   stop(): void {
     this.closed = true;
@@ -239,6 +246,7 @@ export class CircuitBreaker {
       { dependency: this.name, err: error, failures: this.failedSinceOpen },
       `${this.name} is down: refusing calls that need it at once until a probe succeeds`,
     );
+    for (const listener of this.openListeners) listener();
     this.scheduleProbe();
   }
 

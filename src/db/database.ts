@@ -6,123 +6,51 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import {
-  Kysely,
-  Migrator,
-  PostgresDialect,
-  SqliteDialect,
-  type MigrationProvider,
-  type MigrationResultSet,
-  type PostgresPool,
-  type PostgresPoolClient,
-} from 'kysely';
-import type { Pool, PoolConfig } from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import type { CircuitBreaker } from '../core/circuit-breaker.ts';
 import { createMigrations } from './migrations/index.ts';
 import { withStatementCache } from './sqlite-statement-cache.ts';
 import type { DatabaseSchema } from './schema.ts';
+import {
+  DEFAULT_POSTGRES_TIMEOUTS,
+  boundedPoolConfig,
+  kyselyPool,
+  loadPg,
+  probePostgres,
+  ReplaceablePool,
+  type PostgresTimeouts,
+} from './postgres-pools.ts';
 
 export type DatabaseDialect = 'sqlite' | 'postgres';
 
 export interface Database {
+  /**
+   * The request path (what a client waits for): on Postgres every wait is bounded by
+   * `requestTimeoutMs` (default 2 s). On SQLite the same connection as `background`.
+   */
   readonly db: Kysely<DatabaseSchema>;
+  /**
+   * Background work nobody waits on (migrations, the usage ledger, retention, the batch worker,
+   * alerts, heartbeats): on Postgres its own pool with the longer `statementTimeoutMs`.
+   */
+  readonly background: Kysely<DatabaseSchema>;
   readonly dialect: DatabaseDialect;
   /** Applies pending migrations; returns the names applied. */
   migrate(): Promise<string[]>;
   /** True when a trivial query succeeds (readiness probe). */
   ping(): Promise<boolean>;
-  /** Resolves when the server answers a trivial query, bypassing the circuit breaker (its probe). */
+  /**
+   * Resolves when the server answers a trivial query, bypassing the circuit breaker (its probe): on
+   * Postgres over a fresh connection of its own, never a pooled one.
+   */
   probe(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Bounds on every wait for Postgres (config `dependencies`). */
-export interface PostgresTimeouts {
-  /** Longest wait for a connection, new or from the pool, ms. */
-  connectTimeoutMs: number;
-  /** Server `statement_timeout`, ms; the client gives up `+1 s` later on a server that does not answer. */
-  statementTimeoutMs: number;
-  /** Server `idle_in_transaction_session_timeout`, ms. */
-  idleInTransactionTimeoutMs: number;
-}
+export { boundedPoolConfig, DEFAULT_POSTGRES_TIMEOUTS, DEFAULT_REQUEST_TIMEOUT_MS, type PostgresTimeouts } from './postgres-pools.ts';
 
-export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = {
-  connectTimeoutMs: 2_000,
-  statementTimeoutMs: 15_000,
-  idleInTransactionTimeoutMs: 30_000,
-};
-
-/** pg pool settings that bound every wait and keep dead connections from lingering. */
-export function boundedPoolConfig(url: string, size: number, timeouts: PostgresTimeouts): PoolConfig {
-  return {
-    connectionString: url,
-    max: size,
-    connectionTimeoutMillis: timeouts.connectTimeoutMs,
-    statement_timeout: timeouts.statementTimeoutMs,
-    idle_in_transaction_session_timeout: timeouts.idleInTransactionTimeoutMs,
-    // A frozen server never answers, so the server-side timeout never fires: the client's does.
-    query_timeout: timeouts.statementTimeoutMs + 1_000,
-    keepAlive: true,
-    idleTimeoutMillis: 30_000,
-  };
-}
-
-/** A pg pool, with pg imported on first use: a SQLite deployment never pays for loading it. */
-async function createPostgresPool(
-  url: string,
-  size: number,
-  timeouts: PostgresTimeouts,
-  breaker: CircuitBreaker | undefined,
-): Promise<Pool> {
-  const { default: pg } = await import('pg');
-  // BIGINT (OID 20) columns hold millisecond timestamps and counters, all far below 2^53.
-  pg.types.setTypeParser(20, (value: string) => Number(value));
-  const pool = new pg.Pool(boundedPoolConfig(url, size, timeouts));
-  // node-postgres: "if a pool emits an error event and no listeners are added node will emit an
-  // uncaught error". An idle connection the server terminated (restart, failover) is dropped by the
-  // pool and replaced on the next use; the breaker counts it (and logs the state change once).
-  pool.on('error', (error: Error) => breaker?.recordFailure(error));
-  // The pool's listener covers idle clients only: a client checked out when the server ends its
-  // connection emits 'error' on itself, which without a listener ends the process too. Its query
-  // fails (and is counted) on its own; the pool discards the client when it is released.
-  pool.on('connect', (client) => client.on('error', (error: Error) => breaker?.recordFailure(error)));
-  return pool;
-}
-
-/**
- * The pool as Kysely sees it, behind the database's circuit breaker: while the database is known to
- * be unreachable a connection is refused at once (500 `service_unavailable`, `retry-after`) instead
- * of each request waiting out the connect timeout; every query's outcome feeds the breaker.
- */
-function guardedPool(pool: Pool, breaker: CircuitBreaker): PostgresPool {
-  const observe = <T>(result: T): T => {
-    if (result instanceof Promise) {
-      return result.then(
-        (value: unknown) => {
-          breaker.recordSuccess();
-          return value;
-        },
-        (error: unknown) => {
-          if (breaker.recordFailure(error)) throw breaker.unavailable(error);
-          throw error;
-        },
-      ) as T;
-    }
-    return result;
-  };
-  return {
-    async connect(): Promise<PostgresPoolClient> {
-      breaker.check();
-      const client = await observe(pool.connect());
-      return {
-        query: ((...args: Parameters<PostgresPoolClient['query']>) =>
-          observe((client.query as (...a: unknown[]) => unknown)(...args))) as PostgresPoolClient['query'],
-        release: () => client.release(),
-      };
-    },
-    end: () => pool.end(),
-  };
-}
+/** Connections of the background pool, at most (the request pool has `poolSize`). */
+const BACKGROUND_POOL_SIZE = 5;
 
 /** SQLite page cache, KiB as `PRAGMA cache_size` takes it (negative: a size, not a page count). */
 const SQLITE_CACHE_KIB = -2000;
@@ -139,8 +67,8 @@ export interface OpenDatabaseOptions {
 export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Database {
   let dialect: DatabaseDialect;
   let kysely: Kysely<DatabaseSchema>;
-  let poolPromise: Promise<Pool> | undefined;
-  let rawPool: (() => Promise<Pool>) | undefined;
+  let background: Kysely<DatabaseSchema>;
+  let probe: () => Promise<void>;
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -154,28 +82,47 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     sqlite.pragma(`cache_size = ${SQLITE_CACHE_KIB}`);
     dialect = 'sqlite';
     kysely = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    background = kysely;
+    probe = async () => {
+      await kysely.selectFrom('counters').select('name').limit(1).execute();
+    };
   } else {
     dialect = 'postgres';
     const timeouts = options.timeouts ?? DEFAULT_POSTGRES_TIMEOUTS;
     const breaker = options.breaker;
-    rawPool = () => (poolPromise ??= createPostgresPool(url, options.poolSize ?? 10, timeouts, breaker));
-    const pool = rawPool;
-    kysely = new Kysely<DatabaseSchema>({
-      dialect: new PostgresDialect({
-        pool: async () => (breaker === undefined ? pool() : guardedPool(await pool(), breaker)),
-      }),
+    const size = options.poolSize ?? 10;
+    // Created on first use (pg is imported then); both pools discard their idle connections when the
+    // breaker opens: after a failover they would lead to the old server.
+    const pools = new Map<'request' | 'background', Promise<ReplaceablePool>>();
+    const poolOf = (role: 'request' | 'background'): Promise<ReplaceablePool> => {
+      let pool = pools.get(role);
+      if (pool === undefined) {
+        const config = boundedPoolConfig(url, role === 'request' ? size : Math.min(size, BACKGROUND_POOL_SIZE), timeouts, role);
+        pool = loadPg().then((pg) => new ReplaceablePool(pg, config, breaker));
+        pools.set(role, pool);
+      }
+      return pool;
+    };
+    breaker?.onOpen(() => {
+      for (const pool of pools.values()) void pool.then((replaceable) => replaceable.discardIdle());
     });
+    const kyselyOf = (role: 'request' | 'background') =>
+      new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: async () => kyselyPool(await poolOf(role), breaker) }) });
+    kysely = kyselyOf('request');
+    background = kyselyOf('background');
+    probe = () => probePostgres(url, timeouts);
   }
   const provider: MigrationProvider = { getMigrations: async () => createMigrations(dialect) };
   return {
     db: kysely,
+    background,
     dialect,
     async migrate() {
       // Postgres: Kysely holds an advisory lock while migrating, so instances starting together apply
       // each migration once. SQLite has no such lock: of processes sharing the file, the losers' whole
       // migration transaction rolls back ("table already exists"); trying again finds it applied.
       for (let attempt = 1; ; attempt++) {
-        const migrator = new Migrator({ db: kysely, provider });
+        const migrator = new Migrator({ db: background, provider });
         const result: MigrationResultSet = await migrator.migrateToLatest();
         if (result.error === undefined)
           return (result.results ?? []).filter((entry) => entry.status === 'Success').map((entry) => entry.migrationName);
@@ -191,15 +138,10 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
         return false;
       }
     },
-    async probe() {
-      if (rawPool === undefined) {
-        await kysely.selectFrom('counters').select('name').limit(1).execute();
-        return;
-      }
-      await (await rawPool()).query('SELECT 1');
-    },
+    probe,
     async close() {
       await kysely.destroy();
+      if (background !== kysely) await background.destroy();
     },
   };
 }

@@ -4,6 +4,7 @@
  * user_total_usage reports the monthly token quota (the daily one when months are unlimited).
  */
 import type { FastifyRequest } from 'fastify';
+import { isUnreachableError } from '../core/circuit-breaker.ts';
 import type { AccountUsageReader, UsageInfo } from '../services/account-usage.ts';
 import { routeFacts } from './route-facts.ts';
 
@@ -33,8 +34,10 @@ export async function buildMetadata(request: FastifyRequest, source: MetadataSou
     try {
       usage = (await source.usage.read(request.auth!)).total;
     } catch (error) {
-      // A usage read failing (e.g. Redis briefly away) must not fail the answer itself.
-      request.log.warn({ err: error }, 'usage read failed while building metadata');
+      // A usage read failing (e.g. Redis briefly away) must not fail the answer itself. A dependency
+      // away is logged once by its breaker, not once per request (issue 39).
+      if (isUnreachableError(error)) request.log.debug({ err: error }, 'usage read failed while building metadata');
+      else request.log.warn({ err: error }, 'usage read failed while building metadata');
       usage = null;
     }
   }

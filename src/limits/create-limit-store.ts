@@ -7,6 +7,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { CircuitBreaker } from '../core/circuit-breaker.ts';
+import { systemClock } from './clock.ts';
 import type { LimitStore, LimitStoreOptions } from './limit-store.ts';
 import { DisabledLimitStore } from './disabled/disabled-limit-store.ts';
 import { FailoverLimitStore, type StoreFailurePolicy } from './failover-limit-store.ts';
@@ -45,11 +46,14 @@ export async function createLimitStore(options: CreateLimitStoreOptions = {}): P
     const { RedisLimitStore } = await import('./redis/redis-limit-store.ts');
     const primary = new RedisLimitStore({ ...common, redis: redis ?? redisUrl, keyPrefix });
     if (breaker === undefined) return primary;
+    // Counts admitted locally during an outage are written back through the shared connection.
+    const { RedisCountWriter } = await import('./redis/redis-count-writer.ts');
     return new FailoverLimitStore({
       primary,
       breaker,
       policy: onStoreFailure ?? 'local',
       ...(common.clock === undefined ? {} : { clock: common.clock }),
+      ...(redis === undefined ? {} : { writer: new RedisCountWriter(redis, keyPrefix, common.clock ?? systemClock) }),
     });
   }
   return new MemoryLimitStore(common);

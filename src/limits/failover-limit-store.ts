@@ -3,9 +3,13 @@
  * cannot be reached (`limits.onStoreFailure`, README "When a dependency fails"):
  *
  * - `local` (default): admit against this instance's own memory counters until Redis returns. Each
- *   instance then enforces the full limits on its own: with N instances a key can get up to N times
- *   its per-minute limit for the length of the outage, and the daily/monthly totals counted meanwhile
- *   live only in that instance's memory.
+ *   instance starts its local count of a window from the last figures it read from Redis for that
+ *   window (so what Redis already admitted of the minute is not handed out again), and writes what it
+ *   admitted locally back to Redis when Redis returns, before its next shared decision (so the rest of
+ *   the window is decided on everything admitted). With N instances a key can therefore get at most N
+ *   times its per-minute limit in a minute of the outage (each instance at most the limit less what it
+ *   last saw counted; the last admission Redis made was seen by some instance), and no more in the
+ *   minute Redis returns; daily and monthly totals admitted meanwhile reach Redis when it returns.
  * - `open`: admit everything without counting (Envoy's `failure_mode_deny: false`).
  * - `closed`: refuse metered requests at once with 500 `service_unavailable` and `retry-after`.
  *
@@ -15,8 +19,9 @@
  * While the breaker is open no call reaches Redis, so a refusal or a local admission costs
  * microseconds, and the breaker's probe notices the heal.
  */
-import type { CircuitBreaker } from '../core/circuit-breaker.ts';
+import { isUnreachableError, type CircuitBreaker } from '../core/circuit-breaker.ts';
 import { DisabledLimitStore } from './disabled/disabled-limit-store.ts';
+import type { CounterValues } from './limit-decision.ts';
 import type {
   AdmitCheck,
   AdmitResult,
@@ -27,7 +32,9 @@ import type {
   Reservation,
   SettleResult,
 } from './limit-store.ts';
+import { windowsAt } from './limit-windows.ts';
 import { MemoryLimitStore } from './memory/memory-limit-store.ts';
+import type { LimitCountWriter } from './redis/redis-count-writer.ts';
 
 export type StoreFailurePolicy = 'local' | 'open' | 'closed';
 
@@ -36,6 +43,29 @@ export interface FailoverLimitStoreOptions {
   breaker: CircuitBreaker;
   policy: StoreFailurePolicy;
   clock?: { now(): number };
+  /** Writes counts admitted locally back to the shared store when it returns (policy `local`). */
+  writer?: LimitCountWriter;
+}
+
+/** Subjects whose last shared figures are remembered (most recently used kept). */
+const KNOWN_SUBJECTS_MAX = 50_000;
+
+/** Counts admitted locally and not yet written back, with the instant their windows were chosen. */
+interface OwedCounts {
+  subject: LimitSubject;
+  counts: CounterValues;
+  atMs: number;
+}
+
+const subjectKey = (subject: LimitSubject): string => `${subject.organizationId}\u0000${subject.keyId}`;
+
+function countsOf(figures: LimitSnapshot): CounterValues {
+  return {
+    requests: figures.requestsPerMinute.used,
+    minuteTokens: figures.tokensPerMinute.used,
+    dayTokens: figures.daily.used,
+    monthTokens: figures.monthly.used,
+  };
 }
 
 export class FailoverLimitStore implements LimitStore {
@@ -44,6 +74,13 @@ export class FailoverLimitStore implements LimitStore {
   private readonly policy: StoreFailurePolicy;
   private readonly local: LimitStore;
   private readonly uncounted: DisabledLimitStore;
+  private readonly clock: { now(): number };
+  private readonly writer: LimitCountWriter | undefined;
+  /** The last figures the shared store answered per subject (seed of the local count). */
+  private readonly known = new Map<string, LimitSnapshot>();
+  /** What was admitted locally per subject, owed to the shared store. */
+  private readonly owed = new Map<string, OwedCounts>();
+  private writingBack: Promise<void> | undefined;
   /** Reservations made while the shared store was away: settled where they were made. */
   private readonly fallbackReservations = new WeakSet<Reservation>();
   /** Admissions answered without the shared store since start (metrics and the breaker's log). */
@@ -56,29 +93,131 @@ export class FailoverLimitStore implements LimitStore {
     const clock = options.clock === undefined ? {} : { clock: options.clock };
     this.local = options.policy === 'local' ? new MemoryLimitStore(clock) : new DisabledLimitStore(clock);
     this.uncounted = new DisabledLimitStore(clock);
+    this.clock = options.clock ?? { now: () => Date.now() };
+    this.writer = options.policy === 'local' ? options.writer : undefined;
+  }
+
+  /** Subjects with locally admitted counts not yet written back to the shared store (tests, metrics). */
+  get owedSubjects(): number {
+    return this.owed.size;
   }
 
   admit(check: AdmitCheck): Promise<AdmitResult> {
     return this.breaker.orElse(
-      () => this.primary.admit(check),
+      () =>
+        this.shared(
+          check.subject,
+          () => this.primary.admit(check),
+          (result) => result.figures,
+        ),
       () => this.fallbackAdmit(check),
     );
   }
 
   async settle(reservation: Reservation, actualTokens: number): Promise<SettleResult> {
-    if (this.fallbackReservations.has(reservation)) return this.local.settle(reservation, actualTokens);
+    if (this.fallbackReservations.has(reservation)) {
+      const result = await this.local.settle(reservation, actualTokens);
+      if (result.settled) this.owe(reservation.subject, reservation.admittedAtMs, 0, actualTokens - reservation.estimatedTokens);
+      return result;
+    }
     // The shared reservation stays charged at its estimate until its window expires: never more.
     return this.breaker.orElse(
-      () => this.primary.settle(reservation, actualTokens),
+      () =>
+        this.shared(
+          reservation.subject,
+          () => this.primary.settle(reservation, actualTokens),
+          (result) => result.figures,
+        ),
       async () => ({ settled: false, figures: await this.local.usage(reservation.subject, reservation.policy) }),
     );
   }
 
   usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot> {
     return this.breaker.orElse(
-      () => this.primary.usage(subject, policy),
-      () => this.local.usage(subject, policy),
+      () =>
+        this.shared(
+          subject,
+          () => this.primary.usage(subject, policy),
+          (figures) => figures,
+        ),
+      () => {
+        this.seedLocal(subject);
+        return this.local.usage(subject, policy);
+      },
     );
+  }
+
+  /**
+   * A call on the shared store: first what is owed to it (written back once, whoever asks first), then
+   * the call, whose figures are remembered as the subject's last known count.
+   */
+  private async shared<T>(subject: LimitSubject, call: () => Promise<T>, figuresOf: (result: T) => LimitSnapshot): Promise<T> {
+    if (this.owed.size > 0) await this.writeBack();
+    const result = await call();
+    const key = subjectKey(subject);
+    this.known.delete(key);
+    this.known.set(key, figuresOf(result));
+    if (this.known.size > KNOWN_SUBJECTS_MAX) this.known.delete(this.known.keys().next().value!);
+    return result;
+  }
+
+  /** Writes every owed count back (single flight); a failure keeps what was not written for the next call. */
+  private writeBack(): Promise<void> {
+    this.writingBack ??= (async () => {
+      try {
+        for (const [key, owed] of [...this.owed]) {
+          try {
+            await this.writer?.addCounts(owed.subject, owed.counts, owed.atMs);
+          } catch (error) {
+            // Unreachable again: kept for the next call. Any other answer would repeat forever: dropped.
+            if (isUnreachableError(error)) throw error;
+          }
+          this.owed.delete(key);
+        }
+      } finally {
+        this.writingBack = undefined;
+      }
+    })();
+    return this.writingBack;
+  }
+
+  /** Starts the local count of the subject's current windows from the last figures Redis answered. */
+  private seedLocal(subject: LimitSubject): void {
+    if (!(this.local instanceof MemoryLimitStore)) return;
+    const figures = this.known.get(subjectKey(subject));
+    if (figures !== undefined) this.local.raiseCounts(subject, countsOf(figures), figures.atMs);
+  }
+
+  /** Counts a local admission (or a settlement's correction) as owed to the shared store. */
+  private owe(subject: LimitSubject, atMs: number, requests: number, tokens: number): void {
+    if (this.writer === undefined || (requests === 0 && tokens === 0)) return;
+    const key = subjectKey(subject);
+    const nowMs = this.clock.now();
+    let owed = this.owed.get(key);
+    const current = windowsAt(nowMs);
+    if (owed !== undefined && windowsAt(owed.atMs).minute.startMs !== current.minute.startMs) {
+      // A new minute: what the last one owes is history for the minute counters, not for the day and month.
+      const { dayTokens, monthTokens } = owed.counts;
+      const sameDay = windowsAt(owed.atMs).day.startMs === current.day.startMs;
+      const sameMonth = windowsAt(owed.atMs).month.startMs === current.month.startMs;
+      owed = {
+        subject,
+        atMs: nowMs,
+        counts: { requests: 0, minuteTokens: 0, dayTokens: sameDay ? dayTokens : 0, monthTokens: sameMonth ? monthTokens : 0 },
+      };
+      this.owed.set(key, owed);
+    }
+    if (owed === undefined) {
+      owed = { subject, atMs: nowMs, counts: { requests: 0, minuteTokens: 0, dayTokens: 0, monthTokens: 0 } };
+      this.owed.set(key, owed);
+    }
+    const admitted = windowsAt(atMs);
+    if (admitted.minute.startMs === current.minute.startMs) {
+      owed.counts.requests += requests;
+      owed.counts.minuteTokens = Math.max(0, owed.counts.minuteTokens + tokens);
+    }
+    if (admitted.day.startMs === current.day.startMs) owed.counts.dayTokens = Math.max(0, owed.counts.dayTokens + tokens);
+    if (admitted.month.startMs === current.month.startMs) owed.counts.monthTokens = Math.max(0, owed.counts.monthTokens + tokens);
   }
 
   async close(): Promise<void> {
@@ -94,7 +233,9 @@ export class FailoverLimitStore implements LimitStore {
     } else if (this.policy === 'closed') {
       throw this.breaker.unavailable();
     } else {
+      this.seedLocal(check.subject);
       result = await this.local.admit(check);
+      if (result.admitted) this.owe(check.subject, result.reservation.admittedAtMs, 1, check.estimatedTokens);
     }
     this.fallbackAdmissions++;
     if (result.admitted) this.fallbackReservations.add(result.reservation);

@@ -5,7 +5,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 import { CircuitBreaker, isUnreachableError, type DependencyBreakers } from '../core/circuit-breaker.ts';
-import { openDatabase, type Database } from '../db/database.ts';
+import { openDatabase, type Database, type PostgresTimeouts } from '../db/database.ts';
+import { probePostgres } from '../db/postgres-pools.ts';
 
 export interface OpenMigratedDatabaseOptions {
   /** The database's circuit breaker (Postgres). */
@@ -21,15 +22,21 @@ export interface OpenMigratedDatabaseOptions {
 /** Seconds between start-up attempts while the database cannot be reached. */
 const DATABASE_WAIT_RETRY_MS = 1_000;
 
+/** The Postgres bounds of the config (`dependencies`). */
+export function postgresTimeoutsOf(config: Config): PostgresTimeouts {
+  const bounds = config.dependencies;
+  return {
+    connectTimeoutMs: bounds.databaseConnectTimeoutMs,
+    statementTimeoutMs: bounds.databaseStatementTimeoutMs,
+    idleInTransactionTimeoutMs: bounds.databaseIdleInTransactionTimeoutMs,
+    requestTimeoutMs: bounds.databaseRequestTimeoutMs,
+  };
+}
+
 /** Opens the database and applies pending migrations (also `switchyard migrate`). */
 export async function openMigratedDatabase(config: Config, options: OpenMigratedDatabaseOptions = {}): Promise<Database> {
-  const bounds = config.dependencies;
   const database = openDatabase(config.databaseUrl, {
-    timeouts: {
-      connectTimeoutMs: bounds.databaseConnectTimeoutMs,
-      statementTimeoutMs: bounds.databaseStatementTimeoutMs,
-      idleInTransactionTimeoutMs: bounds.databaseIdleInTransactionTimeoutMs,
-    },
+    timeouts: postgresTimeoutsOf(config),
     ...(options.breaker === undefined ? {} : { breaker: options.breaker }),
   });
   let waitingSinceMs: number | undefined;
@@ -63,14 +70,22 @@ export async function openRuntimeDatabase(
   waitForDatabase: boolean,
 ): Promise<{ database: Database; sharedDatabase: boolean }> {
   const sharedDatabase = config.databaseUrl.startsWith('postgres');
-  let databaseProbe: () => Promise<unknown> = async () => undefined;
+  // The probe is real from the first moment (a fresh connection and `SELECT 1`, never a pooled one): a
+  // breaker opened while the start waits for Postgres closes, and says "back", only when it answers.
+  const timeouts = postgresTimeoutsOf(config);
   const databaseBreaker = sharedDatabase
-    ? breakers.add(new CircuitBreaker({ name: 'database', description: 'The database', logger, probe: () => databaseProbe() }))
+    ? breakers.add(
+        new CircuitBreaker({
+          name: 'database',
+          description: 'The database',
+          logger,
+          probe: () => probePostgres(config.databaseUrl, timeouts),
+        }),
+      )
     : undefined;
   const database = await openMigratedDatabase(config, {
     ...(databaseBreaker === undefined ? {} : { breaker: databaseBreaker }),
     ...(waitForDatabase ? { waitFor: logger } : {}),
   });
-  databaseProbe = () => database.probe();
   return { database, sharedDatabase };
 }

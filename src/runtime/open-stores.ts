@@ -89,13 +89,19 @@ export async function openLimitStore(
   let redisBreaker: CircuitBreaker | undefined;
   let redisProbe: Redis | undefined;
   if (config.redisUrl !== undefined && config.redisUrl !== '' && !(config.limitsBackend === 'memory')) {
-    const { openRedisConnection } = await import('../limits/redis/redis-connection.ts');
+    const { commandBoundOf, openRedisConnection } = await import('../limits/redis/redis-connection.ts');
     const connection = { commandTimeoutMs: bounds.redisCommandTimeoutMs, connectTimeoutMs: bounds.redisConnectTimeoutMs };
     // The probe has a connection of its own that never queues commands: an unreachable Redis fails
     // it at once, a frozen one after the command timeout.
     const probe = (redisProbe = openRedisConnection(config.redisUrl, { ...connection, enableOfflineQueue: false }));
     const breaker = (redisBreaker = breakers.add(
-      new CircuitBreaker({ name: 'redis', description: 'The rate-limit store', logger, probe: () => probe.ping() }),
+      // The probe's PING is bounded too: on a frozen Redis an unbounded one would hold the breaker half-open.
+      new CircuitBreaker({
+        name: 'redis',
+        description: 'The rate-limit store',
+        logger,
+        probe: () => commandBoundOf(probe).run(() => probe.ping()),
+      }),
     ));
     redis = openRedisConnection(config.redisUrl, { ...connection, onError: (error) => breaker.recordFailure(error) });
     opened.push(() => redis?.disconnect());
@@ -136,7 +142,8 @@ export async function startConfigAgreement(config: Config, database: Database, l
  * metrics and the access log). The ledger is closed by `Runtime.close`, after the server has drained.
  */
 export async function openMetering(config: Config, database: Database, limitStore: LimitStore, logger: Logger) {
-  const ledgerRepository = new UsageLedgerRepository(database.db);
+  // The ledger's writes are background work: its pool has the longer statement bound.
+  const ledgerRepository = new UsageLedgerRepository(database.background);
   if (limitStore instanceof MemoryLimitStore) {
     // One instance keeps its counters in memory: restore this day's and month's totals from the ledger.
     const windows = windowsAt(Date.now());

@@ -48,7 +48,7 @@ export function startBatchWorker(sources: BatchWorkerSources): BatchWorker {
     response.once('close', () => (interactiveInFlight -= 1));
   });
   const batchWorker = new BatchWorker({
-    repository: new BatchesRepository(sources.database.db),
+    repository: new BatchesRepository(sources.database.background),
     files: sources.files,
     execute: serviceLineExecutor({
       handlers: batchLineHandlers(sources.handlers),

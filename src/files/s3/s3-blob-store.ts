@@ -21,7 +21,11 @@ export interface S3BlobStoreOptions {
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
   /** Bytes per multipart part (S3's minimum is 5 MiB). */
   partBytes?: number;
-  /** Longest wait for a connection and longest silence on a request, ms (default 2,000 and 15,000). */
+  /**
+   * Longest wait for a connection, and `requestTimeoutMs`: the total deadline of each S3 request up to
+   * its answer, however slowly the store trickles bytes, and the longest silence while a download's
+   * body streams, ms (default 2,000 and 15,000).
+   */
   timeouts?: { connectTimeoutMs: number; requestTimeoutMs: number };
   /**
    * Parts uploaded at once. A put holds about partBytes x (partsInFlight + 2): the parts in flight, the
@@ -40,8 +44,16 @@ function isMissing(error: unknown): boolean {
   return error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.$metadata.httpStatusCode === 404);
 }
 
+/** The check's own client: one connection, enough for a HEAD now and then. */
+const CHECK_MAX_SOCKETS = 1;
+
 export class S3BlobStore implements BlobStore {
   private readonly client: S3Client;
+  /**
+   * The readiness check and the breaker's probe use a client (and connection pool) of their own, so a
+   * slow store's uploads cannot starve the check, nor the check's short bound cut an upload short.
+   */
+  private readonly checkClient: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly partBytes: number;
@@ -53,16 +65,30 @@ export class S3BlobStore implements BlobStore {
     this.partBytes = options.partBytes ?? DEFAULT_PART_BYTES;
     this.partsInFlight = options.partsInFlight ?? 4;
     const timeouts = options.timeouts ?? { connectTimeoutMs: 2_000, requestTimeoutMs: 15_000 };
-    this.client = new S3Client({
+    const common = {
       region: options.region,
-      // Every wait bounded: the connect, and any silence on a request (the SDK's default is none). One
-      // attempt, so a request waits at most that bound (the chaos suite saw two attempts double it); the
-      // breaker refuses the rest while the store is down and its probe notices the heal.
-      requestHandler: { connectionTimeout: timeouts.connectTimeoutMs, requestTimeout: timeouts.requestTimeoutMs },
+      // One attempt, so a request waits at most its bound (the chaos suite saw two attempts double it);
+      // the breaker refuses the rest while the store is down and its probe notices the heal.
       maxAttempts: 1,
       ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint, forcePathStyle: true }),
       // A copy: the SDK marks the credentials object it is given, and the config's is frozen.
       ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } }),
+    };
+    // Every wait bounded: the connect; each request up to its answer by a total deadline
+    // (`requestTimeout` with `throwOnRequestTimeout`: without it the SDK only warns, and a store that
+    // trickles a byte now and then held an upload 26 s against a 15 s bound); and any silence while a
+    // download's body streams (`socketTimeout`). A put's parts are gathered in memory before each part
+    // request starts, so a slow client never counts against the store's deadline.
+    const requestHandler = {
+      connectionTimeout: timeouts.connectTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      throwOnRequestTimeout: true,
+      socketTimeout: timeouts.requestTimeoutMs,
+    };
+    this.client = new S3Client({ ...common, requestHandler });
+    this.checkClient = new S3Client({
+      ...common,
+      requestHandler: { ...requestHandler, httpAgent: { keepAlive: true, maxSockets: CHECK_MAX_SOCKETS } },
     });
   }
 
@@ -116,7 +142,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async check(): Promise<void> {
-    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    await this.checkClient.send(new HeadBucketCommand({ Bucket: this.bucket }));
   }
 
   async removeAbandoned(): Promise<number> {
@@ -126,5 +152,6 @@ export class S3BlobStore implements BlobStore {
 
   async close(): Promise<void> {
     this.client.destroy();
+    this.checkClient.destroy();
   }
 }

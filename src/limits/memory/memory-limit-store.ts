@@ -102,6 +102,30 @@ export class MemoryLimitStore implements LimitStore {
     }
   }
 
+  /**
+   * Raises the current windows' counters of `subject` to `values` (figures read at `atMs`, e.g. from the
+   * shared store), never lowering them; a window that has ended since `atMs` is left alone. The
+   * failover store starts its local count from Redis' last known figures this way (issue 39).
+   */
+  raiseCounts(subject: LimitSubject, values: CounterValues, atMs: number): void {
+    const now = windowsAt(this.clock.now());
+    const then = windowsAt(atMs);
+    const organization = this.organizationState(subject.organizationId);
+    const key = this.keyState(organization, subject.keyId);
+    const raise = (counter: Counter, window: Readonly<LimitWindow>, thenWindow: Readonly<LimitWindow>, value: number): void => {
+      if (window.startMs !== thenWindow.startMs) return;
+      if (counter.windowStartMs !== window.startMs) {
+        counter.windowStartMs = window.startMs;
+        counter.value = 0;
+      }
+      counter.value = Math.max(counter.value, value);
+    };
+    raise(key.requests, now.minute, then.minute, values.requests);
+    raise(key.minuteTokens, now.minute, then.minute, values.minuteTokens);
+    raise(organization.dayTokens, now.day, then.day, values.dayTokens);
+    raise(organization.monthTokens, now.month, then.month, values.monthTokens);
+  }
+
   async admit(check: AdmitCheck): Promise<AdmitResult> {
     assertTokenCount(check.estimatedTokens, 'estimatedTokens');
     const nowMs = this.clock.now();

@@ -14,6 +14,12 @@
  * The sink ignores a request id it already holds, so a retried or replayed write never adds a second
  * row. The outage is logged once when it starts and once when it ends (with the counts), not per tick.
  *
+ * When the journal cannot be written either (a full disk), memory still holds at most
+ * `memoryLimitRecords` (default twice `memoryRecords`): past that the oldest records are dropped and
+ * counted. Each state change is one log line, never one per request: the journal failing, the journal
+ * writable again, the first record dropped, and the end of the outage (with the counts journaled and
+ * dropped). The journal is tried again once per tick, not on every record.
+ *
  * What a crash (SIGKILL, power loss) can lose at most: every record not yet committed by the sink or
  * the journal. With a healthy database that is the requests finished during the last flush interval
  * (default 1 s) or the last `maxBatchRecords` of them (default 500) if they came faster, plus the
@@ -94,6 +100,11 @@ export interface UsageLedgerOptions {
   memoryRecords?: number;
   /** Without one, records wait in memory only (and are logged in full if still unwritten at shutdown). */
   journal?: LedgerJournal;
+  /**
+   * The most records memory holds when neither the database nor the journal takes them; past it the
+   * oldest are dropped (and counted). Default twice `memoryRecords`.
+   */
+  memoryLimitRecords?: number;
 }
 
 const stderrLogger: LedgerLogger = {
@@ -125,6 +136,13 @@ export class UsageLedger {
   private journaledDuringOutage = 0;
   /** A journal left by an earlier run (or this one) waits to be replayed. */
   private journalPending: boolean;
+  private readonly memoryLimitRecords: number;
+  /** Set while the journal cannot be written: it is tried again once per tick, not on every record. */
+  private journalFailing = false;
+  /** Records dropped at the memory bound during the current outage. */
+  private droppedDuringOutage = 0;
+  /** Records dropped at the memory bound since start (never stored anywhere). */
+  droppedTotal = 0;
 
   constructor(options: UsageLedgerOptions) {
     this.sink = options.sink;
@@ -134,6 +152,7 @@ export class UsageLedger {
     this.logger = options.logger ?? stderrLogger;
     this.memoryRecords = options.memoryRecords ?? 10_000;
     this.journal = options.journal;
+    this.memoryLimitRecords = Math.max(this.memoryRecords, options.memoryLimitRecords ?? 2 * this.memoryRecords);
     this.journalPending = this.journal?.hasRecords() ?? false;
     this.timer = setInterval(() => {
       this.backingOff = false;
@@ -155,21 +174,47 @@ export class UsageLedger {
       return;
     }
     this.buffer.push(record);
-    if (this.failingSinceMs !== undefined) this.spillOverflow();
+    if (this.failingSinceMs !== undefined) this.spillOverflow(false);
     else if (this.buffer.length >= this.maxBatchRecords && !this.writing && !this.backingOff) void this.flush();
   }
 
-  /** Moves the oldest records past `memoryRecords` to the journal (only while writes fail). */
-  private spillOverflow(): void {
-    if (this.journal === undefined || this.buffer.length <= this.memoryRecords) return;
-    const spilled = this.buffer.splice(0, this.buffer.length - this.memoryRecords);
-    try {
-      this.journal.append(spilled);
-      this.journaledDuringOutage += spilled.length;
-      this.journalPending = true;
-    } catch (error) {
-      this.buffer = spilled.concat(this.buffer);
-      this.logger.error({ err: error }, 'usage ledger: the journal could not be written; records stay in memory');
+  /**
+   * Moves the oldest records past `memoryRecords` to the journal (only while writes fail); a journal
+   * known to fail is tried again only when `retryJournal` (once per tick). Then holds the memory bound.
+   */
+  private spillOverflow(retryJournal: boolean): void {
+    if (this.buffer.length <= this.memoryRecords) return;
+    if (this.journal !== undefined && (!this.journalFailing || retryJournal)) {
+      const spilled = this.buffer.splice(0, this.buffer.length - this.memoryRecords);
+      try {
+        this.journal.append(spilled);
+        this.journaledDuringOutage += spilled.length;
+        this.journalPending = true;
+        if (this.journalFailing) {
+          this.journalFailing = false;
+          this.logger.info({ records: spilled.length }, 'usage ledger: the journal can be written again');
+        }
+      } catch (error) {
+        this.buffer = spilled.concat(this.buffer);
+        if (!this.journalFailing) {
+          this.journalFailing = true;
+          this.logger.error(
+            { err: error, memoryLimitRecords: this.memoryLimitRecords },
+            'usage ledger: the journal cannot be written (disk full?); records stay in memory up to the bound, tried again every tick',
+          );
+        }
+      }
+    }
+    if (this.buffer.length > this.memoryLimitRecords) {
+      const dropped = this.buffer.splice(0, this.buffer.length - this.memoryLimitRecords).length;
+      if (this.droppedDuringOutage === 0) {
+        this.logger.error(
+          { memoryLimitRecords: this.memoryLimitRecords },
+          'usage ledger: neither the database nor the journal takes records and memory holds its bound: the oldest records are dropped (counted, reported when writes succeed again)',
+        );
+      }
+      this.droppedDuringOutage += dropped;
+      this.droppedTotal += dropped;
     }
   }
 
@@ -255,12 +300,23 @@ export class UsageLedger {
         }
       }
       if (this.failingSinceMs !== undefined) {
-        this.logger.info(
-          { downForMs: Date.now() - this.failingSinceMs, written, journaled: this.journaledDuringOutage },
-          'usage ledger: writes succeed again; every record kept meanwhile is written',
-        );
+        const details = {
+          downForMs: Date.now() - this.failingSinceMs,
+          written,
+          journaled: this.journaledDuringOutage,
+          dropped: this.droppedDuringOutage,
+        };
+        if (this.droppedDuringOutage === 0) {
+          this.logger.info(details, 'usage ledger: writes succeed again; every record kept meanwhile is written');
+        } else {
+          this.logger.error(
+            details,
+            `usage ledger: writes succeed again; ${this.droppedDuringOutage} records were dropped at the memory bound`,
+          );
+        }
         this.failingSinceMs = undefined;
         this.journaledDuringOutage = 0;
+        this.droppedDuringOutage = 0;
       }
     } finally {
       this.writing = false;
@@ -278,7 +334,7 @@ export class UsageLedger {
         'usage ledger: writing records failed; they are kept (in memory, then in the journal) and retried every tick',
       );
     }
-    this.spillOverflow();
+    this.spillOverflow(true);
   }
 }
 
