@@ -126,6 +126,11 @@ export function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown>
   }
   const alerts = alertsFromEnvironment(env);
   if (alerts !== undefined) result['alerts'] = alerts;
+  if (env['INVITATIONS_PER_HOUR'] || env['INVITATIONS_PER_DAY'])
+    result['invitations'] = {
+      ...(env['INVITATIONS_PER_HOUR'] ? { perHour: Number(env['INVITATIONS_PER_HOUR']) } : {}),
+      ...(env['INVITATIONS_PER_DAY'] ? { perDay: Number(env['INVITATIONS_PER_DAY']) } : {}),
+    };
   if (env['SMTP_URL'] || env['SMTP_FROM'])
     result['smtp'] = { ...(env['SMTP_URL'] ? { url: env['SMTP_URL'] } : {}), ...(env['SMTP_FROM'] ? { from: env['SMTP_FROM'] } : {}) };
   return result;
