@@ -49,6 +49,7 @@ export function createAccountServices(config: Config, db: Kysely<DatabaseSchema>
         people: new PeopleRepository(db),
         mailer,
         limits: config.invitations,
+        now: () => accounts.time(),
       }),
   };
 }

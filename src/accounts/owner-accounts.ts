@@ -158,6 +158,11 @@ export class OwnerAccounts {
     return token;
   }
 
+  /** The accounts' clock (the people service reads links' expiry with the same one). */
+  time(): number {
+    return this.now();
+  }
+
   findOwnerByEmail(email: string): Promise<OwnerRecord | undefined> {
     return this.repository.findOwnerByEmail(email.trim().toLowerCase());
   }
