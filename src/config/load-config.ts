@@ -200,7 +200,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     bootstrapKey: config.bootstrapKey,
     filesStore: resolveFilesStore(config.filesStore, dataDir, databaseUrl, env),
     tiers,
-    retiredTiers: config.retiredTiers,
+    retiredTiers: Object.assign(Object.create(null) as Record<string, string>, config.retiredTiers),
     defaultTier: config.defaultTier,
     providers,
     models,
