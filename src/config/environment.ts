@@ -68,6 +68,13 @@ export function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown>
   const operationsPort = integerFromEnv(env, 'OPERATIONS_PORT');
   if (operationsPort !== undefined) server['operationsPort'] = operationsPort;
   if (env['OPERATIONS_HOST']) server['operationsHost'] = env['OPERATIONS_HOST'];
+  for (const [name, field] of [
+    ['MAX_CONNECTIONS', 'maxConnections'],
+    ['MAX_CONNECTIONS_PER_ADDRESS', 'maxConnectionsPerAddress'],
+  ] as const) {
+    const value = integerFromEnv(env, name);
+    if (value !== undefined) server[field] = value;
+  }
   if (env['DRAIN_DELAY_SECONDS']) {
     const delay = Number(env['DRAIN_DELAY_SECONDS']);
     if (!Number.isFinite(delay) || delay < 0) {
