@@ -159,9 +159,7 @@ export class OwnerAccounts {
   }
 
   /** The accounts' clock (the people service reads links' expiry with the same one). */
-  time(): number {
-    return this.now();
-  }
+  readonly time = (): number => this.now();
 
   findOwnerByEmail(email: string): Promise<OwnerRecord | undefined> {
     return this.repository.findOwnerByEmail(email.trim().toLowerCase());
