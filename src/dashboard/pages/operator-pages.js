@@ -179,6 +179,7 @@ function PeopleCard({ organization }) {
   /** Minting someone's link needs the operator's own password (or a current code). @param {SubmitEvent} event */
   const link = async (event) => {
     event.preventDefault();
+    if (confirming === undefined) return;
     const form = new FormData(/** @type {HTMLFormElement} */ (event.currentTarget));
     const proof = String(form.get('proof') ?? '');
     const body = /^\d{6}$/.test(proof) ? { code: proof } : { password: proof };
