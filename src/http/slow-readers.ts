@@ -6,6 +6,8 @@
  * - Rate: an answer gets `sendTimeoutMs` from the moment it starts going out, plus one second per
  *   `sendMinBytesPerSecond` bytes the client has taken so far; past that the connection is closed.
  * - Idle: an answer whose client takes nothing for `sendIdleTimeoutMs` is closed too.
+ * - Only the client's time counts: while nothing waits in the process for the client (the answer's
+ *   source, a blob store or an upstream, is the slow one), neither clock runs.
  *
  * "Taken" is what left the process: the socket's bytes written minus what still waits in its buffers
  * (the stream's and libuv's queue). What sits in the kernel's send buffer counts as taken, so the rule
@@ -29,12 +31,17 @@ interface SendWatch {
   startTaken: number;
   taken: number;
   lastProgress: number;
+  lastSweep: number;
+}
+
+/** Bytes of the socket still waiting in the process (the stream's buffer and libuv's write queue). */
+function pendingBytes(socket: Socket): number {
+  return socket.writableLength + ((socket as Socket & { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0);
 }
 
 /** Bytes of the socket that left the process (written, not waiting in the stream's or libuv's buffers). */
 function takenBytes(socket: Socket): number {
-  const queued = (socket as Socket & { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
-  return socket.bytesWritten - socket.writableLength - queued;
+  return socket.bytesWritten - pendingBytes(socket);
 }
 
 function isEventStream(reply: FastifyReply): boolean {
@@ -62,10 +69,15 @@ export function installSlowReaderGuard(app: FastifyInstance, options: SlowReader
         continue;
       }
       const taken = takenBytes(socket);
-      if (taken !== watch.taken) {
+      const elapsed = now - watch.lastSweep;
+      watch.lastSweep = now;
+      if (taken !== watch.taken || pendingBytes(socket) === 0) {
         watch.taken = taken;
         watch.lastProgress = now;
       }
+      // Nothing waiting for the client: the answer's own source is slow (a blob store, an upstream),
+      // not the reader; that time does not count against the client.
+      if (pendingBytes(socket) === 0) watch.startedAt += elapsed;
       const received = Math.max(0, watch.taken - watch.startTaken);
       const allowedMs = options.sendTimeoutMs + (received * 1000) / options.sendMinBytesPerSecond;
       const tooSlow = now - watch.startedAt > allowedMs;
@@ -89,7 +101,7 @@ export function installSlowReaderGuard(app: FastifyInstance, options: SlowReader
     if (socket === null || typeof socket.bytesWritten !== 'number' || isEventStream(reply) || !isLarge(payload)) return done(null, payload);
     const now = Date.now();
     const taken = takenBytes(socket);
-    const watch: SendWatch = { request, reply, socket, startedAt: now, startTaken: taken, taken, lastProgress: now };
+    const watch: SendWatch = { request, reply, socket, startedAt: now, startTaken: taken, taken, lastProgress: now, lastSweep: now };
     sending.add(watch);
     reply.raw.once('finish', () => sending.delete(watch));
     if (sweeper === undefined) {
