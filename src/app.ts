@@ -15,6 +15,8 @@ import type { AccessLog } from './http/access-log.ts';
 import { lazyRequestLoggerFactory } from './http/lazy-request-logger.ts';
 import { installEdge } from './http/edge.ts';
 import { HttpMetrics } from './http/metrics.ts';
+import { installConnectionCaps } from './http/connection-caps.ts';
+import { installSlowReaderGuard } from './http/slow-readers.ts';
 import { clientErrorHandler, installSlowClientGuards } from './http/slow-clients.ts';
 import { fastifyTrustProxy, installPublicOrigin } from './http/public-origin.ts';
 import './http/request-context.ts';
@@ -135,6 +137,16 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     trustProxy: fastifyTrustProxy(config.server.trustProxy),
   });
   installPublicOrigin(app, config.server);
+  // Before the edge: the body rate applies from a request's first byte, authenticated or not.
+  installSlowClientGuards(app, {
+    operator: config.operator,
+    usage: dependencies.metering,
+    bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs,
+    bodyTimeoutMs: config.server.bodyTimeoutMs,
+    bodyMinBytesPerSecond: config.server.bodyMinBytesPerSecond,
+  });
+  installSlowReaderGuard(app, config.server);
+  installConnectionCaps(app.server, config.server, app.log);
   const metrics = dependencies.metrics ?? new HttpMetrics(options.processMetrics ?? false);
   installEdge(app, {
     operator: config.operator,
@@ -148,13 +160,6 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     tracing: dependencies.tracing,
   });
   dependencies.accessLog?.install(app);
-  installSlowClientGuards(app, {
-    operator: config.operator,
-    usage: dependencies.metering,
-    bodyIdleTimeoutMs: config.server.bodyIdleTimeoutMs,
-    bodyTimeoutMs: config.server.bodyTimeoutMs,
-    bodyMinBytesPerSecond: config.server.bodyMinBytesPerSecond,
-  });
   registerOpenApiRoute(app, config.operator);
   registerRootRoute(app, { dashboard: dependencies.dashboard !== undefined });
   const readiness =

@@ -42,6 +42,14 @@ export function createAccountServices(config: Config, db: Kysely<DatabaseSchema>
     organizations,
     operatorAudit,
     mailer,
-    people: (accounts) => new PeopleService({ accounts, owners: new OwnersRepository(db), people: new PeopleRepository(db), mailer }),
+    people: (accounts) =>
+      new PeopleService({
+        accounts,
+        owners: new OwnersRepository(db),
+        people: new PeopleRepository(db),
+        mailer,
+        limits: config.invitations,
+        now: () => accounts.time(),
+      }),
   };
 }

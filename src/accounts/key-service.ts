@@ -3,7 +3,7 @@
  * /v1 interface itself has no key management endpoint, per SPEC "Authentication" 4).
  */
 import type { Config, Permission } from '../config/index.ts';
-import { PERMISSIONS } from '../config/index.ts';
+import { ownTier, PERMISSIONS } from '../config/index.ts';
 import { randomAlphanumeric } from '../core/ids.ts';
 import { ServiceError } from '../core/service-error.ts';
 import type { ApiKeyRecord, ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
@@ -81,7 +81,7 @@ export class KeyService {
     const defaultTier =
       plan === undefined || allowedKeyTiers(this.config, plan).includes(this.config.defaultTier) ? this.config.defaultTier : plan.tier;
     const tier = tierName ?? defaultTier;
-    const tierConfig = this.config.tiers[tier];
+    const tierConfig = ownTier(this.config.tiers, tier);
     if (tierConfig === undefined) {
       throw new KeyRequestError(`Unknown tier "${tier}". Configured tiers: ${Object.keys(this.config.tiers).join(', ')}.`);
     }

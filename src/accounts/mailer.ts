@@ -1,7 +1,9 @@
 /**
  * Mail that leaves: invitations and set-password links sent through SMTP with nodemailer when
- * `SMTP_URL` is set (from `SMTP_FROM`); without SMTP the message is written to the log instead, so an
- * operator can still pass the link on by hand.
+ * `SMTP_URL` is set (from `SMTP_FROM`). Without SMTP nothing is sent and only the fact is logged
+ * (recipient and subject, never the link: whoever asked for the link is shown it once instead). The
+ * recipient is handed to nodemailer as a parsed address object, so it is mailed exactly the plain
+ * address the checks accepted (email-address.ts), never re-read as an address list.
  */
 import { createTransport, type Transporter } from 'nodemailer';
 
@@ -9,7 +11,7 @@ export interface MailMessage {
   to: string;
   subject: string;
   text: string;
-  /** The link the message carries, logged when no SMTP server is configured. */
+  /** The link the message carries: never logged (whoever asked is shown it once). */
   link?: string;
 }
 
@@ -28,7 +30,10 @@ export function createMailer(smtp: { url?: string | undefined; from: string }, l
   if (smtp.url === undefined) {
     return {
       async send(message) {
-        log.info({ to: message.to, subject: message.subject, link: message.link }, 'mail not sent (no SMTP_URL): pass the link on by hand');
+        log.info(
+          { to: message.to, subject: message.subject },
+          'mail not sent (no SMTP_URL): the link was shown once to whoever asked for it, to pass on by hand',
+        );
         return 'logged';
       },
       close() {},
@@ -44,7 +49,7 @@ export function createMailer(smtp: { url?: string | undefined; from: string }, l
   return {
     async send(message) {
       try {
-        await transport.sendMail({ from: smtp.from, to: message.to, subject: message.subject, text: message.text });
+        await transport.sendMail({ from: smtp.from, to: { name: '', address: message.to }, subject: message.subject, text: message.text });
       } catch (error) {
         log.error({ err: error, to: message.to, subject: message.subject }, 'mail could not be sent');
         throw error;

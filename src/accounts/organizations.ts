@@ -3,7 +3,7 @@
  * (narrowing the organization's keys at once when a plan narrows), suspension and reactivation, the
  * list across organizations, and the operators' audit log entry for each change.
  */
-import type { Config } from '../config/index.ts';
+import { ownTier, type Config } from '../config/index.ts';
 import { invalidParameter, notFound } from '../core/service-error.ts';
 import type { OperatorAuditRepository } from '../db/repositories/operator-audit-repository.ts';
 import type { OrganizationRecord, OrganizationsRepository, OrganizationSummary } from '../db/repositories/organizations-repository.ts';
@@ -13,7 +13,6 @@ import {
   effectivePlan,
   highestTier,
   parseOverrides,
-  tierRank,
   type EffectivePlan,
   type PlanOverrides,
 } from './plans.ts';
@@ -51,6 +50,11 @@ export class OrganizationService {
     return record === undefined ? undefined : this.planOfRecord(record);
   }
 
+  /** Whether the organization is suspended (its dashboard is read-only, its signed links refused). */
+  async isSuspended(organizationId: string): Promise<boolean> {
+    return (await this.repository.find(organizationId))?.status === 'suspended';
+  }
+
   async get(organizationId: string): Promise<OrganizationView> {
     const record = await this.repository.find(organizationId);
     if (record === undefined) throw notFound('organization_not_found', `No organization ${organizationId}.`, 'organization');
@@ -79,14 +83,15 @@ export class OrganizationService {
     actor: OperatorActor,
   ): Promise<{ plan: EffectivePlan; narrowedKeys: number }> {
     const current = await this.get(organizationId);
-    if (this.config.tiers[tier] === undefined)
+    if (ownTier(this.config.tiers, tier) === undefined)
       throw invalidParameter('plan', `Unknown plan "${tier}". Configured tiers: ${Object.keys(this.config.tiers).join(', ')}.`);
     const checked = overrides === undefined ? current.overrides : overrides === null ? null : checkOverrides(overrides);
     const stored = checked === null || Object.keys(checked).length === 0 ? null : checked;
     const plan = effectivePlan(this.config, tier, stored);
     const tiers = allowedKeyTiers(this.config, plan);
     const narrowedKeys = await this.repository.setPlan(organizationId, tier, stored === null ? null : JSON.stringify(stored), (key) => {
-      const keyTier = tiers.includes(key.tier) || tierRank(this.config, key.tier) < 0 ? key.tier : plan.tier;
+      // A key whose tier the plan does not list (above it, retired, or no configured tier at all) takes the plan's.
+      const keyTier = tiers.includes(key.tier) ? key.tier : plan.tier;
       const permissions = key.permissions.filter((permission) => (plan.permissions as string[]).includes(permission));
       if (keyTier === key.tier && permissions.length === key.permissions.length) return undefined;
       return { tier: keyTier, permissions };

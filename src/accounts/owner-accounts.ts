@@ -11,6 +11,7 @@ import { invalidParameter, missingParameter } from '../core/service-error.ts';
 import { randomAlphanumeric } from '../core/ids.ts';
 import type { OwnerRecord, OwnerRole, OwnersRepository, SessionRecord } from '../db/repositories/owners-repository.ts';
 import { authError } from './authenticator.ts';
+import { requirePlainEmailAddress } from './email-address.ts';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { SecondFactor, type TotpEnrolment } from './second-factor.ts';
 import { SignInThrottle, type Reservation } from './sign-in-throttle.ts';
@@ -63,6 +64,12 @@ export interface SignedIn {
   owner: OwnerRecord;
 }
 
+/** A link set the password of an account with TOTP on: no session yet, the person signs in with their code. */
+export interface PasswordSet {
+  secondFactorRequired: true;
+  owner: OwnerRecord;
+}
+
 export interface ResolvedSession {
   session: SessionRecord;
   owner: OwnerRecord;
@@ -74,7 +81,6 @@ function sha256(text: string): string {
 
 /** Organization ids follow the key service's rule. */
 const ORGANIZATION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
 
 export class OwnerAccounts {
   private readonly idleTimeoutMs: number;
@@ -120,8 +126,7 @@ export class OwnerAccounts {
     if (!ORGANIZATION_PATTERN.test(request.organization)) {
       throw invalidParameter('organization', 'Organization ids use letters, digits, dot, dash and underscore (at most 100 characters).');
     }
-    const email = request.email.trim().toLowerCase();
-    if (!EMAIL_PATTERN.test(email) || email.length > 254) throw invalidParameter('email', `"${request.email}" is not an email address.`);
+    const email = requirePlainEmailAddress(request.email);
     if (request.password !== undefined) {
       const problem = passwordProblem(request.password);
       if (problem !== undefined) throw invalidParameter('password', problem);
@@ -147,16 +152,29 @@ export class OwnerAccounts {
   async issueLink(ownerId: string): Promise<string> {
     const token = randomAlphanumeric(43);
     const createdAt = this.now();
+    // At most one live link per person: a newer link voids the older ones.
+    await this.repository.deleteUnusedLinks(ownerId);
     await this.repository.createLink({ tokenHash: sha256(token), ownerId, createdAt, expiresAt: createdAt + this.linkLifetimeMs });
     return token;
   }
+
+  /** The accounts' clock (the people service reads links' expiry with the same one). */
+  readonly time = (): number => this.now();
 
   findOwnerByEmail(email: string): Promise<OwnerRecord | undefined> {
     return this.repository.findOwnerByEmail(email.trim().toLowerCase());
   }
 
-  /** Uses a set-password link once: sets the password and signs in. */
-  async setPasswordWithLink(token: string, password: string, client: { address: string; userAgent: string | null }): Promise<SignedIn> {
+  /**
+   * Uses a set-password link once: sets the password, voids the person's other links and ends their
+   * sessions. Without a second factor a session opens; with TOTP on none does: the person signs in with
+   * the new password and their code (or a recovery code), exactly like any sign-in.
+   */
+  async setPasswordWithLink(
+    token: string,
+    password: string,
+    client: { address: string; userAgent: string | null },
+  ): Promise<SignedIn | PasswordSet> {
     const problem = passwordProblem(password);
     if (problem !== undefined) throw invalidParameter('password', problem);
     const ownerId = await this.repository.consumeLink(sha256(token), this.now());
@@ -165,10 +183,17 @@ export class OwnerAccounts {
     const owner = await this.repository.findOwnerById(ownerId);
     if (owner === undefined) throw authError('invalid_token', 'This sign-in link belongs to no account.');
     await this.repository.setPasswordHash(owner.id, await hashPassword(password));
-    // A password reset ends every session an attacker might hold.
+    // A password reset voids every other link and ends every session an attacker might hold.
+    await this.repository.deleteUnusedLinks(owner.id);
     await this.repository.revokeSessions(owner.id, this.now());
     await this.audit(owner, 'password.set', null, client.address);
+    if (owner.totpSecret !== null) return { secondFactorRequired: true, owner };
     return this.openSession(owner, client);
+  }
+
+  /** Voids the person's unused set-password links (after a password change). */
+  voidLinks(ownerId: string): Promise<void> {
+    return this.repository.deleteUnusedLinks(ownerId);
   }
 
   async signIn(request: SignInRequest): Promise<SignedIn> {
@@ -330,14 +355,16 @@ export class OwnerAccounts {
 
   /**
    * Checks that a signed-in owner knows the password, or holds the second factor (a current code or a
-   * recovery code, when TOTP is on): a 400 naming `password` otherwise. Throttled like sign-in.
+   * recovery code, when TOTP is on): a 400 naming `passwordParam` otherwise. Throttled like sign-in
+   * (429 past the account's limit) and every failure audited (`reauthentication.failed`). Used before
+   * the second factor changes, a password change and an operator minting someone's set-password link.
    */
-  private async reauthenticate(owner: OwnerRecord, proof: Reauthentication, address: string): Promise<void> {
+  async reauthenticate(owner: OwnerRecord, proof: Reauthentication, address: string, passwordParam = 'password'): Promise<void> {
     const password = proof.password ?? '';
     const code = proof.code ?? '';
     if (password === '' && (code === '' || owner.totpSecret === null))
       throw missingParameter(
-        'password',
+        passwordParam,
         'Confirm it is you: send your current password' + (owner.totpSecret === null ? '.' : ' or a current code.'),
       );
     const reservation: Reservation = await this.throttle.reserveReauthentication(owner.id);
@@ -348,7 +375,7 @@ export class OwnerAccounts {
     if (!proven) {
       await this.auditFailedSignIn(owner, address, 'reauthentication.failed');
       throw invalidParameter(
-        password !== '' ? 'password' : 'code',
+        password !== '' ? passwordParam : 'code',
         password !== '' ? 'The current password is wrong.' : 'The code is wrong or was used already.',
       );
     }

@@ -11,9 +11,11 @@ import { OPERATORS_ORGANIZATION } from '../db/repositories/organizations-reposit
 import { randomAlphanumeric } from '../core/ids.ts';
 import type { Mailer } from './mailer.ts';
 import type { OwnerAccounts } from './owner-accounts.ts';
-import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { requirePlainEmailAddress } from './email-address.ts';
+import { hashPassword, passwordProblem } from './passwords.ts';
 
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
 /** The link a person opens to set a password; the token is in the fragment, so it never reaches a server log. */
 export function setPasswordLink(baseUrl: string, token: string): string {
@@ -25,6 +27,8 @@ export interface PeopleServiceOptions {
   owners: OwnersRepository;
   people: PeopleRepository;
   mailer: Mailer;
+  /** Invitations per organization per hour and per day. */
+  limits: { perHour: number; perDay: number };
   now?: () => number;
 }
 
@@ -54,23 +58,99 @@ export class PeopleService {
     return person;
   }
 
-  /** Invites `email` to the organization with `role`: an account without a password and a mailed link. */
+  /**
+   * Invites `email` to the organization with `role`: an account without a password and a mailed link.
+   * Bounded per organization per hour and per day (429 `too_many_invitations`, every instance counts
+   * the same rows). The answer never says whether the address has an account elsewhere (another
+   * organization, an operator): such an invitation answers like any other, and with SMTP the person is
+   * told by mail, without a link. A pending invitation whose links all expired blocks nobody: the next
+   * invitation from any organization replaces it. Inviting a pending person of the same organization
+   * again re-sends their invitation (a new link; the older ones stop working).
+   */
   async invite(organizationId: string, email: string, role: 'owner' | 'member', invitedBy: string, baseUrl: string): Promise<IssuedLink> {
-    const { owner, linkToken } = await this.options.accounts.createOwner({ organization: organizationId, email, role });
+    const address = requirePlainEmailAddress(email);
+    await this.reserveInvitation(organizationId);
+    const existing = await this.options.owners.findOwnerByEmail(address);
+    const text = (link: string): string =>
+      `${mailSafe(invitedBy)} invited you to the organization ${mailSafe(organizationId)} on Switchyard as ${role === 'owner' ? 'an owner' : 'a read-only member'}.\n\nSet your password and sign in (the link works once, for 24 hours):\n${link}\n`;
+    const subject = `You are invited to ${mailSafe(organizationId)} on Switchyard`;
+    if (existing !== undefined && existing.organizationId === organizationId) {
+      if (existing.passwordHash !== null)
+        throw new ServiceError({
+          status: 409,
+          type: 'invalid_request_error',
+          code: 'already_a_member',
+          param: 'email',
+          message: `${address} is already in this organization.`,
+        });
+      // Re-sending a pending invitation: the role asked now, a new link, the older links void.
+      if (existing.role !== role && existing.role !== 'operator') await this.options.people.setRole(existing.id, role);
+      const person = { ...existing, role };
+      const link = setPasswordLink(baseUrl, await this.options.accounts.issueLink(existing.id));
+      return { person, link, delivery: await this.mail(person, subject, text(link), link) };
+    }
+    if (existing !== undefined && !(await this.replaceableInvitation(existing)))
+      return this.inviteElsewhere(existing, organizationId, role, baseUrl);
+    if (existing !== undefined) await this.options.people.remove(existing.id);
+    const { owner, linkToken } = await this.options.accounts.createOwner({ organization: organizationId, email: address, role });
     const link = setPasswordLink(baseUrl, linkToken!);
+    return { person: owner, link, delivery: await this.mail(owner, subject, text(link), link) };
+  }
+
+  /** A pending invitation of another organization whose links all expired: it holds the address for nobody. */
+  private async replaceableInvitation(existing: OwnerRecord): Promise<boolean> {
+    if (existing.role === 'operator' || existing.passwordHash !== null) return false;
+    return !(await this.options.owners.hasLiveLink(existing.id, this.now()));
+  }
+
+  /**
+   * An invitation to an address that already has an account elsewhere: answered like any other (a new
+   * id, the same delivery), so the inviter learns nothing; with SMTP the person is told by mail (no
+   * link: an account is only ever reached through its own sign-in). Without SMTP the link handed back
+   * is a fresh token that no account holds: it answers "unknown, used or expired" like any dead link.
+   */
+  private async inviteElsewhere(
+    existing: OwnerRecord,
+    organizationId: string,
+    role: 'owner' | 'member',
+    baseUrl: string,
+  ): Promise<IssuedLink> {
+    const person: OwnerRecord = {
+      ...existing,
+      id: `own_${randomAlphanumeric(16)}`,
+      organizationId,
+      role,
+      passwordHash: null,
+      totpSecret: null,
+      createdAt: this.now(),
+    };
+    const link = setPasswordLink(baseUrl, randomAlphanumeric(43));
     const delivery = await this.mail(
-      owner,
-      `You are invited to ${organizationId} on Switchyard`,
-      `${invitedBy} invited you to the organization ${organizationId} on Switchyard as ${role === 'owner' ? 'an owner' : 'a read-only member'}.\n\nSet your password and sign in (the link works once, for 24 hours):\n${link}\n`,
-      link,
+      existing,
+      `An invitation to ${mailSafe(organizationId)} on Switchyard`,
+      `Someone invited ${existing.email} to the organization ${mailSafe(organizationId)} on Switchyard, but this address already has an account on this Switchyard.\nOne address belongs to one organization here: nothing changes for your account. If you want to join, ask the operator.\n`,
+      undefined,
     );
-    return { person: owner, link, delivery };
+    return { person, link, delivery };
+  }
+
+  /** Counts one invitation of the organization against its hourly and daily limits, or throws 429. */
+  private async reserveInvitation(organizationId: string): Promise<void> {
+    const now = this.now();
+    const { perHour, perDay } = this.options.limits;
+    const attempts = this.options.owners.attempts;
+    const hour = await attempts.reserve([{ subject: `invite-hour:${organizationId}`, limit: perHour }], now - HOUR, now);
+    if (hour === undefined) throw tooManyInvitations(`${perHour} invitations an hour`, 3600);
+    const day = await attempts.reserve([{ subject: `invite-day:${organizationId}`, limit: perDay }], now - DAY, now);
+    if (day === undefined) {
+      await attempts.release(hour);
+      throw tooManyInvitations(`${perDay} invitations a day`, 86_400);
+    }
   }
 
   /** Creates an operator account (no password yet) and returns its set-password link. */
   async createOperator(email: string, baseUrl: string): Promise<IssuedLink> {
-    const address = email.trim().toLowerCase();
-    if (!EMAIL_PATTERN.test(address) || address.length > 254) throw invalidParameter('email', `"${email}" is not an email address.`);
+    const address = requirePlainEmailAddress(email);
     if ((await this.options.owners.findOwnerByEmail(address)) !== undefined)
       throw invalidParameter('email', `An account for ${address} already exists.`);
     const operator = await this.options.owners.createOwner({
@@ -125,28 +205,46 @@ export class PeopleService {
    * password rules, and every other session of theirs ends.
    */
   async changePassword(person: OwnerRecord, currentSessionId: string, current: string, next: string, address: string): Promise<void> {
-    if (person.passwordHash === null || !(await verifyPassword(current, person.passwordHash)))
-      throw invalidParameter('current_password', 'The current password is wrong.');
     const problem = passwordProblem(next);
     if (problem !== undefined) throw invalidParameter('new_password', problem);
+    // Counted and audited like every re-authentication (429 past the limit, `reauthentication.failed`).
+    await this.options.accounts.reauthenticate(person, { password: current }, address, 'current_password');
     await this.options.owners.setPasswordHash(person.id, await hashPassword(next));
     await this.options.people.revokeOtherSessions(person.id, currentSessionId, this.now());
+    // A link issued before (leaked, mailed, pasted) must not undo the change.
+    await this.options.accounts.voidLinks(person.id);
     await this.options.accounts.audit(person, 'password.changed', null, address);
   }
 
-  private async mail(person: OwnerRecord, subject: string, text: string, link: string): Promise<'sent' | 'logged'> {
+  private async mail(person: OwnerRecord, subject: string, text: string, link: string | undefined): Promise<'sent' | 'logged'> {
     try {
-      return await this.options.mailer.send({ to: person.email, subject, text, link });
+      return await this.options.mailer.send({ to: person.email, subject, text, ...(link === undefined ? {} : { link }) });
     } catch (error) {
+      // The transport's text (host, port, server answer) stays in the log; the person asking sees none of it.
       throw new ServiceError({
         status: 502,
         type: 'server_error',
         code: 'service_unavailable',
-        message: `The mail to ${person.email} could not be sent (${error instanceof Error ? error.message : String(error)}). The account exists: issue a new link once mail works.`,
+        message: `The mail to ${person.email} could not be sent. The invitation stays: send it again once mail works (the operator sees why in the log).`,
         cause: error,
       });
     }
   }
+}
+
+function tooManyInvitations(limit: string, retryAfterSeconds: number): ServiceError {
+  return new ServiceError({
+    status: 429,
+    type: 'rate_limit_exceeded',
+    code: 'too_many_invitations',
+    message: `This organization has sent its ${limit}. Try again later, or ask the operator to raise INVITATIONS_PER_HOUR / INVITATIONS_PER_DAY.`,
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+}
+
+/** Text an inviter controls, as it goes into a mail: printable ASCII of addresses and ids only, the rest `?`. */
+function mailSafe(text: string): string {
+  return text.slice(0, 254).replace(/[^A-Za-z0-9._@+-]/g, '?');
 }
 
 export type { OwnerRole };

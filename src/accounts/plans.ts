@@ -8,7 +8,7 @@
  * - a key's tier ranks at or below the plan (tiers rank in the order the config lists them, smallest
  *   first) and its permissions are a subset of the plan's.
  */
-import { PERMISSIONS, type Config, type Permission, type TierConfig } from '../config/index.ts';
+import { ownTier, PERMISSIONS, type Config, type Permission, type TierConfig } from '../config/index.ts';
 import { invalidParameter } from '../core/service-error.ts';
 
 /** Per-organization overrides of a plan's figures; a figure left out comes from the tier. 0: unlimited (rpm, tpm, day, month). */
@@ -91,8 +91,8 @@ export function highestTier(config: Config, tiers: readonly string[]): string {
 }
 
 export function effectivePlan(config: Config, tier: string | null, overrides: PlanOverrides | null): EffectivePlan {
-  const name = tier !== null && config.tiers[tier] !== undefined ? tier : config.defaultTier;
-  const base: TierConfig = config.tiers[name]!;
+  const name = tier !== null && ownTier(config.tiers, tier) !== undefined ? tier : config.defaultTier;
+  const base: TierConfig = ownTier(config.tiers, name)!;
   const set = overrides ?? {};
   return {
     tier: name,
@@ -117,7 +117,7 @@ export function allowedKeyTiers(config: Config, plan: EffectivePlan): string[] {
 
 /** A key's limits: per-minute figures from its tier capped by the plan; day, month and batches from the plan. */
 export function keyLimits(config: Config, keyTier: string, plan: EffectivePlan): KeyPlanLimits {
-  const tier = config.tiers[keyTier];
+  const tier = ownTier(config.tiers, keyTier);
   return {
     requestsPerMinute: tier === undefined ? plan.requestsPerMinute : smallerLimit(tier.requestsPerMinute, plan.requestsPerMinute),
     tokensPerMinute: tier === undefined ? plan.tokensPerMinute : smallerLimit(tier.tokensPerMinute, plan.tokensPerMinute),

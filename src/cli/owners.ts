@@ -4,7 +4,7 @@
  * password from standard input.
  */
 import { OwnerAccounts } from '../accounts/owner-accounts.ts';
-import type { Config } from '../config/index.ts';
+import { ownTier, type Config } from '../config/index.ts';
 import { isServiceError } from '../core/service-error.ts';
 import { OwnersRepository } from '../db/repositories/owners-repository.ts';
 import { openMigratedDatabase } from '../runtime.ts';
@@ -54,7 +54,7 @@ export async function ownersCommand(
           .map((name) => name.trim())
           .filter(Boolean)
       : undefined;
-  const unknownTier = allowedTiers?.find((tier) => config.tiers[tier] === undefined);
+  const unknownTier = allowedTiers?.find((tier) => ownTier(config.tiers, tier) === undefined);
   if (unknownTier !== undefined)
     throw new CliUsageError(`Unknown tier "${unknownTier}". Configured tiers: ${Object.keys(config.tiers).join(', ')}.`);
   const password = parsed.flags['password-stdin'] === true ? await readStdin(stdin) : undefined;

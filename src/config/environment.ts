@@ -68,6 +68,13 @@ export function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown>
   const operationsPort = integerFromEnv(env, 'OPERATIONS_PORT');
   if (operationsPort !== undefined) server['operationsPort'] = operationsPort;
   if (env['OPERATIONS_HOST']) server['operationsHost'] = env['OPERATIONS_HOST'];
+  for (const [name, field] of [
+    ['MAX_CONNECTIONS', 'maxConnections'],
+    ['MAX_CONNECTIONS_PER_ADDRESS', 'maxConnectionsPerAddress'],
+  ] as const) {
+    const value = integerFromEnv(env, name);
+    if (value !== undefined) server[field] = value;
+  }
   if (env['DRAIN_DELAY_SECONDS']) {
     const delay = Number(env['DRAIN_DELAY_SECONDS']);
     if (!Number.isFinite(delay) || delay < 0) {
@@ -127,6 +134,11 @@ export function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown>
   }
   const alerts = alertsFromEnvironment(env);
   if (alerts !== undefined) result['alerts'] = alerts;
+  if (env['INVITATIONS_PER_HOUR'] || env['INVITATIONS_PER_DAY'])
+    result['invitations'] = {
+      ...(env['INVITATIONS_PER_HOUR'] ? { perHour: Number(env['INVITATIONS_PER_HOUR']) } : {}),
+      ...(env['INVITATIONS_PER_DAY'] ? { perDay: Number(env['INVITATIONS_PER_DAY']) } : {}),
+    };
   if (env['SMTP_URL'] || env['SMTP_FROM'])
     result['smtp'] = { ...(env['SMTP_URL'] ? { url: env['SMTP_URL'] } : {}), ...(env['SMTP_FROM'] ? { from: env['SMTP_FROM'] } : {}) };
   return result;

@@ -72,6 +72,8 @@ export interface Config {
   readonly tracing: TracingConfig;
   /** SMTP for invitations and set-password links (SMTP_URL, SMTP_FROM); no `url`: links go to the log. */
   readonly smtp: z.infer<typeof configSchema>['smtp'];
+  /** Invitations per organization per hour and per day (INVITATIONS_PER_HOUR, INVITATIONS_PER_DAY). */
+  readonly invitations: z.infer<typeof configSchema>['invitations'];
   /** Budget alerts: the projected rule, emails, webhooks and their delivery (config/alerts-config.ts). */
   readonly alerts: AlertsConfig;
   /** Single sign-on: providers with their client secrets read, claim rules, SSO-only policy (config/sso-config.ts). */
@@ -201,7 +203,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     bootstrapKey: config.bootstrapKey,
     filesStore: resolveFilesStore(config.filesStore, dataDir, databaseUrl, env),
     tiers,
-    retiredTiers: config.retiredTiers,
+    retiredTiers: Object.assign(Object.create(null) as Record<string, string>, config.retiredTiers),
     defaultTier: config.defaultTier,
     providers,
     models,
@@ -212,6 +214,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     dependencies: config.dependencies,
     tracing: config.tracing,
     smtp: config.smtp,
+    invitations: config.invitations,
     alerts: config.alerts,
     sso: resolveSsoConfig(config.sso),
   });

@@ -312,6 +312,16 @@ export const configSchema = z.strictObject({
       from: z.string().min(3).default('Switchyard <switchyard@localhost>'),
     })
     .prefault({}),
+  /**
+   * Invitations an organization's owners may send (INVITATIONS_PER_HOUR, INVITATIONS_PER_DAY): each
+   * one is mail through the operator's SMTP, so they are bounded per organization, on every instance.
+   */
+  invitations: z
+    .strictObject({
+      perHour: z.number().int().min(1).default(20),
+      perDay: z.number().int().min(1).default(100),
+    })
+    .prefault({}),
   /** Tier of the bootstrap key and of `keys create` without `--tier`. */
   defaultTier: z.string().default('Developer'),
   providers: z.record(z.string().min(1), providerSchema).default({}),

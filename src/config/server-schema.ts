@@ -36,6 +36,22 @@ export const serverSchema = z
     bodyTimeoutMs: z.number().int().positive().default(20_000),
     /** Bytes per second a request body must average beyond `bodyTimeoutMs` (each such many bytes buys one more second). */
     bodyMinBytesPerSecond: z.number().int().positive().default(500),
+    /**
+     * Minimum send rate for answers other than SSE streams (downloads, large JSON): an answer gets
+     * `sendTimeoutMs` to go out, extended by one second per `sendMinBytesPerSecond` bytes the client
+     * took; and it is cut when the client takes nothing for `sendIdleTimeoutMs`. Then the connection
+     * is closed (the status is already out). Milliseconds.
+     */
+    sendTimeoutMs: z.number().int().positive().default(20_000),
+    sendMinBytesPerSecond: z.number().int().positive().default(1024),
+    sendIdleTimeoutMs: z.number().int().positive().default(30_000),
+    /** Open connections the public listener holds at once; more are closed on arrival. 0: no cap. */
+    maxConnections: z.number().int().nonnegative().default(10_000),
+    /**
+     * Open connections one client address holds at once (the TCP peer: behind a proxy, the proxy);
+     * more are closed on arrival. 0: no cap.
+     */
+    maxConnectionsPerAddress: z.number().int().nonnegative().default(256),
     /** Longest time to receive a whole request (headers and body), milliseconds; bounds a body that trickles in. */
     requestTimeoutMs: z.number().int().positive().default(300_000),
     /**

@@ -11,12 +11,13 @@ import { DEFAULT_TIERS, tierSchema, type TierConfig } from './schema.ts';
 export function mergeTiers(
   overrides: Readonly<Record<string, { [Field in keyof TierConfig]?: TierConfig[Field] | undefined } | null>>,
 ): Record<string, TierConfig> {
-  const merged: Record<string, TierConfig> = {};
+  // Null-prototype: a tier name from input (`constructor`, `toString`, `__proto__`) finds nothing inherited.
+  const merged: Record<string, TierConfig> = Object.create(null) as Record<string, TierConfig>;
   for (const name of new Set([...Object.keys(DEFAULT_TIERS), ...Object.keys(overrides)])) {
-    const override = overrides[name];
+    const override = Object.hasOwn(overrides, name) ? overrides[name] : undefined;
     if (override === null) continue;
     const fields = Object.fromEntries(Object.entries(override ?? {}).filter(([, value]) => value !== undefined));
-    const parsed = tierSchema.safeParse({ ...DEFAULT_TIERS[name], ...fields });
+    const parsed = tierSchema.safeParse({ ...(Object.hasOwn(DEFAULT_TIERS, name) ? DEFAULT_TIERS[name] : {}), ...fields });
     if (!parsed.success) {
       const missing = parsed.error.issues.filter((issue) => issue.code === 'invalid_type').map((issue) => issue.path.join('.'));
       throw new ConfigError(
@@ -34,21 +35,30 @@ interface TierSettings {
   readonly defaultTier: string;
 }
 
+/**
+ * The configured tier of that name, never an inherited property: every lookup of a name that came from
+ * input (a plan, a key's tier) goes through this, so `constructor` or `__proto__` is simply unknown.
+ */
+export function ownTier(tiers: Readonly<Record<string, TierConfig>>, name: string): TierConfig | undefined {
+  return Object.hasOwn(tiers, name) ? tiers[name] : undefined;
+}
+
 /** Every tier name a key may carry, with the settings it gets: the configured tiers and the retired ones. */
 export function effectiveTiers(config: TierSettings): Record<string, TierConfig> {
-  const effective: Record<string, TierConfig> = {};
-  for (const [retired, replacement] of Object.entries(config.retiredTiers)) effective[retired] = config.tiers[replacement]!;
-  return { ...effective, ...config.tiers };
+  const effective: Record<string, TierConfig> = Object.create(null) as Record<string, TierConfig>;
+  for (const [retired, replacement] of Object.entries(config.retiredTiers)) effective[retired] = ownTier(config.tiers, replacement)!;
+  return Object.assign(effective, config.tiers);
 }
 
 /** A key's tier settings; a tier unknown here (another instance's config) gets the default tier's, never none. */
 export function tierSettingsFor(config: TierSettings, tier: string): TierConfig {
-  return config.tiers[tier] ?? config.tiers[config.retiredTiers[tier] ?? config.defaultTier]!;
+  const retired = Object.hasOwn(config.retiredTiers, tier) ? config.retiredTiers[tier] : undefined;
+  return ownTier(config.tiers, tier) ?? ownTier(config.tiers, retired ?? config.defaultTier)!;
 }
 
 /** Of the tiers existing keys use, those the config neither defines nor retires (start-up refuses them). */
 export function unconfiguredTiers(config: TierSettings, tiersInUse: readonly string[]): string[] {
-  return tiersInUse.filter((tier) => !(tier in config.tiers) && !(tier in config.retiredTiers)).sort();
+  return tiersInUse.filter((tier) => !Object.hasOwn(config.tiers, tier) && !Object.hasOwn(config.retiredTiers, tier)).sort();
 }
 
 /** The start-up refusal for keys of dropped tiers, naming them and both ways out. */

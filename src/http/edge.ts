@@ -293,6 +293,8 @@ function errorHandler(options: EdgeOptions) {
     // The client may still be uploading (a 413, or a refusal before the body was read): let it finish,
     // so that it reads this answer rather than a broken pipe.
     await drainRequestBody(request.raw);
+    // The body watch (slow-clients.ts) may have answered 408 meanwhile, for a body below the minimum rate.
+    if (reply.sent) return reply;
     return reply
       .code(serviceError.status)
       .type('application/json; charset=utf-8')

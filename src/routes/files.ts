@@ -5,9 +5,9 @@
  */
 import { buffer } from 'node:stream/consumers';
 import multipart from '@fastify/multipart';
-import { uploadParts } from '../http/multipart-parts.ts';
+import { malformedMultipart, uploadParts } from '../http/multipart-parts.ts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { invalidFormat, invalidParameter, isServiceError, type ServiceError } from '../core/service-error.ts';
+import { invalidFormat, invalidParameter } from '../core/service-error.ts';
 import { toFileObject } from '../services/files/file-object.ts';
 import type { FileService, OpenedFile } from '../services/files/file-service.ts';
 import { SIGNED_CONTENT_ROUTE } from '../files/signed-url.ts';
@@ -34,30 +34,6 @@ export function parseLimit(value: string | undefined, max: number, fallback: num
   const limit = Number(value);
   if (!/^\d+$/.test(value) || limit < 1 || limit > max) throw invalidParameter('limit', `limit must be an integer from 1 to ${max}.`);
   return limit;
-}
-
-/**
- * The multipart parser's (busboy's) own errors for a body that is not well-formed multipart: no
- * boundary (or one longer than the parser takes), or a body that ends before its closing boundary,
- * inside a part or between parts. They are plain Errors known by their messages only.
- */
-const MALFORMED_MULTIPART = /boundary not found|boundary required|unexpected end of multipart data|needle cannot/i;
-
-/** A 400 for a malformed multipart body (the parser's error, or one it caused further down the upload), else undefined. */
-function malformedMultipart(error: unknown): ServiceError | undefined {
-  let current: unknown = error;
-  for (let hops = 0; current instanceof Error && hops < 5; hops++) {
-    // A refusal of the request itself (413, missing part...) stands as it is.
-    if (isServiceError(current) && current.status < 500) return undefined;
-    if (MALFORMED_MULTIPART.test(current.message)) {
-      return invalidFormat(
-        null,
-        `The multipart/form-data body is malformed (${current.message}). Send a boundary in the content type and end the body with the closing boundary.`,
-      );
-    }
-    current = current.cause;
-  }
-  return undefined;
 }
 
 /** Files up to this size are read whole and sent in one write; larger ones are streamed. */

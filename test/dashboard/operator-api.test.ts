@@ -224,8 +224,10 @@ for (const backend of storageBackends()) {
       const last = await owner.request('POST', `people/${me.id}/role`, { role: 'member' });
       assert.equal(last.status, 409);
       assert.equal(last.body.error.code, 'last_owner');
+      // Someone of this very organization: said plainly (nothing about other organizations is revealed).
       const duplicate = await owner.request('POST', 'people/invite', { email: 'alice@example.com', role: 'member' });
-      assert.equal(duplicate.status, 400);
+      assert.equal(duplicate.status, 409);
+      assert.equal(duplicate.body.error.code, 'already_a_member');
       assert.equal(duplicate.body.error.param, 'email');
     });
 

@@ -8,7 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { invalidParameter } from '../../core/service-error.ts';
 import { toFileObject } from '../../services/files/file-object.ts';
 import { UNLISTED_FILE_PURPOSES } from '../../services/files/file-service.ts';
-import { uploadParts } from '../../http/multipart-parts.ts';
+import { malformedMultipart, uploadParts } from '../../http/multipart-parts.ts';
 import { access, pageOf, pageQuery, parseBody, signedIn, type DashboardApiDependencies } from './common.ts';
 import type { FileObject, PageOf } from './wire.ts';
 
@@ -45,7 +45,13 @@ export const filesApi: FastifyPluginAsync<DashboardApiDependencies> = async (app
         throw invalidParameter(null, 'Send the upload as multipart/form-data with the parts "file" and "purpose".');
       const { owner } = signedIn(request);
       const limit = config.server.uploadLimitBytes;
-      const file = await files.upload(owner.organizationId, uploadParts(request, limit), limit);
+      let file;
+      try {
+        file = await files.upload(owner.organizationId, uploadParts(request, limit), limit);
+      } catch (error) {
+        // A body that is not well-formed multipart is the client's mistake: 400, as on /v1/files.
+        throw malformedMultipart(error) ?? error;
+      }
       await accounts.audit(owner, 'file.uploaded', file.id, request.ip);
       return reply.code(201).send(toFileObject(file));
     });

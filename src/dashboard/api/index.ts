@@ -26,7 +26,8 @@ import { operatorWebhooksApi, webhooksApi } from './webhooks.ts';
 export type { DashboardApiDependencies, OperatorApiDependencies } from './common.ts';
 
 export async function registerDashboardApi(app: FastifyInstance, dependencies: DashboardApiDependencies): Promise<void> {
-  installSessionHook(app, dependencies.accounts);
+  const organizations = dependencies.operator?.organizations;
+  installSessionHook(app, dependencies.accounts, organizations === undefined ? undefined : (id) => organizations.isSuspended(id));
   for (const resource of [sessionApi, totpApi, keysApi, usageApi, batchesApi, filesApi, modelsApi, auditApi, organizationLimitsApi]) {
     await app.register(resource, dependencies);
   }

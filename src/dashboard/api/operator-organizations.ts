@@ -1,7 +1,7 @@
 /**
  * The operator console's organizations (operators only, under /dashboard/api/operator): the list and
  * search, one organization with its people and keys, its plan and overrides, suspend and reactivate,
- * and a set-password link for one of its people. Every change lands in the operators' audit log with
+ * and a set-password link for one of its people (after the operator's password or code). Every change lands in the operators' audit log with
  * the operator's email and address.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -17,6 +17,9 @@ const planBody = z.object({
   /** Per-organization figures; null clears them, absent keeps them. */
   overrides: z.record(z.string(), z.unknown()).nullable().optional(),
 });
+
+/** The operator's own password, or a current code when their TOTP is on. */
+const reauthenticationBody = z.object({ password: z.string().max(200).optional(), code: z.string().max(40).optional() });
 
 type ById = { Params: { id: string } };
 const operatorOnly = access('operator');
@@ -39,7 +42,7 @@ export function planObject(plan: EffectivePlan): PlanFigures {
 
 const actor = (request: FastifyRequest): OperatorActor => ({ email: request.dashboard!.owner.email, address: request.ip });
 
-export const operatorOrganizationsApi: FastifyPluginAsync<WithOperator> = async (app, { operator, config, keys }) => {
+export const operatorOrganizationsApi: FastifyPluginAsync<WithOperator> = async (app, { operator, config, keys, accounts }) => {
   const { organizations, people } = operator;
 
   app.get<{ Querystring: { search?: string } }>('/dashboard/api/operator/organizations', operatorOnly, async (request) => {
@@ -111,10 +114,20 @@ export const operatorOrganizationsApi: FastifyPluginAsync<WithOperator> = async 
     '/dashboard/api/operator/organizations/:id/people/:person/reset-link',
     operatorOnly,
     async (request) => {
-      const person = await people.find(request.params.id, request.params.person);
+      const body = parseBody(reauthenticationBody, request.body ?? {});
+      const { owner: me } = request.dashboard!;
+      // The organization must be one the console shows (never the operators' own): 404 otherwise.
+      const organization = await organizations.get(request.params.id);
+      const person = await people.find(organization.id, request.params.person);
+      // Minting a credential for someone else: the operator proves it is them (throttled, failures audited).
+      await accounts.reauthenticate(
+        me,
+        { ...(body.password === undefined ? {} : { password: body.password }), ...(body.code === undefined ? {} : { code: body.code }) },
+        request.ip,
+      );
       const issued = await people.resetLink(person, request.publicOrigin());
       await organizations.audit(actor(request), 'owner.link_issued', person.organizationId, person.email, { delivery: issued.delivery });
-      // The link is shown to the operator only when no mail left (they pass it on by hand).
+      // Shown once, to this operator, only when no mail left (they pass it on by hand); never logged.
       return {
         object: 'dashboard.link',
         email: person.email,

@@ -3,6 +3,7 @@
  * create (its tier and those ranked below it, highest first) and which permissions.
  */
 import { allowedKeyTiers, type EffectivePlan } from '../../accounts/plans.ts';
+import { ownTier } from '../../config/index.ts';
 import type { DashboardApiDependencies } from './common.ts';
 
 export class PlanBounds {
@@ -18,6 +19,8 @@ export class PlanBounds {
     const { config, accounts } = this.dependencies;
     const effective = plan ?? (await this.planOf(organizationId));
     if (effective !== undefined) return allowedKeyTiers(config, effective).reverse();
-    return ((await accounts.allowedTiers(organizationId)) ?? [config.defaultTier]).filter((tier) => config.tiers[tier] !== undefined);
+    return ((await accounts.allowedTiers(organizationId)) ?? [config.defaultTier]).filter(
+      (tier) => ownTier(config.tiers, tier) !== undefined,
+    );
   }
 }

@@ -4,16 +4,21 @@
  * live session cookie, every state-changing call the session's CSRF header, and the person's role must
  * be allowed (dashboard-access.ts). Errors are the SPEC envelope: 401 `session_expired` past a session's
  * expiry, 401 `invalid_token` for a missing, malformed or unknown session or CSRF token, 403
- * `permission_denied` for a role that may not.
+ * `permission_denied` for a role that may not, 403 `organization_suspended` for a change (or a file
+ * download) by a person of a suspended organization.
  */
 import type { FastifyInstance } from 'fastify';
 import { authError } from '../../accounts/authenticator.ts';
 import type { OwnerAccounts } from '../../accounts/owner-accounts.ts';
 import { ServiceError } from '../../core/service-error.ts';
-import { accessRefusal } from '../dashboard-access.ts';
+import { accessRefusal, suspendedRefusal } from '../dashboard-access.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from './common.ts';
 
-export function installSessionHook(app: FastifyInstance, accounts: OwnerAccounts): void {
+export function installSessionHook(
+  app: FastifyInstance,
+  accounts: OwnerAccounts,
+  isSuspended?: (organizationId: string) => Promise<boolean>,
+): void {
   app.decorateRequest('dashboard', undefined);
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.dashboardAccess;
@@ -29,6 +34,10 @@ export function installSessionHook(app: FastifyInstance, accounts: OwnerAccounts
     const refusal = accessRefusal(access, resolved.owner.role, request.routeOptions.url ?? request.url);
     if (refusal !== undefined)
       throw new ServiceError({ status: 403, type: 'permission_error', code: 'permission_denied', message: refusal });
+    const url = request.routeOptions.url ?? request.url;
+    const readOnly = suspendedRefusal(request.method, url);
+    if (readOnly !== undefined && resolved.owner.role !== 'operator' && (await isSuspended?.(resolved.owner.organizationId)))
+      throw new ServiceError({ status: 403, type: 'permission_error', code: 'organization_suspended', message: readOnly });
     request.dashboard = { token: token!, ...resolved };
   });
 }

@@ -1,6 +1,7 @@
 /**
  * Signing in and out, and the person's sessions: sign-in and set-password (public; a new session is
- * minted whatever cookie came in), the current session with its CSRF token, sign-out, the list of
+ * minted whatever cookie came in; a set-password link of an account with TOTP on opens none, the
+ * person then signs in with the code), the current session with its CSRF token, sign-out, the list of
  * sessions, revoking one or all.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -68,6 +69,9 @@ export const sessionApi: FastifyPluginAsync<DashboardApiDependencies> = async (a
     const body = parseBody(setPasswordBody, request.body);
     refuseSsoOnly(await sso?.passwordRefusalForLink(body.token));
     const started = await accounts.setPasswordWithLink(body.token, body.password, client(request));
+    // With TOTP on no session opens here: the person signs in with the new password and a code.
+    if ('secondFactorRequired' in started)
+      return reply.send({ object: 'dashboard.password_set', email: started.owner.email, totp_required: true });
     return reply.send(startSession(request, reply, started));
   });
 

@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { keyLimits, type EffectivePlan } from '../../accounts/plans.ts';
-import type { Config } from '../../config/index.ts';
+import { ownTier, type Config } from '../../config/index.ts';
 import type { ApiKeyRecord } from '../../db/repositories/api-keys-repository.ts';
 import type { KeyUsageRow } from '../../db/repositories/usage-rollups-repository.ts';
 import { parseUsageRange, usageCsv, usageReport } from '../usage-report.ts';
@@ -28,7 +28,7 @@ function keyUsage(rows: KeyUsageRow[], keys: ApiKeyRecord[], config: Config, pla
     const key = byId.get(row.keyId);
     // Without a plan yet, a key's own tier stands for the plan (accounts/account-services.ts planLimitsOf).
     const limits = key === undefined || plan === undefined ? undefined : keyLimits(config, key.tier, plan);
-    const tier = key === undefined ? undefined : config.tiers[key.tier];
+    const tier = key === undefined ? undefined : ownTier(config.tiers, key.tier);
     return {
       key_id: row.keyId,
       name: key?.name ?? null,

@@ -180,9 +180,21 @@ function StatusCard({ organization, onChanged }) {
 /** @param {{ organization: Json }} props */
 function PeopleCard({ organization }) {
   const [issued, setIssued] = useState(/** @type {Json | undefined} */ (undefined));
+  const [confirming, setConfirming] = useState(/** @type {Json | undefined} */ (undefined));
   const action = useAction(undefined);
-  /** @param {Json} person */
-  const link = async (person) => setIssued(await action.run(`${organizationPath(organization.id)}/people/${person.id}/reset-link`));
+  /** Minting someone's link needs the operator's own password (or a current code). @param {SubmitEvent} event */
+  const link = async (event) => {
+    event.preventDefault();
+    if (confirming === undefined) return;
+    const form = new FormData(/** @type {HTMLFormElement} */ (event.currentTarget));
+    const proof = String(form.get('proof') ?? '');
+    const body = /^\d{6}$/.test(proof) ? { code: proof } : { password: proof };
+    const answer = await action.run(`${organizationPath(organization.id)}/people/${confirming.id}/reset-link`, { body });
+    if (answer) {
+      setIssued(answer);
+      setConfirming(undefined);
+    }
+  };
   const [ended, setEnded] = useState(/** @type {string | undefined} */ (undefined));
   /** Ends every session of the person at once (e.g. just removed from the identity provider's group). @param {Json} person */
   const endSessions = async (person) => {
@@ -201,12 +213,23 @@ function PeopleCard({ organization }) {
       hideLabel: true,
       className: 'actions',
       cell: (person) =>
-        html`<button type="button" onClick=${() => link(person)}>Send set-password link</button>
+        html`<button type="button" onClick=${() => setConfirming(person)}>Send set-password link</button>
           <button type="button" class="secondary" onClick=${() => endSessions(person)}>End sessions</button>`,
     },
   ];
   return html`<section class="card" aria-labelledby="people-title">
     <h2 id="people-title">People</h2>
+    ${
+      confirming
+        ? html`<form class="notice" onSubmit=${link} aria-label="Confirm it is you">
+          <p>A set-password link for ${confirming.email}: confirm it is you first.</p>
+          <label for="reset-proof">Your password (or a current authenticator code)</label>
+          <input id="reset-proof" name="proof" type="password" autocomplete="current-password" required />
+          <button type="submit">Send the link</button>
+          <button type="button" class="secondary" onClick=${() => setConfirming(undefined)}>Cancel</button>
+        </form>`
+        : null
+    }
     <${ErrorNote} error=${action.error} />
     ${ended ? html`<p role="status">${ended}</p>` : null}
     ${

@@ -77,22 +77,59 @@ function useSsoProviders() {
   return providers;
 }
 
-/** @param {{ onSignedIn: OnSignedIn }} props */
+/**
+ * A set-password link: the new password, then (an account with TOTP on) the code, exactly as sign-in
+ * asks for it. No session opens before the second factor.
+ * @param {{ onSignedIn: OnSignedIn }} props
+ */
 export function SetPassword({ onSignedIn }) {
   const token = new URLSearchParams(location.hash.slice(1)).get('token') ?? '';
   const [error, setError] = useState(/** @type {Error | undefined} */ (undefined));
+  const [passwordSet, setPasswordSet] = useState(/** @type {{ email: string, password: string } | undefined} */ (undefined));
   /** @param {SubmitEvent} event */
   const submit = async (event) => {
     event.preventDefault();
     const form = new FormData(/** @type {HTMLFormElement} */ (event.currentTarget));
     if (form.get('password') !== form.get('confirm')) return setError(new Error('The two passwords differ.'));
     try {
-      const session = await api('set-password', { method: 'POST', body: { token, password: form.get('password') }, redirectOn401: false });
+      const answer = await api('set-password', { method: 'POST', body: { token, password: form.get('password') }, redirectOn401: false });
+      if (answer.object === 'dashboard.password_set') {
+        setError(undefined);
+        setPasswordSet({ email: answer.email, password: String(form.get('password')) });
+        return;
+      }
+      onSignedIn(answer, '/dashboard/keys');
+    } catch (caught) {
+      setError(/** @type {Error} */ (caught));
+    }
+  };
+  /** @param {SubmitEvent} event */
+  const submitCode = async (event) => {
+    event.preventDefault();
+    if (passwordSet === undefined) return;
+    const form = new FormData(/** @type {HTMLFormElement} */ (event.currentTarget));
+    try {
+      const session = await api('sign-in', {
+        method: 'POST',
+        body: { email: passwordSet.email, password: passwordSet.password, totp: form.get('totp') },
+        redirectOn401: false,
+      });
       onSignedIn(session, '/dashboard/keys');
     } catch (caught) {
       setError(/** @type {Error} */ (caught));
     }
   };
+  if (passwordSet !== undefined)
+    return html`<main class="narrow">
+      <h1>Password set</h1>
+      <p role="status">Your password is set. Two-factor sign-in is on for ${passwordSet.email}: enter your code to sign in.</p>
+      <form onSubmit=${submitCode} aria-label="Second factor">
+        <label for="totp">Authenticator code (or a recovery code)</label>
+        <input id="totp" name="totp" autocomplete="one-time-code" required />
+        <button type="submit">Sign in</button>
+      </form>
+      <${ErrorNote} error=${error} />
+    </main>`;
   return html`<main class="narrow">
     <h1>Choose a password</h1>
     <form onSubmit=${submit} aria-label="Set password">

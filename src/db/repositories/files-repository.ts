@@ -64,6 +64,12 @@ export class FilesRepository {
   }
 
   /** The row whatever its state (deleted and expired included). */
+  /** Whether the file's organization is suspended (its signed links are refused while it is). */
+  async organizationSuspended(organizationId: string): Promise<boolean> {
+    const row = await this.db.selectFrom('organizations').select('status').where('id', '=', organizationId).executeTakeFirst();
+    return row?.status === 'suspended';
+  }
+
   async findById(id: string): Promise<FileRecord | undefined> {
     const row = await this.db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
     return row === undefined ? undefined : toRecord(row);

@@ -180,6 +180,23 @@ export class OwnersRepository {
     return row?.owner_id;
   }
 
+  /** Whether the owner has an unused, unexpired set-password link (a pending invitation still open). */
+  async hasLiveLink(ownerId: string, now: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('owner_links')
+      .select('owner_id')
+      .where('owner_id', '=', ownerId)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Deletes every unused set-password link of the owner (a newer link, a used one or a password change voids them). */
+  async deleteUnusedLinks(ownerId: string): Promise<void> {
+    await this.db.deleteFrom('owner_links').where('owner_id', '=', ownerId).where('used_at', 'is', null).execute();
+  }
+
   async createSession(session: SessionRecord & { tokenHash: string }): Promise<void> {
     await this.db
       .insertInto('dashboard_sessions')

@@ -34,13 +34,14 @@ export function fileTooLarge(maxBytes: number): ServiceError {
 }
 
 /** 403 for a signed link that does not verify (`invalid_signature`) or is past its time (`url_expired`). */
-export function signedLinkRefused(code: 'invalid_signature' | 'url_expired'): ServiceError {
-  return new ServiceError({
-    status: 403,
-    type: 'permission_error',
-    code,
-    message: code === 'url_expired' ? 'This link has expired. Ask for a new one.' : 'This link is not valid: its signature does not match.',
-  });
+const SIGNED_LINK_REFUSALS = {
+  url_expired: 'This link has expired. Ask for a new one.',
+  invalid_signature: 'This link is not valid: its signature does not match.',
+  organization_suspended: "This file's organization is suspended: its links serve nothing until the operator reactivates it.",
+} as const;
+
+export function signedLinkRefused(code: keyof typeof SIGNED_LINK_REFUSALS): ServiceError {
+  return new ServiceError({ status: 403, type: 'permission_error', code, message: SIGNED_LINK_REFUSALS[code] });
 }
 
 /** Bytes as the messages say them: `104857600 bytes (100.0 MiB)`. */

@@ -363,7 +363,7 @@ export class FileService {
     return buildSignedFileUrl(this.requireSecret(), origin, fileId, expiresAtSeconds);
   }
 
-  /** The content behind a signed link: 403 for a bad or expired link, then the usual 404/410. */
+  /** The content behind a signed link: 403 for a bad or expired link, then the usual 404/410, then 403 while its organization is suspended. */
   async openSignedContent(fileId: string, expires: string | undefined, signature: string | undefined): Promise<OpenedFile> {
     const check = checkSignedFileUrl(this.requireSecret(), fileId, expires, signature, Math.floor(this.clock.now() / 1000));
     if (check === 'invalid') throw signedLinkRefused('invalid_signature');
@@ -371,6 +371,8 @@ export class FileService {
     const file = await this.repository.findById(fileId);
     if (file === undefined || file.deletedAt !== null) throw fileNotFound(fileId);
     if (this.isExpired(file)) throw fileExpired(fileId);
+    // A suspended organization's links serve nothing until it is reactivated (they work again after, until they expire).
+    if (await this.repository.organizationSuspended(file.organizationId)) throw signedLinkRefused('organization_suspended');
     return { file, content: await this.openStored(file) };
   }
 
