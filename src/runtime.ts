@@ -35,6 +35,7 @@ import type { DeploymentStateStore } from './limits/deployment-state.ts';
 import type { LimitStore } from './limits/limit-store.ts';
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { buildGeneration, buildMeteredServices } from './runtime/build-services.ts';
+import { buildResponseCache } from './runtime/build-response-cache.ts';
 import { firstStartSecrets, type FirstStartSecrets } from './runtime/first-start.ts';
 import { openRuntimeDatabase } from './runtime/open-database.ts';
 import {
@@ -216,7 +217,8 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
     agreement,
     draining: () => draining,
   });
-  const useCases = buildMeteredServices(config, { generation, metering, registry, files, storedResponses });
+  const responseCache = buildResponseCache(config, { ...redis, registry: stores.metrics.registry, logger, opened });
+  const useCases = buildMeteredServices(config, { generation, metering, registry, files, storedResponses, cache: responseCache });
   const { accounts, retention, dashboard } = openDashboardAccounts(config, options, { ...stores, database, logger, opened });
   const createFirstStartSecrets = firstStartSecrets({
     config,

@@ -26,3 +26,4 @@ export { TRACE_SAMPLERS, type TracingConfig, type TraceSamplerName } from './tra
 export { effectiveTiers, tierSettingsFor, unconfiguredTiers, droppedTiersError } from './tiers.ts';
 export { checkModelFiles } from './model-files.ts';
 export type { AlertsConfig } from './alerts-config.ts';
+export type { ResponseCacheConfig, ResponseCacheOrganizationConfig } from './response-cache-config.ts';

@@ -13,6 +13,7 @@ import { resolveFilesStore, type FilesStoreConfig } from './files-store.ts';
 import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, type TierConfig } from './schema.ts';
 import type { TracingConfig } from './tracing-config.ts';
 import type { AlertsConfig } from './alerts-config.ts';
+import type { ResponseCacheConfig } from './response-cache-config.ts';
 import { ConfigError } from './config-error.ts';
 import { resolvePricing } from './resolve-pricing.ts';
 import { readSecretFile, secretFilePath } from './secret-file.ts';
@@ -73,6 +74,8 @@ export interface Config {
   readonly smtp: z.infer<typeof configSchema>['smtp'];
   /** Budget alerts: the projected rule, emails, webhooks and their delivery (config/alerts-config.ts). */
   readonly alerts: AlertsConfig;
+  /** The response cache (config/response-cache-config.ts; README "Response cache"). */
+  readonly responseCache: ResponseCacheConfig;
 }
 
 export interface LoadConfigOptions {
@@ -210,6 +213,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     tracing: config.tracing,
     smtp: config.smtp,
     alerts: config.alerts,
+    responseCache: config.responseCache,
   });
 }
 

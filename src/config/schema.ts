@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { PriceCard } from '../core/price-card.ts';
 import { pricingSchema } from './pricing-schema.ts';
 import { alertsSchema } from './alerts-config.ts';
+import { responseCacheSchema } from './response-cache-config.ts';
 import { serverSchema } from './server-schema.ts';
 import { tracingSchema } from './tracing-config.ts';
 
@@ -367,6 +368,8 @@ export const configSchema = z.strictObject({
   tracing: tracingSchema.prefault({}),
   /** Budget alerts by email and signed webhooks (config/alerts-config.ts; the ALERT_* variables). */
   alerts: alertsSchema.prefault({}),
+  /** The response cache (config/response-cache-config.ts; README "Response cache"). Off unless a plan or organization turns it on. */
+  responseCache: responseCacheSchema,
 });
 export type ConfigInput = z.input<typeof configSchema>;
 

@@ -24,6 +24,7 @@ import * as m0120 from './0120_instance_configs.ts';
 import * as m0130 from './0130_audit_log_window.ts';
 import * as m0131 from './0131_one_instances_table.ts';
 import * as m0190 from './0190_budget_alerts.ts';
+import * as m0210 from './0210_usage_ledger_cache.ts';
 
 export type { MigrationDialect } from './dialect.ts';
 
@@ -49,6 +50,7 @@ const MIGRATIONS: readonly (readonly [name: string, migration: MigrationModule])
   ['0130_audit_log_window', m0130],
   ['0131_one_instances_table', m0131],
   ['0190_budget_alerts', m0190],
+  ['0210_usage_ledger_cache', m0210],
 ];
 
 /** The migration set for one dialect, keyed by name (what Kysely's Migrator takes). */
