@@ -52,6 +52,7 @@ import { openOperationsListener, readinessOf } from './runtime/readiness.ts';
 import type { InstancesRepository } from './db/repositories/instances-repository.ts';
 import { startAlerts, type Alerts } from './runtime/start-alerts.ts';
 import { startBatchWorker } from './runtime/start-batch-worker.ts';
+import type { GenerationCache } from './services/cache/generation-cache.ts';
 import { FileService } from './services/files/file-service.ts';
 import { StoredResponses } from './services/responses/stored-responses.ts';
 import type { Tracing } from './telemetry/trace-types.ts';
@@ -87,6 +88,8 @@ export interface Runtime {
   people: PeopleService;
   /** Budget alerts: the spend observer metering is given, webhook endpoints, the delivery dispatcher. */
   alerts: Alerts;
+  /** The response cache (services/cache/): purges per organization (dashboard, CLI). */
+  responseCache: GenerationCache;
   /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -267,7 +270,17 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
       tuning: typeof options.batchWorker === 'object' ? options.batchWorker : undefined,
     });
   }
-  const close = closeInOrder({ ...stores, breakers, database, logger, batchWorker: () => batchWorker, app, operations, retention });
+  const close = closeInOrder({
+    ...stores,
+    breakers,
+    database,
+    logger,
+    batchWorker: () => batchWorker,
+    app,
+    operations,
+    retention,
+    responseCache,
+  });
   return {
     config,
     database,
@@ -283,6 +296,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
     organizations: accountServices.organizations,
     people: dashboard.operator.people,
     alerts: stores.alerts,
+    responseCache,
     startDraining() {
       draining = true;
     },
@@ -344,6 +358,7 @@ interface RunningParts {
   ledger: { close(): Promise<void> };
   registry: { close(): Promise<void> };
   deploymentState: DeploymentStateStore;
+  responseCache: { close(): Promise<void> };
   redis: { limitStore: LimitStore; redis: Redis | undefined; redisProbe: Redis | undefined };
   breakers: DependencyBreakers;
   blobStore: BlobStore;
@@ -374,6 +389,7 @@ function closeInOrder(parts: RunningParts): () => Promise<void> {
       await parts.registry.close();
       await parts.deploymentState.close();
       await redis.limitStore.close();
+      await parts.responseCache.close();
       redis.redis?.disconnect();
       redis.redisProbe?.disconnect();
       parts.breakers.stop();

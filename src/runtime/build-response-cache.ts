@@ -55,6 +55,7 @@ export function buildResponseCache(config: Config, parts: ResponseCacheParts): G
   if (redisStore !== undefined) {
     const store = redisStore;
     store.subscribePurges((organizationId) => tiers.dropOrganization(organizationId));
+    // Closed by Runtime.close (GenerationCache.close), or here should a later start step fail.
     parts.opened.push(() => store.close());
   }
   const flights = new Flights(tiers, { followerWaitMs: settings.followerWaitMs, leaseMs: settings.leaseMs });

@@ -112,7 +112,8 @@ describe('response cache end to end', () => {
       const streamed = await stream.finalChatCompletion();
       assert.equal(streamed.choices[0]!.message.content, live.choices[0]!.message.content);
       assert.equal(streamed.choices[0]!.finish_reason, 'tool_calls');
-      assert.equal(streamed.choices[0]!.message.tool_calls![0]!.function.arguments, '{"city":"Oslo"}');
+      const streamedCall = streamed.choices[0]!.message.tool_calls![0]!;
+      assert.equal(streamedCall.type === 'function' && streamedCall.function.arguments, '{"city":"Oslo"}');
       assert.equal(streamed.usage?.total_tokens, live.usage?.total_tokens);
       assert.equal(openaiUpstream.requests.length, 1, 'one upstream call for three answers');
     });

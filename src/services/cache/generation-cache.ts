@@ -161,8 +161,18 @@ export class GenerationCache {
     return cacheHitCharge(answer, model, this.dependencies.config.hitCostFraction);
   }
 
+  /** The organization's entries held in this instance's memory. */
+  memoryEntries(organizationId: string): number {
+    return this.dependencies.tiers.countOrganization(organizationId);
+  }
+
   /** Deletes every entry of the organization (both tiers; the other instances drop theirs). */
   purge(organizationId: string): Promise<number> {
     return this.dependencies.tiers.purge(organizationId);
+  }
+
+  /** Shutdown: the shared store's own connections (the purge subscriber). */
+  close(): Promise<void> {
+    return this.dependencies.tiers.close();
   }
 }

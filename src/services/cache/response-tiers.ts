@@ -115,6 +115,13 @@ export class ResponseTiers {
     return bytes;
   }
 
+  /** The organization's entries in this instance's tier. */
+  countOrganization(organizationId: string): number {
+    let count = 0;
+    for (const entry of this.memory.values()) if (entry.organizationId === organizationId) count++;
+    return count;
+  }
+
   /** Drops the organization's entries from this instance's tier (a purge made on any instance). */
   dropOrganization(organizationId: string): number {
     let dropped = 0;
@@ -152,7 +159,9 @@ export class ResponseTiers {
     return { answer, claimed: polled.claimed };
   }
 
-  clear(): void {
+  /** Empties the in-process tier and closes the shared store's own connections (shutdown). */
+  async close(): Promise<void> {
     this.memory.clear();
+    await this.shared?.close?.();
   }
 }
