@@ -39,6 +39,7 @@ const upstream = createServer((request, response) => {
 await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
 const upstreamAddress = upstream.address();
 if (upstreamAddress === null || typeof upstreamAddress === 'string') throw new Error('no upstream address');
+const upstreamPort = upstreamAddress.port;
 
 let sameBytes = '';
 const directories: string[] = [];
@@ -54,7 +55,7 @@ async function start(overrides: ConfigInput): Promise<{ runtime: Runtime; pool: 
       logLevel: 'silent',
       bootstrapKey: false,
       server: { port: 0, host: '127.0.0.1' },
-      providers: { up: { kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${upstreamAddress!.port}/v1`, maxRetries: 0 } },
+      providers: { up: { kind: 'openai-compatible', baseUrl: `http://127.0.0.1:${upstreamPort}/v1`, maxRetries: 0 } },
       models: [{ id: 'bench-model', provider: 'up', capabilities: ['chat'] }],
       ...overrides,
     },

@@ -35,7 +35,7 @@ import type { DeploymentStateStore } from './limits/deployment-state.ts';
 import type { LimitStore } from './limits/limit-store.ts';
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { buildGeneration, buildMeteredServices } from './runtime/build-services.ts';
-import { buildResponseCache } from './runtime/build-response-cache.ts';
+import { buildResponseCache, responseCacheAdmin, type GenerationCache } from './runtime/build-response-cache.ts';
 import { firstStartSecrets, type FirstStartSecrets } from './runtime/first-start.ts';
 import { openRuntimeDatabase } from './runtime/open-database.ts';
 import {
@@ -52,7 +52,6 @@ import { openOperationsListener, readinessOf } from './runtime/readiness.ts';
 import type { InstancesRepository } from './db/repositories/instances-repository.ts';
 import { startAlerts, type Alerts } from './runtime/start-alerts.ts';
 import { startBatchWorker } from './runtime/start-batch-worker.ts';
-import type { GenerationCache } from './services/cache/generation-cache.ts';
 import { FileService } from './services/files/file-service.ts';
 import { StoredResponses } from './services/responses/stored-responses.ts';
 import type { Tracing } from './telemetry/trace-types.ts';
@@ -171,6 +170,7 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     processMetrics: options.processMetrics ?? false,
     ledgerObserver: observer,
   });
+  const responseCache = buildResponseCache(config, { ...redis, registry: built.metrics.registry, logger, opened });
   const blobStore = await openBlobStore(config, logger, breakers, opened);
   const files = new FileService({ repository: filesRepository, store: blobStore, ...(clock === undefined ? {} : { clock }) });
   await files.start();
@@ -190,6 +190,7 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     deploymentState,
     blobStore,
     files,
+    responseCache,
   };
 }
 
@@ -220,7 +221,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
     agreement,
     draining: () => draining,
   });
-  const responseCache = buildResponseCache(config, { ...redis, registry: stores.metrics.registry, logger, opened });
+  const { responseCache } = stores;
   const useCases = buildMeteredServices(config, { generation, metering, registry, files, storedResponses, cache: responseCache });
   const { accounts, retention, dashboard } = openDashboardAccounts(config, options, { ...stores, database, logger, opened });
   const createFirstStartSecrets = firstStartSecrets({
@@ -243,7 +244,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
       generation,
       generationEndpoints: useCases.endpoints,
       storedResponses,
-      dashboard,
+      dashboard: { ...dashboard, responseCache: responseCacheAdmin(responseCache, database) },
       readiness,
       metrics,
       ...(accessLog === undefined ? {} : { accessLog }),
@@ -270,17 +271,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
       tuning: typeof options.batchWorker === 'object' ? options.batchWorker : undefined,
     });
   }
-  const close = closeInOrder({
-    ...stores,
-    breakers,
-    database,
-    logger,
-    batchWorker: () => batchWorker,
-    app,
-    operations,
-    retention,
-    responseCache,
-  });
+  const close = closeInOrder({ ...stores, breakers, database, logger, batchWorker: () => batchWorker, app, operations, retention });
   return {
     config,
     database,

@@ -7,6 +7,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.ts';
+import type { ResponseCacheAdmin } from '../dashboard/api/common.ts';
+import type { Database } from '../db/database.ts';
+import { CacheSavingsRepository } from '../db/repositories/cache-savings-repository.ts';
 import type { CircuitBreaker } from '../core/circuit-breaker.ts';
 import { CacheMetrics } from '../services/cache/cache-metrics.ts';
 import { Flights } from '../services/cache/flights.ts';
@@ -15,6 +18,8 @@ import { ResponseTiers } from '../services/cache/response-tiers.ts';
 import { RedisResponseStore } from '../services/cache/stores/redis-response-store.ts';
 import type { SharedResponseStore } from '../services/cache/stores/shared-response-store.ts';
 import type { Opened } from './open-stores.ts';
+
+export type { GenerationCache };
 
 export interface ResponseCacheParts {
   redis: Redis | undefined;
@@ -61,4 +66,13 @@ export function buildResponseCache(config: Config, parts: ResponseCacheParts): G
   const flights = new Flights(tiers, { followerWaitMs: settings.followerWaitMs, leaseMs: settings.leaseMs });
   const observer = new CacheMetrics(parts.registry, () => tiers.memoryBytes);
   return new GenerationCache({ config: settings, tiers, flights, observer });
+}
+
+/** The dashboard's side of the cache: purges and the savings read from the ledger. */
+export function responseCacheAdmin(cache: GenerationCache, database: Database): ResponseCacheAdmin {
+  const savings = new CacheSavingsRepository(database.db);
+  return {
+    purge: (organizationId) => cache.purge(organizationId),
+    savings: (organizationId, fromMs, toMs) => savings.savings(organizationId, fromMs, toMs),
+  };
 }

@@ -7,6 +7,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { MockAnthropicServer, MockOpenAIServer } from '../support/mock-upstreams/index.ts';
+import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { until } from '../support/until.ts';
 
@@ -353,6 +354,30 @@ describe('response cache end to end', () => {
       assert.equal(Number(hitRow.input_tokens) + Number(hitRow.output_tokens), 0);
       assert.equal(Number(liveRow.cache_hit), 0);
       assert.equal(Number(liveRow.input_tokens), 100);
+    });
+
+    test('the dashboard shows the requests and tokens the cache saved; an owner purges the organization, a member may not', async () => {
+      await createOwner(server.runtime, 'org-switchyard-ai', 'owner@cache.test', 'a long enough password 1');
+      await createOwner(server.runtime, 'org-switchyard-ai', 'member@cache.test', 'a long enough password 2', { role: 'member' });
+      const owner = new DashboardClient(server.origin);
+      assert.equal((await owner.signIn('owner@cache.test', 'a long enough password 1')).status, 200);
+      const member = new DashboardClient(server.origin);
+      assert.equal((await member.signIn('member@cache.test', 'a long enough password 2')).status, 200);
+      const savings = await until(async () => {
+        const response = await member.request('GET', 'cache/savings?days=1');
+        return response.status === 200 && response.body.requests > 0 ? response.body : undefined;
+      }, 'cache savings');
+      assert.equal(savings.object, 'dashboard.cache_savings');
+      assert.ok(savings.saved_tokens >= 150);
+      assert.equal(typeof savings.saved_usd, 'number');
+      assert.equal((await member.request('POST', 'cache/purge')).status, 403);
+      const request = body();
+      await rawPost('/chat/completions', request);
+      assert.match((await rawPost('/chat/completions', request)).headers.get('cache-status') ?? '', /hit/);
+      const purge = await owner.request('POST', 'cache/purge');
+      assert.equal(purge.status, 200);
+      assert.ok(purge.body.purged >= 1);
+      assert.match((await rawPost('/chat/completions', request)).headers.get('cache-status') ?? '', /fwd=miss/);
     });
   });
 });
