@@ -34,8 +34,8 @@ export const responseCacheSchema = z
     defaultTtlSeconds: seconds.default(3600),
     /** Longest TTL, seconds. */
     maxTtlSeconds: seconds.default(86_400),
-    /** Where entries are shared between instances: `auto` (Redis when configured, else Postgres when the database is, else this instance only), `memory`, `redis`, `postgres`. */
-    store: z.enum(['auto', 'memory', 'redis', 'postgres']).default('auto'),
+    /** Where entries are shared between instances: `auto` (Redis when `redisUrl` is set, else this instance only), `memory`, `redis`. */
+    store: z.enum(['auto', 'memory', 'redis']).default('auto'),
     /** Bytes the in-process LRU may hold (entries as stored, JSON). */
     memoryBytes: z
       .number()
