@@ -329,6 +329,17 @@ describe('response cache end to end', () => {
       assert.equal(notObject.status, 400);
     });
 
+    test("a hit counts against the key's per-minute request limit", async () => {
+      const request = body();
+      await rawPost('/chat/completions', request);
+      const first = await rawPost('/chat/completions', request);
+      const second = await rawPost('/chat/completions', request);
+      assert.match(second.headers.get('cache-status') ?? '', /hit/);
+      const remaining = (response: { headers: Headers }) => Number(response.headers.get('x-ratelimit-remaining-requests'));
+      assert.ok(Number.isInteger(remaining(first)));
+      assert.equal(remaining(second), remaining(first) - 1);
+    });
+
     test('a hit is recorded in the ledger as a cache hit with the tokens it saved, at no cost', async () => {
       const request = body();
       openaiUpstream.enqueue({
