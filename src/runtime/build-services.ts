@@ -80,7 +80,7 @@ export function buildMeteredServices(
   const endpoints = generationEndpoints(dependencies.storedResponses);
   const decodeOptions: DecodeOptions = Object.freeze({ validation: config.requestValidation });
   const oneShot = { config, models: generation, registry, metering };
-  const embeddings = new EmbeddingsService({ ...oneShot, decodeOptions, wire: openAiEmbeddingsWire });
+  const embeddings = new EmbeddingsService({ ...oneShot, decodeOptions, wire: openAiEmbeddingsWire, cache });
   const moderations = new ModerationsService({ ...oneShot, wire: openAiModerationsWire });
   const images = new ImagesService({ ...oneShot, files: dependencies.files, wire: openAiImagesWire });
   return { generations, endpoints, decodeOptions, embeddings, moderations, images };

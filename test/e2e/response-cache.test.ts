@@ -287,6 +287,28 @@ describe('response cache end to end', () => {
     });
   });
 
+  describe('embeddings (openai SDK)', () => {
+    test('a repeated embeddings request is answered from the cache with the same vectors and usage', async () => {
+      const request = { model: 'switchyard-embeddings', input: [fresh('cache me'), 'and me'], encoding_format: 'float' as const };
+      const { data: live, response } = await openai.embeddings.create(request).withResponse();
+      assert.match(response.headers.get('cache-status') ?? '', /fwd=miss/);
+      const { data: again, response: againResponse } = await until(async () => {
+        const attempt = await openai.embeddings.create(request).withResponse();
+        return /hit/.test(attempt.response.headers.get('cache-status') ?? '') ? attempt : undefined;
+      }, 'the embeddings answer stored');
+      assert.equal(againResponse.headers.get('x-switchyard-cache-key'), response.headers.get('x-switchyard-cache-key'));
+      assert.deepEqual(
+        again.data.map((item) => item.embedding),
+        live.data.map((item) => item.embedding),
+      );
+      assert.deepEqual(again.usage, live.usage);
+      assert.equal((again as unknown as { _metadata: { cache: string } })._metadata.cache, 'hit');
+      // Another input misses.
+      const other = await openai.embeddings.create({ ...request, input: [fresh('other')] }).withResponse();
+      assert.match(other.response.headers.get('cache-status') ?? '', /fwd=miss/);
+    });
+  });
+
   describe('scope, directives and accounting', () => {
     const body = () => ({ model: VIA_OPENAI, temperature: 0, messages: [{ role: 'user', content: fresh('Scoped') }] });
 

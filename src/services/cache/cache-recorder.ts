@@ -9,6 +9,7 @@
 import type { BatchStage } from '../../core/batched.ts';
 import type { GenerationWarning } from '../../core/generation.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
+import type { Usage } from '../../core/usage.ts';
 import type { CachedAnswer } from './cached-answer.ts';
 
 /** Where a completed answer goes, and what is told when the recording is over. */
@@ -27,6 +28,7 @@ export class CacheRecorder implements BatchStage<StreamPart> {
   private finished = false;
   private failed = false;
   private closed = false;
+  private body: Record<string, unknown> | undefined;
 
   /** Prompt tokens counted locally, set once counted (before the stream starts). */
   promptTokens = 0;
@@ -77,6 +79,14 @@ export class CacheRecorder implements BatchStage<StreamPart> {
     void this.finish();
   }
 
+  /** Stores a one-shot endpoint's JSON answer (embeddings) with its usage; a copy, as the edge adds `_metadata` to the original. */
+  storeJson(body: Record<string, unknown>, usage: Usage): Promise<void> {
+    this.body = structuredClone(body);
+    this.parts.push({ type: 'finish', finishReason: 'stop', usage });
+    this.finished = true;
+    return this.finish();
+  }
+
   /** Ends the recording without an answer (the generation failed before its first part). */
   abandon(): Promise<void> {
     this.failed = true;
@@ -89,14 +99,16 @@ export class CacheRecorder implements BatchStage<StreamPart> {
     try {
       if (this.finished && !this.failed) {
         const now = Date.now();
-        await this.target.store({
+        const answer: CachedAnswer = {
           version: 1,
           parts: this.parts,
           warnings: this.warnings,
           promptTokens: this.promptTokens,
           storedAtMs: now,
           expiresAtMs: now + this.ttlMs,
-        });
+        };
+        if (this.body !== undefined) answer.body = this.body;
+        await this.target.store(answer);
       }
     } finally {
       await this.target.done();

@@ -19,6 +19,11 @@ export interface CachedAnswer {
   storedAtMs: number;
   /** When it expires, ms since epoch. */
   expiresAtMs: number;
+  /**
+   * A one-shot endpoint's answer (embeddings) as its JSON body; its usage is the `finish` part's.
+   * Absent for generations, which are encoded afresh from `parts`.
+   */
+  body?: Record<string, unknown>;
 }
 
 /** Parses a stored entry; undefined for anything that is not one (another version, a damaged value). */

@@ -98,11 +98,24 @@ export class GenerationCache {
     return lookup;
   }
 
+  /**
+   * The same for a one-shot endpoint whose answer is deterministic (embeddings): no sampling or stored
+   * state to consider; the answer is stored as its JSON body (`CacheRecorder.storeJson`).
+   */
+  async lookupJson(caller: Caller, model: ModelConfig, endpoint: string, cacheRequest: CacheRequest): Promise<CacheLookup | undefined> {
+    const settings = cacheSettingsFor(this.dependencies.config, caller.auth);
+    if (settings === undefined || caller.batch) return undefined;
+    const lookup = await this.find(settings, caller, model, undefined, endpoint, cacheRequest);
+    this.dependencies.observer?.lookedUp(endpoint, lookup.outcome.status);
+    return lookup;
+  }
+
   private async find(
     settings: CacheSettings,
     caller: Caller,
     model: ModelConfig,
-    request: GenerationRequest,
+    /** A generation's request (undefined: a deterministic one-shot endpoint). */
+    request: GenerationRequest | undefined,
     endpoint: string,
     cacheRequest: CacheRequest,
   ): Promise<CacheLookup> {
@@ -111,7 +124,7 @@ export class GenerationCache {
     if (directives.noStore) return bypass('no-store');
     if (STATEFUL_FIELDS.some((field) => body[field] !== undefined && body[field] !== null) || refersToStoredItems(body))
       return bypass('stateful');
-    if (request.temperature !== 0 && !settings.cacheSampled) return bypass('sampled');
+    if (request !== undefined && request.temperature !== 0 && !settings.cacheSampled) return bypass('sampled');
     const ttlSeconds = ttlSecondsOf(settings, directives);
     if (ttlSeconds === 0) return bypass('max-age-0');
     const organizationId = caller.auth.organizationId;
