@@ -1,11 +1,12 @@
 /**
  * Process entry: `switchyard <command>`. Commands: serve (default), migrate, keys, usage, owners, orgs,
- * operators, routes, webhooks. Configuration errors, usage errors and known start-up failures print a
+ * operators, routes, webhooks, cache. Configuration errors, usage errors and known start-up failures print a
  * clear message and exit 1 without a stack trace.
  */
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadConfig } from './config/index.ts';
 import { CliUsageError, parseArguments } from './cli/arguments.ts';
+import { cacheCommand } from './cli/cache.ts';
 import { keysCommand } from './cli/keys.ts';
 import { ownersCommand } from './cli/owners.ts';
 import { operatorsCommand, orgsCommand } from './cli/orgs.ts';
@@ -37,6 +38,7 @@ Commands:
   webhooks list | add --url U [--events a,b] [--description D] | remove <id> | test <id>
                                 operator webhook endpoints (every organization's budget alerts)
   webhooks deliveries [--org O] [--status pending|delivered|failed] [--limit N]   the alerts' delivery log
+  cache purge --org O           delete the organization's response-cache entries on every instance (needs REDIS_URL)
 
 Global options:
   --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
@@ -77,6 +79,8 @@ export async function main(
       return routesCommand(config, { positionals: rest, flags: parsed.flags }, print);
     case 'webhooks':
       return webhooksCommand(config, { positionals: rest, flags: parsed.flags }, print);
+    case 'cache':
+      return cacheCommand(config, { positionals: rest, flags: parsed.flags }, print);
     default:
       throw new CliUsageError(`Unknown command "${command}".\n\n${HELP}`);
   }

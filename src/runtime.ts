@@ -36,6 +36,7 @@ import type { DeploymentStateStore } from './limits/deployment-state.ts';
 import type { LimitStore } from './limits/limit-store.ts';
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { buildGeneration, buildMeteredServices } from './runtime/build-services.ts';
+import { buildResponseCache, responseCacheAdmin, type GenerationCache } from './runtime/build-response-cache.ts';
 import { firstStartSecrets, type FirstStartSecrets } from './runtime/first-start.ts';
 import { openRuntimeDatabase } from './runtime/open-database.ts';
 import {
@@ -88,6 +89,8 @@ export interface Runtime {
   people: PeopleService;
   /** Budget alerts: the spend observer metering is given, webhook endpoints, the delivery dispatcher. */
   alerts: Alerts;
+  /** The response cache (services/cache/): purges per organization (dashboard, CLI). */
+  responseCache: GenerationCache;
   /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -169,6 +172,7 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     processMetrics: options.processMetrics ?? false,
     ledgerObserver: observer,
   });
+  const responseCache = buildResponseCache(config, { ...redis, registry: built.metrics.registry, logger, opened });
   const blobStore = await openBlobStore(config, logger, breakers, opened);
   const files = await openFiles(config, database, filesRepository, blobStore, accounts.accountServices.organizations, clock);
   return {
@@ -187,6 +191,7 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     deploymentState,
     blobStore,
     files,
+    responseCache,
   };
 }
 
@@ -217,7 +222,8 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
     agreement,
     draining: () => draining,
   });
-  const useCases = buildMeteredServices(config, { generation, metering, registry, files, storedResponses });
+  const { responseCache } = stores;
+  const useCases = buildMeteredServices(config, { generation, metering, registry, files, storedResponses, cache: responseCache });
   const { accounts, retention, dashboard } = openDashboardAccounts(config, options, { ...stores, database, logger, opened });
   const createFirstStartSecrets = firstStartSecrets({
     config,
@@ -239,7 +245,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
       generation,
       generationEndpoints: useCases.endpoints,
       storedResponses,
-      dashboard,
+      dashboard: { ...dashboard, responseCache: responseCacheAdmin(responseCache, database) },
       readiness,
       metrics,
       ...(accessLog === undefined ? {} : { accessLog }),
@@ -282,6 +288,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
     organizations: accountServices.organizations,
     people: dashboard.operator.people,
     alerts: stores.alerts,
+    responseCache,
     startDraining() {
       draining = true;
     },
@@ -348,6 +355,7 @@ interface RunningParts {
   ledger: { close(): Promise<void> };
   registry: { close(): Promise<void> };
   deploymentState: DeploymentStateStore;
+  responseCache: { close(): Promise<void> };
   redis: { limitStore: LimitStore; redis: Redis | undefined; redisProbe: Redis | undefined };
   breakers: DependencyBreakers;
   blobStore: BlobStore;
@@ -378,6 +386,7 @@ function closeInOrder(parts: RunningParts): () => Promise<void> {
       await parts.registry.close();
       await parts.deploymentState.close();
       await redis.limitStore.close();
+      await parts.responseCache.close();
       redis.redis?.disconnect();
       redis.redisProbe?.disconnect();
       parts.breakers.stop();

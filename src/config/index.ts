@@ -27,3 +27,4 @@ export { effectiveTiers, ownTier, tierSettingsFor, unconfiguredTiers, droppedTie
 export { checkModelFiles } from './model-files.ts';
 export type { AlertsConfig } from './alerts-config.ts';
 export type { SsoConfig, SsoProviderConfig, SsoRule } from './sso-config.ts';
+export type { ResponseCacheConfig, ResponseCacheOrganizationConfig } from './response-cache-config.ts';

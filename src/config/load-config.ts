@@ -14,6 +14,7 @@ import { configSchema, type ConfigInput, type ModelConfig, type ProviderConfig, 
 import type { TracingConfig } from './tracing-config.ts';
 import type { AlertsConfig } from './alerts-config.ts';
 import { resolveSsoConfig, type SsoConfig } from './sso-config.ts';
+import type { ResponseCacheConfig } from './response-cache-config.ts';
 import { ConfigError } from './config-error.ts';
 import { resolvePricing } from './resolve-pricing.ts';
 import { readSecretFile, secretFilePath } from './secret-file.ts';
@@ -78,6 +79,8 @@ export interface Config {
   readonly alerts: AlertsConfig;
   /** Single sign-on: providers with their client secrets read, claim rules, SSO-only policy (config/sso-config.ts). */
   readonly sso: SsoConfig;
+  /** The response cache (config/response-cache-config.ts; README "Response cache"). */
+  readonly responseCache: ResponseCacheConfig;
 }
 
 export interface LoadConfigOptions {
@@ -217,6 +220,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     invitations: config.invitations,
     alerts: config.alerts,
     sso: resolveSsoConfig(config.sso),
+    responseCache: config.responseCache,
   });
 }
 

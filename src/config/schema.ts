@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { PriceCard } from '../core/price-card.ts';
 import { pricingSchema } from './pricing-schema.ts';
 import { alertsSchema } from './alerts-config.ts';
+import { responseCacheSchema } from './response-cache-config.ts';
 import { serverSchema } from './server-schema.ts';
 import { ssoSchema } from './sso-config.ts';
 import { tracingSchema } from './tracing-config.ts';
@@ -394,6 +395,8 @@ export const configSchema = z.strictObject({
   alerts: alertsSchema.prefault({}),
   /** OpenID Connect single sign-on for the dashboard (config/sso-config.ts). Off without providers. */
   sso: ssoSchema,
+  /** The response cache (config/response-cache-config.ts; README "Response cache"). Off unless a plan or organization turns it on. */
+  responseCache: responseCacheSchema,
 });
 export type ConfigInput = z.input<typeof configSchema>;
 

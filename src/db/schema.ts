@@ -75,6 +75,12 @@ export interface UsageLedgerTable {
   created_at: number;
   /** The deployment that answered (migration 0050); null for older rows and requests no deployment answered. */
   deployment: string | null;
+  /** 1 when the response cache answered (migration 0210). */
+  cache_hit: Generated<number>;
+  /** Tokens the cached answer's upstream call used, not spent again (migration 0210). */
+  cache_saved_tokens: Generated<number>;
+  /** What the upstream call would have cost less what the hit was charged, integer micro-USD (migration 0210). */
+  cache_saved_micro_usd: Generated<number>;
 }
 
 /** Stored files (SPEC "File"); the bytes live in the blob store under `id`. */

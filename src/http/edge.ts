@@ -150,7 +150,9 @@ function decorateReplies(app: FastifyInstance, options: EdgeOptions): void {
     this.request.admission = answer.admission;
     if (answer.stream) return streamEvents(this, answer, options);
     void this.headers(answer.headers);
-    return sendJson(this, answer.body, 200, metadataWith(this.request, options, true, answer.admission.totalUsage));
+    const metadata = metadataWith(this.request, options, true, answer.admission.totalUsage);
+    if (answer.cache !== undefined) metadata.cache = answer.cache;
+    return sendJson(this, answer.body, 200, metadata);
   });
 }
 

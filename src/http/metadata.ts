@@ -17,6 +17,8 @@ export interface Metadata {
   processing_time: number | null;
   tier: string | null;
   user_total_usage: UsageInfo | null;
+  /** What the response cache did (README "Response cache"); only on answers of callers that have the cache. */
+  cache?: 'hit' | 'miss' | 'bypass';
 }
 
 export interface MetadataSource {

@@ -16,5 +16,6 @@ export function callerOf(request: FastifyRequest): Caller {
     startedAt: request.startedAt,
     signal: request.clientCancellation(),
     trace: request.trace,
+    cacheControl: request.headers['cache-control'],
   };
 }

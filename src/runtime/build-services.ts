@@ -15,6 +15,7 @@ import { openAiEmbeddingsWire } from '../routes/embeddings.ts';
 import { generationEndpoints, type StoredResponseStore } from '../routes/generation-endpoints.ts';
 import { openAiImagesWire } from '../routes/images.ts';
 import { openAiModerationsWire } from '../routes/moderations.ts';
+import type { GenerationCache } from '../services/cache/generation-cache.ts';
 import { EmbeddingsService } from '../services/embeddings/embeddings-service.ts';
 import type { FileService } from '../services/files/file-service.ts';
 import { GenerationService } from '../services/generation/generation-service.ts';
@@ -69,15 +70,17 @@ export function buildMeteredServices(
     registry: ProviderRegistry;
     files: FileService;
     storedResponses: StoredResponseStore;
+    /** The response cache (runtime/build-response-cache.ts). */
+    cache?: GenerationCache;
   },
 ) {
-  const { generation, metering, registry } = dependencies;
+  const { generation, metering, registry, cache } = dependencies;
   const inputModeration = new InputModeration(config, registry);
-  const generations = new MeteredGenerations({ generation, metering, inputModeration });
+  const generations = new MeteredGenerations({ generation, metering, inputModeration, cache });
   const endpoints = generationEndpoints(dependencies.storedResponses);
   const decodeOptions: DecodeOptions = Object.freeze({ validation: config.requestValidation });
   const oneShot = { config, models: generation, registry, metering };
-  const embeddings = new EmbeddingsService({ ...oneShot, decodeOptions, wire: openAiEmbeddingsWire });
+  const embeddings = new EmbeddingsService({ ...oneShot, decodeOptions, wire: openAiEmbeddingsWire, cache });
   const moderations = new ModerationsService({ ...oneShot, wire: openAiModerationsWire });
   const images = new ImagesService({ ...oneShot, files: dependencies.files, wire: openAiImagesWire });
   return { generations, endpoints, decodeOptions, embeddings, moderations, images };

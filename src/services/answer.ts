@@ -15,6 +15,8 @@ interface AnswerCommon {
    * should it still be open, so that a reservation never leaks.
    */
   admission: Admission;
+  /** What the response cache did (`_metadata.cache`); absent when the cache is off for the caller. */
+  cache?: 'hit' | 'miss' | 'bypass';
 }
 
 /** One JSON body (`_metadata` is added by the edge). */

@@ -28,6 +28,8 @@ export interface Caller {
   ledgerSink?: LedgerSink;
   /** The request's trace when tracing is on (child spans for limits, upstream attempts, the ledger). */
   trace?: RequestTrace | undefined;
+  /** The `Cache-Control` request header, for the response cache (services/cache/cache-policy.ts). */
+  cacheControl?: string | undefined;
 }
 
 /** Takes a request's ledger record (see `Caller.ledgerSink`). */

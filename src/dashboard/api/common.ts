@@ -65,6 +65,16 @@ export interface DashboardApiDependencies {
   alerts?: WebhookEndpoints;
   /** Single sign-on and the password policy it sets (api/sso.ts); absent: password sign-in only. */
   sso?: SsoSignIn;
+  /** The response cache's savings and purge (api/cache.ts); absent: not mounted. */
+  responseCache?: ResponseCacheAdmin;
+}
+
+/** What the dashboard does with the response cache (services/cache/): its savings, and purging an organization's entries. */
+export interface ResponseCacheAdmin {
+  /** Every entry of the organization, on every instance; returns how many were deleted. */
+  purge(organizationId: string): Promise<number>;
+  /** Hits between `fromMs` and `toMs` and what they saved (tokens; integer micro-USD). */
+  savings(organizationId: string, fromMs: number, toMs: number): Promise<{ hits: number; savedTokens: number; savedMicroUsd: number }>;
 }
 
 /** The dependencies of the plugins that need the operator services (mounted only when they exist). */

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { totpApi, passwordApi } from './account.ts';
 import { auditApi } from './audit.ts';
 import { batchesApi } from './batches.ts';
+import { cacheApi } from './cache.ts';
 import type { DashboardApiDependencies } from './common.ts';
 import { filesApi } from './files.ts';
 import { keysApi } from './keys.ts';
@@ -31,9 +32,10 @@ export async function registerDashboardApi(app: FastifyInstance, dependencies: D
   for (const resource of [sessionApi, totpApi, keysApi, usageApi, batchesApi, filesApi, modelsApi, auditApi, organizationLimitsApi]) {
     await app.register(resource, dependencies);
   }
-  const { operator, alerts, sso } = dependencies;
+  const { operator, alerts, sso, responseCache } = dependencies;
   if (sso !== undefined) await app.register(ssoApi, { ...dependencies, sso });
   if (alerts !== undefined) await app.register(webhooksApi, { ...dependencies, alerts });
+  if (responseCache !== undefined) await app.register(cacheApi, { ...dependencies, responseCache });
   if (operator === undefined) return;
   for (const resource of [peopleApi, passwordApi, operatorOrganizationsApi, operatorServiceApi, operatorOrganizationLimitsApi]) {
     await app.register(resource, { ...dependencies, operator });

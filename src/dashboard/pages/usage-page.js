@@ -2,6 +2,7 @@
 // The usage page: chart (uPlot), table, CSV, limits.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
+import { CacheCard } from './cache-card.js';
 import { html, dateTime, number, usd, compact, DataTable, ErrorNote, usePoll } from './components.js';
 
 /** @typedef {import('./types.js').UsageRow} UsageRow */
@@ -147,7 +148,8 @@ const KEY_COLUMNS = [
   { label: 'Tokens/min limit', cell: (row) => limit(row.tokens_per_minute) },
 ];
 
-export function UsagePage() {
+/** @param {import('./types.js').PageProps} props */
+export function UsagePage({ session }) {
   const [days, setDays] = useState(30);
   /** @type {[import('./components.js').Polled<import('./types.js').UsageReport>, () => void]} */
   const [{ data, error }] = usePoll(`usage?days=${days}`, 15_000);
@@ -181,6 +183,7 @@ export function UsagePage() {
       <a class="button" href=${`/dashboard/api/usage.csv?days=${days}`} download>Export CSV</a>
     </div>
     <${UsageChart} rows=${data.data} from=${data.from} to=${data.to} />
+    <${CacheCard} days=${days} owner=${session.role === 'owner'} />
     <h2>Per key</h2>
     <${DataTable}
       label="Usage per key"

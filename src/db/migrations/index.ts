@@ -25,6 +25,7 @@ import * as m0130 from './0130_audit_log_window.ts';
 import * as m0131 from './0131_one_instances_table.ts';
 import * as m0190 from './0190_budget_alerts.ts';
 import * as m0200 from './0200_storage_reservations.ts';
+import * as m0210 from './0210_usage_ledger_cache.ts';
 import * as m0220 from './0220_single_sign_on.ts';
 
 export type { MigrationDialect } from './dialect.ts';
@@ -52,6 +53,7 @@ const MIGRATIONS: readonly (readonly [name: string, migration: MigrationModule])
   ['0131_one_instances_table', m0131],
   ['0190_budget_alerts', m0190],
   ['0200_storage_reservations', m0200],
+  ['0210_usage_ledger_cache', m0210],
   ['0220_single_sign_on', m0220],
 ];
 

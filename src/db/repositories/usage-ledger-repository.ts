@@ -26,6 +26,9 @@ const LEDGER_COLUMNS = [
   'latency_ms',
   'created_at',
   'deployment',
+  'cache_hit',
+  'cache_saved_tokens',
+  'cache_saved_micro_usd',
 ] as const satisfies ReadonlyArray<keyof LedgerRow>;
 
 const PLACEHOLDER_ROW: LedgerRow = Object.fromEntries(LEDGER_COLUMNS.map((column) => [column, 0])) as unknown as LedgerRow;
@@ -47,6 +50,9 @@ function toRow(entry: LedgerRecord): LedgerRow {
     latency_ms: entry.latencyMs,
     created_at: entry.createdAtMs,
     deployment: entry.deployment ?? null,
+    cache_hit: entry.cacheHit === true ? 1 : 0,
+    cache_saved_tokens: entry.cacheSavedTokens ?? 0,
+    cache_saved_micro_usd: entry.cacheSavedMicroUsd ?? 0,
   };
 }
 
@@ -63,7 +69,7 @@ export interface UsageSummaryRow {
 
 const MILLISECONDS_PER_DAY = 86_400_000;
 
-/** Most ledger rows in one insert statement (15 parameters a row; Postgres takes at most 65,535). */
+/** Most ledger rows in one insert statement (18 parameters a row; Postgres takes at most 65,535). */
 const MAX_LEDGER_ROWS = 500;
 /** Most rollup rows in one upsert statement. */
 const MAX_ROLLUP_ROWS = 200;

@@ -12,7 +12,10 @@ import type { Config, ModelConfig } from '../../config/index.ts';
 import type { DecodeOptions } from '../../core/generation-format.ts';
 import type { EmbeddingModel, EmbeddingResult } from '../../core/language-model.ts';
 import { invalidParameter, isServiceError } from '../../core/service-error.ts';
-import { answeredUsage } from '../../core/usage.ts';
+import { answeredUsage, emptyUsage } from '../../core/usage.ts';
+import { addCacheHeaders } from '../cache/cache-headers.ts';
+import { directivesOf } from '../cache/cache-policy.ts';
+import type { GenerationCache } from '../cache/generation-cache.ts';
 import { spanUntil } from '../../telemetry/trace-types.ts';
 import type { JsonAnswer } from '../answer.ts';
 import { ledgerContextOf, type Caller } from '../caller.ts';
@@ -50,6 +53,8 @@ export interface EmbeddingsDependencies<Request extends EmbeddingsRequest> {
   /** Config `requestValidation`. */
   decodeOptions: DecodeOptions;
   wire: EmbeddingsWire<Request>;
+  /** The response cache (services/cache/): embeddings are deterministic, so a repeated request may be answered from it. */
+  cache?: Pick<GenerationCache, 'lookupJson' | 'chargeFor'> | undefined;
 }
 
 export class EmbeddingsService<Request extends EmbeddingsRequest = EmbeddingsRequest> {
@@ -62,13 +67,47 @@ export class EmbeddingsService<Request extends EmbeddingsRequest = EmbeddingsReq
     const model = this.resolveModel(decoded.model);
     const promptTokens = wire.countInputTokens(decoded, model.contextWindow).reduce((sum, count) => sum + count, 0);
     const ledger = ledgerContextOf(caller, model, '/v1/embeddings');
-    const { value: result, admission } = await metered(this.dependencies.metering, caller, promptTokens, ledger, async () => {
-      const result = await this.embed(caller, model, decoded);
-      const usage = answeredUsage({ inputTokens: result.inputTokens, estimated: result.estimated });
-      caller.trace?.usage(usage);
-      return { value: result, usage };
-    });
-    return { stream: false, body: wire.encode(decoded, model, result), headers: admission.headers, admission };
+    const cache = this.dependencies.cache;
+    const lookup =
+      cache === undefined || typeof body !== 'object' || body === null
+        ? undefined
+        : await cache.lookupJson(caller, model, '/v1/embeddings', {
+            body: body as Record<string, unknown>,
+            directives: directivesOf(caller.cacheControl, body),
+          });
+    const cached = lookup?.answer;
+    if (cache !== undefined && cached?.body !== undefined) {
+      // A hit: one request against the per-minute limit, no tokens, recorded as a cache hit.
+      ledger.cacheHit = cache.chargeFor(cached, model);
+      const { admission } = await metered(this.dependencies.metering, caller, 0, ledger, async () => ({ value: 0, usage: emptyUsage() }));
+      const headers = { ...admission.headers };
+      addCacheHeaders(headers, lookup!.outcome);
+      return { stream: false, body: structuredClone(cached.body), headers, admission, cache: 'hit' };
+    }
+    let usage = emptyUsage();
+    let answer: JsonAnswer;
+    try {
+      const { value: result, admission } = await metered(this.dependencies.metering, caller, promptTokens, ledger, async () => {
+        const result = await this.embed(caller, model, decoded);
+        usage = answeredUsage({ inputTokens: result.inputTokens, estimated: result.estimated });
+        caller.trace?.usage(usage);
+        return { value: result, usage };
+      });
+      answer = { stream: false, body: wire.encode(decoded, model, result), headers: admission.headers, admission };
+    } catch (error) {
+      await lookup?.recorder?.abandon();
+      throw error;
+    }
+    if (lookup !== undefined) {
+      answer.headers = { ...answer.headers };
+      addCacheHeaders(answer.headers, lookup.outcome);
+      answer.cache = lookup.outcome.status;
+      if (lookup.recorder !== undefined) {
+        lookup.recorder.promptTokens = promptTokens;
+        void lookup.recorder.storeJson(answer.body, usage);
+      }
+    }
+    return answer;
   }
 
   /**

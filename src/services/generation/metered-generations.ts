@@ -17,6 +17,11 @@ import type { Admission, MeteringService } from '../metering/metering-service.ts
 import type { InputModeration } from '../moderation/input-moderation.ts';
 import type { GenerationService, GenerationStreamOptions } from './generation-service.ts';
 import { SPAN_NAMES, traceStep } from '../../telemetry/trace-types.ts';
+import type { BatchStage } from '../../core/batched.ts';
+import type { CacheRecorder } from '../cache/cache-recorder.ts';
+import type { CachedAnswer } from '../cache/cached-answer.ts';
+import type { CacheOutcome, CacheRequest, GenerationCache } from '../cache/generation-cache.ts';
+import { replayParts } from '../cache/replay.ts';
 import { GenerationTraceStage } from '../trace-hooks.ts';
 
 export interface MeteredGenerationOptions extends Omit<GenerationStreamOptions, 'signal' | 'requestId'> {
@@ -27,6 +32,8 @@ export interface MeteredGenerationOptions extends Omit<GenerationStreamOptions, 
    * (the responses endpoint prepends stored history and fits the context window here).
    */
   prepare?: (model: ModelConfig) => Promise<void> | void;
+  /** The request as the response cache sees it (services/cache/); absent: the cache is not asked. */
+  cache?: CacheRequest;
 }
 
 export interface MeteredGeneration {
@@ -40,8 +47,10 @@ export interface MeteredGeneration {
   admission: Admission;
   /** Request settings the answering backend did not honour. */
   warnings: readonly GenerationWarning[];
-  /** The deployment that answered (provider id, `#n` for a provider's n-th key). */
+  /** The deployment that answered (provider id, `#n` for a provider's n-th key); '' for a cached answer. */
   deployment: string;
+  /** What the response cache did (absent when it is off for the caller). */
+  cache?: CacheOutcome;
 }
 
 const TOKEN_LIMIT_CODES = new Set(['tpm_exceeded', 'user_total_daily_limit_exceeded', 'user_total_monthly_limit_exceeded']);
@@ -50,6 +59,8 @@ export interface MeteredGenerationsDependencies {
   generation: Pick<GenerationService, 'resolve' | 'checkRequest' | 'streamResolved'>;
   metering: Pick<MeteringService, 'admit'>;
   inputModeration: Pick<InputModeration, 'applies' | 'check'>;
+  /** The response cache, when configured (services/cache/generation-cache.ts). */
+  cache?: Pick<GenerationCache, 'lookup' | 'chargeFor'> | undefined;
 }
 
 export class MeteredGenerations {
@@ -71,6 +82,48 @@ export class MeteredGenerations {
     const { model } = resolved;
     if (inputModeration.applies(caller.auth, model))
       await traceStep(trace, SPAN_NAMES.moderation, inputModeration.check(caller.auth, model, request, { signal: caller.signal }));
+    const cache = this.dependencies.cache;
+    if (cache === undefined || options.cache === undefined) return this.generate(caller, request, options, resolved);
+    const lookup = await cache.lookup(caller, model, request, options.endpoint, options.cache);
+    if (lookup?.answer !== undefined) return this.answerFromCache(caller, model, options.endpoint, lookup.answer, lookup.outcome);
+    try {
+      const started = await this.generate(caller, request, options, resolved, lookup?.recorder);
+      if (lookup !== undefined) started.cache = lookup.outcome;
+      return started;
+    } catch (error) {
+      // Followers waiting on this request go on their own.
+      await lookup?.recorder?.abandon();
+      throw error;
+    }
+  }
+
+  /** A hit: admitted (it counts against the per-minute request limit, with no tokens), settled at once as a cache hit, replayed. */
+  private async answerFromCache(
+    caller: Caller,
+    model: ModelConfig,
+    endpoint: string,
+    answer: CachedAnswer,
+    outcome: CacheOutcome,
+  ): Promise<MeteredGeneration> {
+    const admission = await this.dependencies.metering.admit(caller.auth, 0, { batch: caller.batch, ledgerSink: caller.ledgerSink });
+    const ledger = ledgerContextOf(caller, model, endpoint);
+    ledger.cacheHit = this.dependencies.cache!.chargeFor(answer, model);
+    await admission.settle(undefined, ledger);
+    const parts = replayParts(answer);
+    return { parts, model, promptTokens: answer.promptTokens, admission, warnings: answer.warnings, deployment: '', cache: outcome };
+  }
+
+  /** The generation itself: count the prompt, admit, start, meter (and record for the cache when `recorder` is given). */
+  private async generate(
+    caller: Caller,
+    request: GenerationRequest,
+    options: MeteredGenerationOptions,
+    resolved: ReturnType<MeteredGenerationsDependencies['generation']['checkRequest']>,
+    recorder?: CacheRecorder,
+  ): Promise<MeteredGeneration> {
+    const trace = caller.trace;
+    const { generation } = this.dependencies;
+    const { model } = resolved;
     // A long prompt is counted in slices that yield to the event loop: it cannot stall the instance.
     const promptTokens = countShortRequestTokens(request) ?? (await countRequestTokensAsync(request));
     const admission = await traceStep(
@@ -92,7 +145,13 @@ export class MeteredGenerations {
     const cap = new OutputCap(request.maxOutputTokens ?? model.maxOutputTokens, countTextTokens, { inputTokens: promptTokens });
     const parts = await admission.start(
       async (meter) => {
-        streamOptions.stages = trace === undefined ? [cap, meter] : [cap, meter, new GenerationTraceStage(trace)];
+        const stages: BatchStage<StreamPart>[] = [cap, meter];
+        if (trace !== undefined) stages.push(new GenerationTraceStage(trace));
+        if (recorder !== undefined) {
+          recorder.promptTokens = promptTokens;
+          stages.push(recorder);
+        }
+        streamOptions.stages = stages;
         const stream = await generation.streamResolved(resolved, request, streamOptions);
         warnings = stream.warnings;
         deployment = stream.deployment;

@@ -12,6 +12,8 @@ import { invalidParameter } from '../../core/service-error.ts';
 import type { Answer } from '../answer.ts';
 import type { Caller } from '../caller.ts';
 import type { MeteredGenerationOptions, MeteredGenerations } from './metered-generations.ts';
+import { addCacheHeaders } from '../cache/cache-headers.ts';
+import { directivesOf } from '../cache/cache-policy.ts';
 
 /** Response header listing valid request parameters this service did not honour (comma-separated wire names). */
 export const IGNORED_PARAMETERS_HEADER = 'x-switchyard-ignored-parameters';
@@ -67,6 +69,9 @@ export async function runGenerationEndpoint<Context>(
   const startOptions: MeteredGenerationOptions = { endpoint: endpoint.path, capabilityParams: decoded.capabilityParams };
   if (decoded.stream) startOptions.capabilities = STREAMING;
   else startOptions.preferWholeResponse = true;
+  // The response cache sees the body as sent (its key covers every answer-changing field) and the directives.
+  if (typeof body === 'object' && body !== null && !Array.isArray(body))
+    startOptions.cache = { body: body as Record<string, unknown>, directives: directivesOf(caller.cacheControl, body) };
   const prepare = endpoint.prepare;
   if (prepare !== undefined) startOptions.prepare = (model: ModelConfig) => prepare.call(endpoint, decoded, caller, model);
   const started = await generations.start(caller, decoded.request, startOptions);
@@ -74,18 +79,23 @@ export async function runGenerationEndpoint<Context>(
   const headers = { ...decoded.headers, ...started.admission.headers };
   if (ignored.length > 0) headers[IGNORED_PARAMETERS_HEADER] = ignored.join(', ');
   if (started.deployment !== '') headers[DEPLOYMENT_HEADER] = started.deployment;
+  const cache = started.cache;
+  if (cache !== undefined) addCacheHeaders(headers, cache);
   const onFinal = endpoint.onFinal?.(decoded, caller);
   if (decoded.stream) {
     const streamStart: StartedGeneration = { promptTokens: started.promptTokens };
     if (onFinal !== undefined) streamStart.onFinal = onFinal;
     const events = format.encodeStream(started.parts, decoded.context, streamStart);
     const streamed: GenerationAnswer = { headers, ignoredParameters: ignored, admission: started.admission, stream: true, events };
+    if (cache !== undefined) streamed.cache = cache.status;
     if (format.keepAlive !== undefined) streamed.keepAlive = format.keepAlive;
     return streamed;
   }
   const answer = format.encodeResponse(await assembleResult(started.parts), decoded.context);
   await onFinal?.(answer);
-  return { headers, ignoredParameters: ignored, admission: started.admission, stream: false, body: answer };
+  const json: GenerationAnswer = { headers, ignoredParameters: ignored, admission: started.admission, stream: false, body: answer };
+  if (cache !== undefined) json.cache = cache.status;
+  return json;
 }
 
 const STREAMING: readonly Capability[] = ['streaming'];

@@ -15,7 +15,7 @@ import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitSt
 import type { AccountUsageReader, AccountUsageSnapshot, UsageInfo, UsageSubject } from '../account-usage.ts';
 import type { PriceCard } from './price-card.ts';
 import { rateLimitError, rateLimitHeaders } from './rate-limit-headers.ts';
-import { createLedgerRecord, type LedgerRecord, type UsageLedger } from './usage-ledger.ts';
+import { createLedgerRecord, type CacheHitCharge, type LedgerRecord, type UsageLedger } from './usage-ledger.ts';
 import { keyUsageInfo, userTotalUsage } from './usage-info.ts';
 import { SPAN_NAMES, traceStep, type RequestTrace } from '../../telemetry/trace-types.ts';
 import { tracedLedgerSink } from '../trace-hooks.ts';
@@ -37,6 +37,8 @@ export interface LedgerContext {
   deployment?: string;
   /** The request's trace (tracing on): the settle and ledger spans. */
   trace?: RequestTrace | undefined;
+  /** Answered by the response cache: what the hit costs and saves (services/cache/cache-accounting.ts). */
+  cacheHit?: CacheHitCharge | undefined;
 }
 
 function snapshotOf(figures: LimitSnapshot): AccountUsageSnapshot {
@@ -108,6 +110,7 @@ export class Admission {
           // The arrival time: the day and month a request is billed in is the one it came in.
           createdAtMs: Math.round(Date.now() - latencyMs),
           deployment: ledgerContext.deployment ?? null,
+          cacheHit: ledgerContext.cacheHit,
         }),
       );
     }

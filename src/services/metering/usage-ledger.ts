@@ -61,6 +61,12 @@ export interface LedgerRecord {
   createdAtMs: number;
   /** The deployment that answered (provider id, `#n` for a provider's n-th key); null or absent when none did. */
   deployment?: string | null;
+  /** Answered by the response cache (services/cache/). */
+  cacheHit?: boolean;
+  /** A cache hit: the tokens its answer's upstream call used (not spent again). */
+  cacheSavedTokens?: number;
+  /** A cache hit: that call's cost less the hit's, integer micro-USD. */
+  cacheSavedMicroUsd?: number;
 }
 
 /** Where records are written; the database layer implements it (one transaction per call). */
@@ -355,12 +361,24 @@ export interface LedgerRecordInit {
   createdAtMs: number;
   /** The deployment that answered, when one did. */
   deployment?: string | null;
+  /** Answered by the response cache: its cost replaces the one priced from `usage`. */
+  cacheHit?: CacheHitCharge | undefined;
+}
+
+/** What a response-cache hit costs and saves (services/cache/cache-accounting.ts). */
+export interface CacheHitCharge {
+  /** Tokens of the cached answer's original upstream call. */
+  savedTokens: number;
+  /** What the hit is charged, integer micro-USD. */
+  costMicroUsd: number;
+  /** The original call's cost less `costMicroUsd`, integer micro-USD. */
+  savedMicroUsd: number;
 }
 
 /** Builds a ledger record from a request's normalised usage, pricing it once with the model's price card. */
 export function createLedgerRecord(init: LedgerRecordInit): LedgerRecord {
-  const cost = costMicroUsd(init.usage, init.pricing, { batch: init.batch });
-  return {
+  const cost = init.cacheHit?.costMicroUsd ?? costMicroUsd(init.usage, init.pricing, { batch: init.batch });
+  const record: LedgerRecord = {
     requestId: init.requestId,
     organizationId: init.organizationId,
     keyId: init.keyId,
@@ -378,4 +396,10 @@ export function createLedgerRecord(init: LedgerRecordInit): LedgerRecord {
     createdAtMs: init.createdAtMs,
     deployment: init.deployment ?? null,
   };
+  if (init.cacheHit !== undefined) {
+    record.cacheHit = true;
+    record.cacheSavedTokens = init.cacheHit.savedTokens;
+    record.cacheSavedMicroUsd = init.cacheHit.savedMicroUsd;
+  }
+  return record;
 }
