@@ -237,6 +237,21 @@ export class BatchLeases {
     return row === undefined ? 0 : Number(row.step_attempts);
   }
 
+  /**
+   * A batch-level step could not reach a dependency (object store, database): release the lease and
+   * keep every instance off the batch until `now + waitMs`, without counting a failure (waiting for a
+   * dependency is not an attempt used up). False when the lease was no longer held.
+   */
+  async stepWait(id: string, workerId: string, now: number, waitMs: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('batches')
+      .set({ retry_at: now + waitMs, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', id)
+      .where('lease_owner', '=', workerId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   /** Applies `changes` if the batch is in one of `from` and this worker holds its lease. */
   async transition(id: string, workerId: string, from: readonly BatchStatus[], changes: BatchChanges): Promise<boolean> {
     return applyUnderLease(this.db, id, workerId, from, changes);
