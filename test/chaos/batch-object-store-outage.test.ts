@@ -62,10 +62,10 @@ describe('batches through a 60 s object-store outage (fault proxy), two instance
 
   // The run happens once; each promise is its own test.
   let first: OpenAI.Batches.Batch;
-  let firstStatusDuringOutage: string[] = [];
+  const firstStatusDuringOutage: string[] = [];
   let lateCreate: { status: number; body: { id?: string; status?: string; error?: { type?: string; code?: string } } };
   let late: OpenAI.Batches.Batch | undefined;
-  let lateStatusDuringOutage: string[] = [];
+  const lateStatusDuringOutage: string[] = [];
   const outputs = new Map<string, ResultLine[]>();
   const errorsOf = new Map<string, ResultLine[]>();
   let logLinesPerInstance: Array<{ wait: number; failed: number; other: number }> = [];

@@ -59,14 +59,14 @@ export class FaultProxy {
 
   /** Listens on a free port of 127.0.0.1, forwarding to `targetHost:targetPort`. */
   static async start(targetPort: number, targetHost = '127.0.0.1'): Promise<FaultProxy> {
-    let proxy: FaultProxy | undefined;
-    const server = createServer({ noDelay: true }, (client) => proxy?.accept(client));
+    const started: { proxy?: FaultProxy } = {};
+    const server = createServer({ noDelay: true }, (client) => started.proxy?.accept(client));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => resolve());
     });
-    proxy = new FaultProxy(server, (server.address() as AddressInfo).port, targetHost, targetPort);
-    return proxy;
+    started.proxy = new FaultProxy(server, (server.address() as AddressInfo).port, targetHost, targetPort);
+    return started.proxy;
   }
 
   get mode(): FaultMode {
