@@ -108,9 +108,9 @@ describe('batches through a 60 s object-store outage (fault proxy), two instance
     await until(
       async () => {
         const batch = await client(0).batches.retrieve(first.id);
-        return (batch.request_counts?.completed ?? 0) >= LINES / 3 ? true : undefined;
+        return (batch.request_counts?.completed ?? 0) >= (LINES * 2) / 3 ? true : undefined;
       },
-      'a third of the lines to be done',
+      'two thirds of the lines to be done',
       60_000,
       50,
     );
