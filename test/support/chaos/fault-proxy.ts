@@ -33,13 +33,11 @@ class Link {
   destroy(reset: boolean): void {
     if (this.closed) return;
     this.closed = true;
-    if (reset) {
-      this.client.resetAndDestroy();
-      if (this.target !== undefined && !this.target.destroyed) this.target.resetAndDestroy();
-    } else {
-      this.client.destroy();
-      this.target?.destroy();
-    }
+    // The client side sees the fault (RST); the proxy's own connection to the target just closes
+    // (resetAndDestroy on a socket still connecting left its handle open).
+    if (reset && !this.client.destroyed) this.client.resetAndDestroy();
+    else this.client.destroy();
+    this.target?.destroy();
   }
 }
 
@@ -47,6 +45,8 @@ export class FaultProxy {
   private modeNow: FaultMode = 'pass';
   private delayMsNow = 0;
   private readonly links = new Set<Link>();
+  /** Every socket open on either side, whatever its link's state: `close()` destroys what is left. */
+  private readonly sockets = new Set<Socket>();
   /** Connections accepted so far. */
   connections = 0;
 
@@ -105,13 +105,17 @@ export class FaultProxy {
   async close(): Promise<void> {
     for (const link of this.links) link.destroy(false);
     this.links.clear();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    // Stops listening; every connection was destroyed above, so close's callback is not waited for.
+    this.server.close();
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   private accept(client: Socket): void {
     this.connections++;
+    this.track(client);
     if (this.modeNow === 'reset') {
-      client.resetAndDestroy();
+      client.destroy();
       return;
     }
     const link = new Link(client);
@@ -127,6 +131,7 @@ export class FaultProxy {
 
   private connect(link: Link): void {
     const target = new Socket();
+    this.track(target);
     link.target = target;
     target.setNoDelay(true);
     target.on('data', (chunk: Buffer) => {
@@ -137,6 +142,11 @@ export class FaultProxy {
     target.on('error', () => this.drop(link, true));
     target.on('close', () => this.drop(link));
     target.connect(this.targetPort, this.targetHost);
+  }
+
+  private track(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
   }
 
   /** Writes what each side holds, unless blackholed; through the per-direction chain when delayed. */
