@@ -4,11 +4,17 @@
  * expire one whose 24 hours ran out (lines not run fail as `batch_expired`), and write the result files
  * with the final status (`completed`, `expired`, or the results of a `canceled` or `failed` batch).
  *
- * A step that throws for a reason that may heal (database or storage briefly away) backs off on every
- * instance (`retry_at`), twice as long each time, and fails the batch after `maxStepAttempts`. With
- * tracing on, a batch that reaches its end here gets the root span of its trace (`Tracing.endBatch`).
+ * A step that cannot reach a dependency (object store or database away: `service_unavailable` or an
+ * unreachable error) waits (step-waits.ts): it backs off on every instance (`retry_at`), capped at
+ * `maxStepWaitMs`, for as long as it takes, without counting an attempt; the result files of a batch
+ * whose lines are done are written as soon as the store is back. Any other error is counted: it backs
+ * off twice as long each time and, after `maxStepAttempts`, fails a batch still validating or running;
+ * writing the result files is never given up (the lines were run and billed), it is retried at the
+ * cap. With tracing on, a batch that reaches its end here gets the root span of its trace
+ * (`Tracing.endBatch`).
  */
 import { backoff, type BackoffPolicy } from '../core/retry.ts';
+import { isUnreachableError } from '../core/circuit-breaker.ts';
 import { isServiceError } from '../core/service-error.ts';
 import type { BatchChanges } from '../db/repositories/batch-leases.ts';
 import type { FileRecord } from '../db/repositories/files-repository.ts';
@@ -16,6 +22,7 @@ import type { FileService } from '../services/files/file-service.ts';
 import type { Tracing } from '../telemetry/trace-types.ts';
 import type { BatchRecord, BatchStatus } from './batch-records.ts';
 import { ResultFiles } from './result-files.ts';
+import { StepWaits } from './step-waits.ts';
 import { validateBatchInput } from './validate-batch-input.ts';
 import type { WorkerState } from './worker-state.ts';
 
@@ -42,6 +49,8 @@ export interface BatchStepsOptions {
   /** Backoff of a failing step: its first delay, doubled per failure, and its cap. */
   stepBackoff: BackoffPolicy;
   maxStepAttempts: number;
+  /** Wait of a step that cannot reach a dependency: its first delay, doubled per wait in a row, and its cap. */
+  stepWait: BackoffPolicy;
   tracing: Pick<Tracing, 'endBatch'> | undefined;
 }
 
@@ -49,12 +58,14 @@ export class BatchSteps {
   /** Steps running, by batch id (this worker holds their batch lease). */
   private readonly running = new Map<string, Promise<void>>();
   private readonly results: ResultFiles;
+  private readonly waits: StepWaits;
 
   constructor(
     private readonly state: WorkerState,
     private readonly options: BatchStepsOptions,
   ) {
     this.results = new ResultFiles(state.repository.lines, options.files, state.clock);
+    this.waits = new StepWaits(options.stepWait, state.log, () => state.clock.now());
   }
 
   get size(): number {
@@ -72,8 +83,11 @@ export class BatchSteps {
 
   /** Runs the steps of a batch just claimed; its lease is given back when they stop. */
   start(claimed: BatchRecord): void {
-    const run = this.step(claimed)
-      .catch((error: unknown) => this.stepFailed(claimed, error))
+    // The batch as last seen by the step (its status moves on as the steps go).
+    const progress = { batch: claimed };
+    const run = this.step(progress)
+      .then(() => this.waits.worked(claimed.id))
+      .catch((error: unknown) => this.stepFailed(progress.batch, error))
       .catch((error: unknown) =>
         this.state.log?.error({ err: error, batch_id: claimed.id }, 'batch step failure could not be recorded; its lease lapses instead'),
       )
@@ -86,10 +100,11 @@ export class BatchSteps {
   }
 
   /** Moves a claimed batch through its batch-level steps until it needs lines run, finishes, or work must stop. */
-  private async step(claimed: BatchRecord): Promise<void> {
+  private async step(progress: { batch: BatchRecord }): Promise<void> {
     const { clock } = this.state;
-    let batch: BatchRecord | undefined = claimed;
+    let batch: BatchRecord | undefined = progress.batch;
     while (batch !== undefined && !this.state.stopping) {
+      progress.batch = batch;
       switch (batch.status) {
         case 'validating':
           batch = clock.now() >= batch.expiresAt ? await this.expire(batch) : await this.validate(batch);
@@ -118,25 +133,42 @@ export class BatchSteps {
   }
 
   /**
-   * A batch-level step threw. A ServiceError from reading the input (the file or its bytes are gone)
-   * fails the batch at once; anything else may heal (database or storage briefly away): the batch backs
-   * off on every instance, twice as long each time, and fails after `maxStepAttempts`.
+   * A batch-level step threw. A dependency it could not reach (object store, database) makes it wait:
+   * no attempt counted, backing off up to `stepWait.maxMs`, as long as it takes. Anything else is
+   * counted and backs off twice as long each time; after `maxStepAttempts` a batch still validating or
+   * running fails, while writing the result files goes on being retried at the cap, quietly.
    */
-  private async stepFailed(claimed: BatchRecord, error: unknown): Promise<void> {
-    const attempts = claimed.stepAttempts + 1;
-    const step = STEP_NAMES[claimed.status] ?? claimed.status;
+  private async stepFailed(batch: BatchRecord, error: unknown): Promise<void> {
+    const { repository, workerId, clock } = this.state;
+    const step = STEP_NAMES[batch.status] ?? batch.status;
+    if (isUnreachableError(error)) {
+      const waitMs = this.waits.next(batch.id, step, error);
+      await repository.leases.stepWait(batch.id, workerId, clock.now(), waitMs);
+      return;
+    }
+    const attempts = batch.stepAttempts + 1;
     const message = error instanceof Error ? error.message : String(error);
-    if (attempts >= this.options.maxStepAttempts) {
-      this.state.log?.error({ err: error, batch_id: claimed.id, step, attempts }, 'batch step keeps failing; the batch fails');
-      await this.giveUp(claimed, `The batch could not ${step} after ${attempts} attempts: ${message}`);
+    const writesResults = batch.status !== 'validating' && batch.status !== 'in_progress';
+    if (attempts >= this.options.maxStepAttempts && !writesResults) {
+      this.state.log?.error({ err: error, batch_id: batch.id, step, attempts }, 'batch step keeps failing; the batch fails');
+      await this.giveUp(batch, `The batch could not ${step} after ${attempts} attempts: ${message}`);
       return;
     }
     const backoffMs = backoff(this.options.stepBackoff, attempts - 1);
-    this.state.log?.error({ err: error, batch_id: claimed.id, step, attempts, retry_in_ms: backoffMs }, 'batch step failed; backing off');
-    await this.state.repository.leases.stepFailed(claimed.id, this.state.workerId, this.state.clock.now(), backoffMs);
+    if (attempts < this.options.maxStepAttempts)
+      this.state.log?.error({ err: error, batch_id: batch.id, step, attempts, retry_in_ms: backoffMs }, 'batch step failed; backing off');
+    else if (attempts === this.options.maxStepAttempts)
+      this.state.log?.error(
+        { err: error, batch_id: batch.id, step, attempts, retry_in_ms: backoffMs },
+        'batch result files keep failing to be written; retried at the longest backoff until they are (logged once)',
+      );
+    await repository.leases.stepFailed(batch.id, workerId, clock.now(), backoffMs);
   }
 
-  /** The batch fails for good with `message` in its `errors` (results of lines already done are still written). */
+  /**
+   * A batch still validating or running fails for good with `message` in its `errors` (results of
+   * lines already done are still written, by the next step).
+   */
   private async giveUp(batch: BatchRecord, message: string): Promise<void> {
     const { repository, workerId } = this.state;
     const now = this.state.clock.now();
@@ -157,15 +189,6 @@ export class BatchSteps {
       if (failed) this.ended(batch, 'failed', now);
     } else if (batch.status === 'in_progress') {
       await repository.failRunning(batch.id, error, 'batch_failed', now);
-    } else {
-      // The result files cannot be written: stop trying, say why.
-      const changes = batch.status === 'finalizing' ? { status: 'failed', failed_at: now } : {};
-      const stopped = await repository.leases.transition(batch.id, workerId, [batch.status], {
-        ...changes,
-        results_written: 1,
-        errors: JSON.stringify([error]),
-      });
-      if (stopped) this.ended(batch, batch.status === 'finalizing' ? 'failed' : batch.status, now);
     }
   }
 
@@ -181,6 +204,8 @@ export class BatchSteps {
     try {
       content = (await this.options.files.openContent(batch.organizationId, batch.inputFileId)).content;
     } catch (error) {
+      // The store or the database is away: the step waits for it (stepFailed); never the customer's error.
+      if (isUnreachableError(error)) throw error;
       // The file is gone, expired, or its bytes are missing from storage: no retry brings them back.
       if (!isServiceError(error)) throw error;
       await this.failValidation(batch, [{ code: 'invalid_input_file', message: error.message, line: null, param: 'input_file_id' }]);

@@ -18,8 +18,10 @@
  *
  * Nothing loops hot: the worker looks for work when woken (a line finished, a batch was created or
  * canceled here) or every `pollIntervalMs`; a claim that fails (database away) backs off
- * exponentially, and a batch-level step that fails for a reason that may heal backs off across all
- * instances (`retry_at`), until `maxStepAttempts` failures fail the batch. Each failure is logged once.
+ * exponentially; a batch-level step that cannot reach a dependency (object store, database) waits
+ * across all instances (`retry_at`, capped at `maxStepWaitMs`) for as long as it takes, without
+ * counting an attempt; one that fails otherwise backs off until `maxStepAttempts` failures fail a batch
+ * still validating or running (result files are never given up). Each failure is logged once.
  */
 import { randomAlphanumeric } from '../core/ids.ts';
 import { backoff, type BackoffPolicy } from '../core/retry.ts';
@@ -63,8 +65,10 @@ export interface BatchWorkerOptions {
   maxBackoffMs?: number;
   /** First backoff of a failed batch-level step, doubled after each further failure, milliseconds. Default 1,000. */
   stepRetryBaseMs?: number;
-  /** Failures in a row of a batch-level step before the batch fails. Default 5. */
+  /** Failures in a row of a batch-level step before the batch fails (validating or running; waits for a dependency do not count). Default 5. */
   maxStepAttempts?: number;
+  /** Longest wait of a batch-level step for a dependency it cannot reach (first wait `stepRetryBaseMs`), milliseconds. Default 30,000. */
+  maxStepWaitMs?: number;
   /** How often expired files' bytes are removed, milliseconds. Default 600,000. */
   purgeIntervalMs?: number;
   /** In-flight interactive HTTP requests of this process; above `interactiveThreshold`, batch lines yield. */
@@ -89,6 +93,7 @@ export type BatchWorkerTuning = Pick<
   | 'maxBackoffMs'
   | 'stepRetryBaseMs'
   | 'maxStepAttempts'
+  | 'maxStepWaitMs'
   | 'purgeIntervalMs'
   | 'interactiveThreshold'
 >;
@@ -109,6 +114,7 @@ export class BatchWorker {
   private renewal: NodeJS.Timeout | undefined;
   private renewalFailing = false;
   private lastPurgeAt = Number.NEGATIVE_INFINITY;
+  private purgeFailing = false;
 
   constructor(options: BatchWorkerOptions) {
     this.workerId = options.workerId ?? `worker-${randomAlphanumeric(12)}`;
@@ -130,6 +136,7 @@ export class BatchWorker {
       requestsPerBatchOf: options.requestsPerBatchOf,
       stepBackoff: { initialMs: options.stepRetryBaseMs ?? 1_000, maxMs: maxBackoffMs },
       maxStepAttempts: Math.max(1, options.maxStepAttempts ?? 5),
+      stepWait: { initialMs: options.stepRetryBaseMs ?? 1_000, maxMs: options.maxStepWaitMs ?? 30_000 },
       tracing: options.tracing,
     });
     this.maxActiveSteps = Math.max(1, options.maxActiveSteps ?? 2);
@@ -277,6 +284,15 @@ export class BatchWorker {
     const now = this.state.clock.now();
     if (now - this.lastPurgeAt < this.purgeIntervalMs) return;
     this.lastPurgeAt = now;
-    await this.files.purgeExpired();
+    try {
+      await this.files.purgeExpired();
+      if (this.purgeFailing) this.state.log?.info?.({ worker_id: this.workerId }, 'expired files are purged again');
+      this.purgeFailing = false;
+    } catch (error) {
+      // Not a reason to stop claiming batch work (the store may be down; steps wait for it): tried again next interval.
+      if (!this.purgeFailing)
+        this.state.log?.error({ err: error, worker_id: this.workerId }, 'expired files could not be purged; trying again next interval');
+      this.purgeFailing = true;
+    }
   }
 }

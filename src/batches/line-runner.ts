@@ -3,12 +3,14 @@
  * `concurrency`, a quarter of it while interactive traffic is high). Each line is checked against its
  * batch's status first (a cancel made on any instance stops new lines at once), run by the executor,
  * and its answer recorded: done with its counter and ledger rows in one transaction, deferred until a
- * retry time, or, when the batch's key can no longer run it, the batch fails. The last line of a batch
- * to leave moves the batch to finalizing when nothing is pending.
+ * retry time, or, when the batch's key can no longer run it, the batch fails. An answer that cannot be
+ * recorded (database away) is kept and its recording retried, never the line (kept-outcomes.ts). The
+ * last line of a batch to leave moves the batch to finalizing when nothing is pending.
  */
 import { isUnreachableError } from '../core/circuit-breaker.ts';
 import type { ClaimedLines } from '../db/repositories/batch-leases.ts';
 import type { BatchRecord, BatchRequestRow, BatchStatus } from './batch-records.ts';
+import { KeptOutcomes } from './kept-outcomes.ts';
 import {
   DeferralLog,
   MAX_TRANSIENT_DEFERRALS,
@@ -48,12 +50,15 @@ export class LineRunner {
   /** Status reads in flight, by batch id (shared by lines starting together). */
   private readonly statuses = new Map<string, Promise<BatchStatus | undefined>>();
   private readonly deferrals: DeferralLog;
+  /** Answers waiting to be recorded: their lines are not run again. */
+  private readonly kept: KeptOutcomes;
 
   constructor(
     private readonly state: WorkerState,
     private readonly options: LineRunnerOptions,
   ) {
     this.deferrals = new DeferralLog(state.log, () => state.clock.now());
+    this.kept = new KeptOutcomes(state, { initialMs: 200, maxMs: 5_000 });
   }
 
   /** Lines this process runs at once now: a quarter of `concurrency` while interactive traffic is high. */
@@ -91,8 +96,12 @@ export class LineRunner {
 
   /** Holds a claimed chunk and starts what capacity allows. */
   take(claimed: ClaimedLines): void {
-    for (const row of claimed.lines) this.queue.push({ batch: claimed.batch, row });
-    this.heldPerBatch.set(claimed.batch.id, (this.heldPerBatch.get(claimed.batch.id) ?? 0) + claimed.lines.length);
+    // A line whose answer is still being recorded here was claimed again after its lease lapsed: it
+    // is already held (the claim renewed its lease), and it must not run twice.
+    const lines = claimed.lines.filter((row) => !this.kept.has(claimed.batch.id, row.line));
+    if (lines.length === 0) return;
+    for (const row of lines) this.queue.push({ batch: claimed.batch, row });
+    this.heldPerBatch.set(claimed.batch.id, (this.heldPerBatch.get(claimed.batch.id) ?? 0) + lines.length);
     this.startQueued();
   }
 
@@ -103,7 +112,7 @@ export class LineRunner {
         .catch((error: unknown) =>
           this.state.log?.error(
             { err: error, batch_id: held.batch.id, line: held.row.line },
-            'batch line failed to record; its lease lapses and it runs again',
+            'batch line could not be run or recorded; its lease lapses and it runs again',
           ),
         )
         .then(() => this.lineDone(held.batch.id, 1))
@@ -189,20 +198,24 @@ export class LineRunner {
       if (isUnreachableError(error)) {
         const now = clock.now();
         this.deferrals.note(batch.id, row.line, error);
-        await repository.lines.deferRequest(batch.id, row.line, now + retryDelayMs({}, row.attempts, this.options.maxBackoffMs, now));
+        const retryAt = now + retryDelayMs({}, row.attempts, this.options.maxBackoffMs, now);
+        await this.kept.record(batch.id, row.line, () => repository.lines.deferRequest(batch.id, row.line, retryAt));
         return;
       }
       this.state.log?.error({ err: error, batch_id: batch.id, line: row.line }, 'batch line could not be executed');
-      await repository.lines.recordOutcome(batch.id, row.line, unexecutedOutcome(clock.now()));
+      const outcome = unexecutedOutcome(clock.now());
+      await this.kept.record(batch.id, row.line, async () => void (await repository.lines.recordOutcome(batch.id, row.line, outcome)));
       return;
     }
-    await this.record(batch, row, response);
+    // From here the line ran (and may have been paid for upstream): its answer is recorded, however
+    // long that takes, and the line is never sent again.
+    const now = clock.now();
+    await this.kept.record(batch.id, row.line, () => this.record(batch, row, response, now));
   }
 
   /** Records what the line's answer means: the batch fails, the line is deferred, or its outcome is stored. */
-  private async record(batch: BatchRecord, row: BatchRequestRow, response: LineResponse): Promise<void> {
+  private async record(batch: BatchRecord, row: BatchRequestRow, response: LineResponse, now: number): Promise<void> {
     const { repository } = this.state;
-    const now = this.state.clock.now();
     if (response.fatal !== undefined) {
       // The batch's key can no longer run it: the batch fails (every pending line with it), results are written.
       const error = { code: response.fatal.code, message: response.fatal.message, line: null, param: null };

@@ -21,25 +21,22 @@ export class ResultFiles {
     private readonly clock: Clock,
   ) {}
 
-  /** One result file (`completed` lines -> output file, `failed` -> error file); undefined when empty. */
+  /**
+   * One result file (`completed` lines -> output file, `failed` -> error file); undefined when empty.
+   * An empty one never touches the store (a batch with nothing to write is not held up by it).
+   */
   async write(batch: BatchRecord, state: 'completed' | 'failed'): Promise<FileRecord | undefined> {
-    let lines = 0;
     const rows = this.lines;
+    const first = await rows.finishedRequests(batch.id, state, 0, RESULT_PAGE);
+    if (first.length === 0) return undefined;
     async function* content(): AsyncGenerator<string> {
-      let afterLine = 0;
-      for (;;) {
-        const page = await rows.finishedRequests(batch.id, state, afterLine, RESULT_PAGE);
-        if (page.length === 0) return;
-        lines += page.length;
-        afterLine = page[page.length - 1]!.line;
+      let page = first;
+      while (page.length > 0) {
         yield page.map((row) => `${JSON.stringify(state === 'completed' ? toOutputLine(row) : toErrorLine(row))}\n`).join('');
+        page = await rows.finishedRequests(batch.id, state, page[page.length - 1]!.line, RESULT_PAGE);
       }
     }
     const stored = await this.files.storeBytes(content());
-    if (lines === 0) {
-      await this.files.discardBytes(stored.id);
-      return undefined;
-    }
     const now = this.clock.now();
     return {
       id: stored.id,

@@ -155,7 +155,10 @@ export async function openMetering(config: Config, database: Database, limitStor
       sink: ledgerRepository,
       logger,
       memoryRecords: config.dependencies.ledgerMemoryRecords,
-      journal: new FileLedgerJournal(join(config.dataDir, 'ledger-journal')),
+      journal: new FileLedgerJournal(join(config.dataDir, 'ledger-journal'), {
+        // The owner token of the journal's files names this instance; shared data directories are safe.
+        instanceId: config.instanceId ?? persistedInstanceId(config.dataDir),
+      }),
     },
     (record) => observer.observe(record),
   );

@@ -239,6 +239,54 @@ for (const backend of storageBackends()) {
       });
     });
 
+    test(
+      'renewLines never waits for a row lock: a line being recorded (locked) is skipped, the others renewed at once',
+      { skip: backend !== 'postgres' && 'row locks are Postgres only' },
+      async () => {
+        await batches.insert(batch('batch-renew', { createdAt: 0, status: 'in_progress', total: 3 }));
+        await batches.lines.insertRequests(
+          'batch-renew',
+          [1, 2, 3].map((line) => ({ line, customId: `r${line}`, body: '{}' })),
+        );
+        const claimed = await batches.leases.claimLines('worker-r', 50_000, 1_000, 10);
+        assert.deepEqual([claimed?.batch.id, claimed?.lines.length], ['batch-renew', 3]);
+        // Another transaction (a line's outcome being recorded) holds line 2's row lock meanwhile.
+        let release = (): void => undefined;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let locked = (): void => undefined;
+        const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+        const holder = database.db.transaction().execute(async (transaction) => {
+          await transaction
+            .selectFrom('batch_requests')
+            .select('line')
+            .where('batch_id', '=', 'batch-renew')
+            .where('line', '=', 2)
+            .forUpdate()
+            .execute();
+          locked();
+          await held;
+        });
+        await lockTaken;
+        const renewed = await batches.leases.renewLines('worker-r', 50_500, 1_000).finally(release);
+        await holder;
+        assert.equal(renewed, 2);
+        const rows = await database.db
+          .selectFrom('batch_requests')
+          .select(['line', 'lease_expires_at'])
+          .where('batch_id', '=', 'batch-renew')
+          .orderBy('line')
+          .execute();
+        assert.deepEqual(
+          rows.map((row) => [Number(row.line), Number(row.lease_expires_at)]),
+          [
+            [1, 51_500],
+            [2, 51_000],
+            [3, 51_500],
+          ],
+        );
+      },
+    );
+
     test('requests: due lines in order, deferral, outcomes recorded and counted exactly once', async () => {
       await batches.insert(batch('batch-lines', { status: 'in_progress', total: 4, leaseOwner: 'worker-x', leaseExpiresAt: 99_999 }));
       await batches.lines.insertRequests(

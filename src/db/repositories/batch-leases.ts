@@ -158,15 +158,48 @@ export class BatchLeases {
     });
   }
 
-  /** Extends every line lease this worker holds; returns how many lines it still holds. */
+  /**
+   * Extends every line lease this worker holds; returns how many it renewed. On Postgres it never waits
+   * for a row lock (`FOR UPDATE SKIP LOCKED`): a line locked now is being recorded by this worker (its
+   * lease ends with it) or claimed by another because its lease lapsed. Waiting instead queued the
+   * renewal behind every line recording (each one updates the batch's counters) until the statement
+   * bound, and the leases lapsed meanwhile: other instances ran those lines again (issue 39).
+   */
   async renewLines(workerId: string, now: number, leaseMs: number): Promise<number> {
-    const result = await this.db
-      .updateTable('batch_requests')
-      .set({ lease_expires_at: now + leaseMs })
-      .where('lease_owner', '=', workerId)
-      .where('state', '=', 'pending')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+    if (!this.postgres) {
+      const result = await this.db
+        .updateTable('batch_requests')
+        .set({ lease_expires_at: now + leaseMs })
+        .where('lease_owner', '=', workerId)
+        .where('state', '=', 'pending')
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    }
+    return this.db.transaction().execute(async (transaction) => {
+      const held = await transaction
+        .selectFrom('batch_requests')
+        .select(['batch_id', 'line'])
+        .where('lease_owner', '=', workerId)
+        .where('state', '=', 'pending')
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      const perBatch = new Map<string, number[]>();
+      for (const row of held) perBatch.set(row.batch_id, [...(perBatch.get(row.batch_id) ?? []), row.line]);
+      let renewed = 0;
+      for (const [batchId, lines] of perBatch) {
+        for (let start = 0; start < lines.length; start += 500) {
+          const result = await transaction
+            .updateTable('batch_requests')
+            .set({ lease_expires_at: now + leaseMs })
+            .where('batch_id', '=', batchId)
+            .where('line', 'in', lines.slice(start, start + 500))
+            .executeTakeFirst();
+          renewed += Number(result.numUpdatedRows);
+        }
+      }
+      return renewed;
+    });
   }
 
   /** Gives claimed lines back unrun (stopping, or their batch was canceled), for any worker to take. */
@@ -235,6 +268,21 @@ export class BatchLeases {
       .returning('step_attempts')
       .executeTakeFirst();
     return row === undefined ? 0 : Number(row.step_attempts);
+  }
+
+  /**
+   * A batch-level step could not reach a dependency (object store, database): release the lease and
+   * keep every instance off the batch until `now + waitMs`, without counting a failure (waiting for a
+   * dependency is not an attempt used up). False when the lease was no longer held.
+   */
+  async stepWait(id: string, workerId: string, now: number, waitMs: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('batches')
+      .set({ retry_at: now + waitMs, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', id)
+      .where('lease_owner', '=', workerId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   /** Applies `changes` if the batch is in one of `from` and this worker holds its lease. */

@@ -81,6 +81,8 @@ export interface LedgerJournal {
   hasRecords(): boolean;
   /** Writes every journaled record through `write` in batches, removing what was written; returns the count. */
   replay(write: (records: readonly LedgerRecord[]) => Promise<void>, batchSize: number): Promise<number>;
+  /** The process stops: what it journaled may be replayed by the next start or another instance at once. */
+  release?(): void;
 }
 
 /** The part of a pino logger the ledger uses. */
@@ -240,7 +242,7 @@ export class UsageLedger {
    * remain, logs each one in full and rejects. Idempotent.
    */
   close(): Promise<void> {
-    this.closing ??= this.shutdown();
+    this.closing ??= this.shutdown().finally(() => this.journal?.release?.());
     return this.closing;
   }
 
@@ -295,7 +297,8 @@ export class UsageLedger {
       if (this.journalPending && this.journal !== undefined) {
         try {
           const replayed = await this.journal.replay((records) => this.sink.insertMany(records), this.maxBatchRecords);
-          this.journalPending = false;
+          // Files of another live instance sharing the directory stay until it stops or its lease lapses.
+          this.journalPending = this.journal.hasRecords();
           written += replayed;
           if (replayed > 0 && this.failingSinceMs === undefined) {
             this.logger.info({ records: replayed }, 'usage ledger: records kept in the journal were written');

@@ -67,6 +67,24 @@ export class FaultProxy {
     return this.mode;
   }
 
+  /** `host:port` of the proxy, for URLs. */
+  get address(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  /** Connections accepted so far (the batch suites' name for `accepted`). */
+  get connections(): number {
+    return this.accepted;
+  }
+
+  /** Switches the fault by name; `delayMs` is the per-chunk delay of `delay`. */
+  set(mode: FaultMode, delayMs = 0): void {
+    if (mode === 'pass') this.pass();
+    else if (mode === 'blackhole') this.blackhole();
+    else if (mode === 'reset') this.reset();
+    else this.slow({ delayMs });
+  }
+
   /** Connections open through the proxy. */
   get open(): number {
     return this.pairs.size;
