@@ -5,6 +5,7 @@
  */
 import type { Generated } from 'kysely';
 import type { AlertsSchema } from './alerts-schema.ts';
+import type { BudgetsSchema } from './budgets-schema.ts';
 
 export interface OrganizationsTable {
   id: string;
@@ -64,6 +65,8 @@ export interface UsageLedgerTable {
   reasoning_tokens: number;
   /** Cost in US dollars. */
   cost_usd: number;
+  /** Cost in integer micro-USD (migration 0180; what budgets count). */
+  cost_micro_usd: number;
   /** 1 for batch requests (priced at 50%). */
   batch: number;
   status_code: number;
@@ -350,7 +353,7 @@ export interface InstancesTable {
 }
 
 /** Every table; budget alerts' tables are declared in alerts-schema.ts. */
-export interface DatabaseSchema extends AlertsSchema {
+export interface DatabaseSchema extends AlertsSchema, BudgetsSchema {
   operator_audit: OperatorAuditTable;
   instances: InstancesTable;
   organizations: OrganizationsTable;

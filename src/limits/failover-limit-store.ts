@@ -9,6 +9,9 @@
  * - `open`: admit everything without counting (Envoy's `failure_mode_deny: false`).
  * - `closed`: refuse metered requests at once with 500 `service_unavailable` and `retry-after`.
  *
+ * With `refusePaid`, a request that reserves money against a budget is refused like `closed` while the
+ * shared count is unknown, whatever the policy (no budget can be overrun by an outage).
+ *
  * Whatever the policy, requests that reserve no tokens (files, batches, models, key status) are never
  * refused because the store is away: they need no counter. A reservation is settled where it was
  * made; a settle that fails is not an error for the request (its counters expire on their own).
@@ -20,6 +23,7 @@ import { DisabledLimitStore } from './disabled/disabled-limit-store.ts';
 import type {
   AdmitCheck,
   AdmitResult,
+  BudgetCharge,
   LimitPolicy,
   LimitSnapshot,
   LimitStore,
@@ -36,12 +40,15 @@ export interface FailoverLimitStoreOptions {
   breaker: CircuitBreaker;
   policy: StoreFailurePolicy;
   clock?: { now(): number };
+  /** While the shared count is unknown, refuse requests that reserve money against a budget, whatever `policy` (`limits.refusePaidOnStoreFailure`). */
+  refusePaid?: boolean;
 }
 
 export class FailoverLimitStore implements LimitStore {
   private readonly primary: LimitStore;
   private readonly breaker: CircuitBreaker;
   private readonly policy: StoreFailurePolicy;
+  private readonly refusePaid: boolean;
   private readonly local: LimitStore;
   private readonly uncounted: DisabledLimitStore;
   /** Reservations made while the shared store was away: settled where they were made. */
@@ -53,6 +60,7 @@ export class FailoverLimitStore implements LimitStore {
     this.primary = options.primary;
     this.breaker = options.breaker;
     this.policy = options.policy;
+    this.refusePaid = options.refusePaid === true;
     const clock = options.clock === undefined ? {} : { clock: options.clock };
     this.local = options.policy === 'local' ? new MemoryLimitStore(clock) : new DisabledLimitStore(clock);
     this.uncounted = new DisabledLimitStore(clock);
@@ -65,19 +73,19 @@ export class FailoverLimitStore implements LimitStore {
     );
   }
 
-  async settle(reservation: Reservation, actualTokens: number): Promise<SettleResult> {
-    if (this.fallbackReservations.has(reservation)) return this.local.settle(reservation, actualTokens);
+  async settle(reservation: Reservation, actualTokens: number, actualCostMicroUsd?: number): Promise<SettleResult> {
+    if (this.fallbackReservations.has(reservation)) return this.local.settle(reservation, actualTokens, actualCostMicroUsd);
     // The shared reservation stays charged at its estimate until its window expires: never more.
     return this.breaker.orElse(
-      () => this.primary.settle(reservation, actualTokens),
+      () => this.primary.settle(reservation, actualTokens, actualCostMicroUsd),
       async () => ({ settled: false, figures: await this.local.usage(reservation.subject, reservation.policy) }),
     );
   }
 
-  usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot> {
+  usage(subject: LimitSubject, policy: LimitPolicy, budgets?: readonly BudgetCharge[]): Promise<LimitSnapshot> {
     return this.breaker.orElse(
-      () => this.primary.usage(subject, policy),
-      () => this.local.usage(subject, policy),
+      () => this.primary.usage(subject, policy, budgets),
+      () => this.local.usage(subject, policy, budgets),
     );
   }
 
@@ -91,7 +99,7 @@ export class FailoverLimitStore implements LimitStore {
     if (check.estimatedTokens === 0 && this.policy !== 'local') {
       // Request-only routes need no counter: never refused for the store's absence.
       result = await this.uncounted.admit(check);
-    } else if (this.policy === 'closed') {
+    } else if (this.policy === 'closed' || (this.refusePaid && (check.budgets?.length ?? 0) > 0)) {
       throw this.breaker.unavailable();
     } else {
       result = await this.local.admit(check);
