@@ -157,7 +157,7 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     dispatcher: options.alertDispatcher !== false,
     opened,
   });
-  const { ledger, metering, observer } = await openMetering(config, database, redis.limitStore, logger);
+  const { ledger, metering, observer, budgets } = await openMetering(config, database, redis.limitStore, logger, alerts.spendObserver, clock);
   const { registry, deploymentState } = await openBackends(config, logger, redis, clock, opened);
   const built = buildGeneration(config, {
     logger,
@@ -182,6 +182,7 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     alerts,
     ledger,
     metering,
+    budgets,
     registry,
     deploymentState,
     blobStore,

@@ -19,6 +19,8 @@ export interface PlanOverrides {
   tokensPerMonth?: number;
   concurrentBatches?: number;
   maxRequestsPerBatch?: number;
+  organizationRequestsPerMinute?: number;
+  organizationTokensPerMinute?: number;
   permissions?: Permission[];
 }
 
@@ -29,6 +31,8 @@ export const OVERRIDE_FIELDS = [
   'tokensPerMonth',
   'concurrentBatches',
   'maxRequestsPerBatch',
+  'organizationRequestsPerMinute',
+  'organizationTokensPerMinute',
 ] as const;
 
 /** The figures an organization works under: its tier's, with its overrides applied. */
@@ -43,6 +47,9 @@ export interface EffectivePlan {
   tokensPerMonth: number;
   concurrentBatches: number;
   maxRequestsPerBatch: number;
+  /** Per-minute limits over all the organization's keys together (0: unlimited). */
+  organizationRequestsPerMinute: number;
+  organizationTokensPerMinute: number;
   permissions: Permission[];
 }
 
@@ -54,6 +61,8 @@ export interface KeyPlanLimits {
   tokensPerMonth: number;
   concurrentBatches: number;
   maxRequestsPerBatch: number;
+  organizationRequestsPerMinute: number;
+  organizationTokensPerMinute: number;
   /** The organization's plan (tier name). */
   plan: string;
 }
@@ -95,6 +104,8 @@ export function effectivePlan(config: Config, tier: string | null, overrides: Pl
     tokensPerMonth: set.tokensPerMonth ?? base.tokensPerMonth,
     concurrentBatches: set.concurrentBatches ?? base.concurrentBatches,
     maxRequestsPerBatch: set.maxRequestsPerBatch ?? base.maxRequestsPerBatch,
+    organizationRequestsPerMinute: set.organizationRequestsPerMinute ?? base.organizationRequestsPerMinute,
+    organizationTokensPerMinute: set.organizationTokensPerMinute ?? base.organizationTokensPerMinute,
     permissions: set.permissions ?? [...base.permissions],
   };
 }
@@ -115,6 +126,8 @@ export function keyLimits(config: Config, keyTier: string, plan: EffectivePlan):
     tokensPerMonth: plan.tokensPerMonth,
     concurrentBatches: plan.concurrentBatches,
     maxRequestsPerBatch: plan.maxRequestsPerBatch,
+    organizationRequestsPerMinute: plan.organizationRequestsPerMinute,
+    organizationTokensPerMinute: plan.organizationTokensPerMinute,
     plan: plan.tier,
   };
 }

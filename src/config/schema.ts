@@ -39,6 +39,20 @@ export type Capability = (typeof CAPABILITIES)[number];
 
 const nonNegativeInteger = z.number().int().nonnegative();
 
+/** Budget periods: UTC calendar day, ISO week (from Monday 00:00 UTC), calendar month, or never reset. */
+export const BUDGET_PERIODS = ['day', 'week', 'month', 'total'] as const;
+export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
+
+/** A money budget in config: USD with at most 6 decimals (it is counted in integer micro-USD). */
+export const budgetSchema = z.strictObject({
+  period: z.enum(BUDGET_PERIODS),
+  amountUsd: z
+    .number()
+    .positive()
+    .max(1e9)
+    .refine((amount) => Math.abs(Math.round(amount * 1e6) - amount * 1e6) < 1e-6, 'amountUsd has at most 6 decimals (micro-USD)'),
+});
+
 export const tierSchema = z.strictObject({
   /** Requests per minute per key; 0 means unlimited. */
   requestsPerMinute: nonNegativeInteger,
@@ -56,6 +70,12 @@ export const tierSchema = z.strictObject({
   permissions: z.array(z.enum(PERMISSIONS)),
   /** Run the moderation pre-check on generation inputs for keys of this tier. */
   moderateInputs: z.boolean().default(false),
+  /** Requests per minute summed over all the organization's keys; 0 means unlimited (services/budgets/README.md). */
+  organizationRequestsPerMinute: nonNegativeInteger.default(0),
+  /** Tokens per minute summed over all the organization's keys; 0 means unlimited. */
+  organizationTokensPerMinute: nonNegativeInteger.default(0),
+  /** The organization's money budget on this plan (operators override it per organization); null: none. */
+  budget: budgetSchema.nullable().default(null),
 });
 export type TierConfig = z.infer<typeof tierSchema>;
 
@@ -69,6 +89,9 @@ export const DEFAULT_TIERS: Record<string, z.input<typeof tierSchema>> = {
     tokensPerMonth: 10_000,
     concurrentBatches: 0,
     permissions: ['chat.completions', 'messages', 'responses', 'embeddings', 'moderations', 'images', 'files', 'models'],
+    // A Free organization's keys share its per-minute limits: more keys do not mean more throughput.
+    organizationRequestsPerMinute: 20,
+    organizationTokensPerMinute: 10_000,
   },
   Developer: {
     requestsPerMinute: 600,
@@ -318,6 +341,8 @@ export const configSchema = z.strictObject({
     .strictObject({
       /** `local`: count in this instance's memory until Redis returns; `open`: admit uncounted; `closed`: refuse metered requests. */
       onStoreFailure: z.enum(['local', 'open', 'closed']).default('local'),
+      /** Also refuse (500 service_unavailable) every request reserving against a money budget while Redis cannot be reached, whatever `onStoreFailure`. */
+      refusePaidOnStoreFailure: z.boolean().default(false),
     })
     .prefault({}),
   /** What routing does while the shared deployment state (Redis) cannot be reached. */

@@ -61,12 +61,17 @@ export interface BudgetFigures {
   spentMicroUsd: number;
 }
 
-export function limitPolicyFromTier(tier: Omit<TierConfig, 'maxRequestsPerBatch'>): LimitPolicy {
+export function limitPolicyFromTier(
+  tier: Pick<TierConfig, 'requestsPerMinute' | 'tokensPerMinute' | 'tokensPerDay' | 'tokensPerMonth'> &
+    Partial<Pick<TierConfig, 'organizationRequestsPerMinute' | 'organizationTokensPerMinute'>>,
+): LimitPolicy {
   return {
     requestsPerMinute: tier.requestsPerMinute,
     tokensPerMinute: tier.tokensPerMinute,
     tokensPerDay: tier.tokensPerDay,
     tokensPerMonth: tier.tokensPerMonth,
+    organizationRequestsPerMinute: tier.organizationRequestsPerMinute ?? 0,
+    organizationTokensPerMinute: tier.organizationTokensPerMinute ?? 0,
   };
 }
 
