@@ -50,6 +50,7 @@ import {
 import { openOperationsListener, readinessOf } from './runtime/readiness.ts';
 import type { InstancesRepository } from './db/repositories/instances-repository.ts';
 import { startAlerts, type Alerts } from './runtime/start-alerts.ts';
+import type { BudgetService } from './services/budgets/budget-service.ts';
 import { startBatchWorker } from './runtime/start-batch-worker.ts';
 import { FileService } from './services/files/file-service.ts';
 import { StoredResponses } from './services/responses/stored-responses.ts';
@@ -86,6 +87,8 @@ export interface Runtime {
   people: PeopleService;
   /** Budget alerts: the spend observer metering is given, webhook endpoints, the delivery dispatcher. */
   alerts: Alerts;
+  /** Money budgets: organizations' overrides and key budgets (services/budgets/). */
+  budgets: BudgetService;
   /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -157,7 +160,14 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     dispatcher: options.alertDispatcher !== false,
     opened,
   });
-  const { ledger, metering, observer, budgets } = await openMetering(config, database, redis.limitStore, logger, alerts.spendObserver, clock);
+  const { ledger, metering, observer, budgets } = await openMetering(
+    config,
+    database,
+    redis.limitStore,
+    logger,
+    alerts.spendObserver,
+    clock,
+  );
   const { registry, deploymentState } = await openBackends(config, logger, redis, clock, opened);
   const built = buildGeneration(config, {
     logger,
@@ -282,6 +292,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
     organizations: accountServices.organizations,
     people: dashboard.operator.people,
     alerts: stores.alerts,
+    budgets: stores.budgets,
     startDraining() {
       draining = true;
     },

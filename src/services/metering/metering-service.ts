@@ -366,7 +366,8 @@ export class MeteringService implements AccountUsageReader {
     return budgets.map((budget, index) => budgetInfo(budget, snapshot.budgets?.[index]));
   }
 
-  async read(auth: UsageSubject): Promise<AccountUsageSnapshot> {
-    return snapshotOf(await this.store.usage({ organizationId: auth.organizationId, keyId: auth.keyId }, this.policyFor(auth)));
+  async read(auth: UsageSubject, options: { budgets?: boolean } = {}): Promise<AccountUsageSnapshot> {
+    const snapshot = snapshotOf(await this.store.usage({ organizationId: auth.organizationId, keyId: auth.keyId }, this.policyFor(auth)));
+    return options.budgets === true ? { ...snapshot, budgets: await this.budgetsOf(auth) } : snapshot;
   }
 }
