@@ -79,6 +79,8 @@ export function checkBudgetAmount(value: { period?: unknown; amountMicroUsd?: un
 export class BudgetService {
   private readonly entries = new Map<string, OrganizationEntry>();
   private readonly loading = new Map<string, Promise<OrganizationEntry>>();
+  /** Seed reads under way, by counter (organization-qualified: the counter names repeat across organizations). */
+  private readonly seedLoads = new Map<string, Promise<void>>();
   private readonly clock: { now(): number };
   private readonly cacheTtlMs: number;
 
@@ -106,14 +108,7 @@ export class BudgetService {
     // Seeds not read yet (a new period, a new budget): read them now, once.
     const missing = resolved.filter((budget) => !entry.seeds.has(budget.charge.counter));
     if (missing.length > 0) {
-      await Promise.all(
-        missing.map(async (budget) => {
-          entry.seeds.set(
-            budget.charge.counter,
-            await this.repository.spentSince(subject.organizationId, budget.keyId, budget.window.startMs),
-          );
-        }),
-      );
+      await Promise.all(missing.map((budget) => this.readSeed(entry, budget)));
       return resolved.map((budget) => this.resolve(entry, subject, budget.keyId, budget, budget.source, nowMs));
     }
     return resolved;
@@ -195,6 +190,23 @@ export class BudgetService {
       window,
       charge: { counter, amountMicroUsd: amount.amountMicroUsd, periodEndMs: window.endMs, seedMicroUsd: entry.seeds.get(counter) ?? 0 },
     };
+  }
+
+  /** Reads a budget's ledger spend for its period once, however many requests ask at the same moment. */
+  private readSeed(entry: OrganizationEntry, budget: ResolvedBudget): Promise<void> {
+    const counter = budget.charge.counter;
+    const name = `${budget.organizationId}\n${counter}`;
+    let pending = this.seedLoads.get(name);
+    if (pending === undefined) {
+      pending = this.repository
+        .spentSince(budget.organizationId, budget.keyId, budget.window.startMs)
+        .then((spent) => {
+          entry.seeds.set(counter, spent);
+        })
+        .finally(() => this.seedLoads.delete(name));
+      this.seedLoads.set(name, pending);
+    }
+    return pending;
   }
 
   private load(organizationId: string, nowMs: number): Promise<OrganizationEntry> {
