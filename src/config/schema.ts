@@ -6,6 +6,9 @@ import { z } from 'zod';
 import type { PriceCard } from '../core/price-card.ts';
 import { pricingSchema } from './pricing-schema.ts';
 import { alertsSchema } from './alerts-config.ts';
+import { budgetSchema } from './budget-config.ts';
+
+export { BUDGET_PERIODS, type BudgetPeriod } from './budget-config.ts';
 import { serverSchema } from './server-schema.ts';
 import { tracingSchema } from './tracing-config.ts';
 
@@ -38,20 +41,6 @@ export const CAPABILITIES = [
 export type Capability = (typeof CAPABILITIES)[number];
 
 const nonNegativeInteger = z.number().int().nonnegative();
-
-/** Budget periods: UTC calendar day, ISO week (from Monday 00:00 UTC), calendar month, or never reset. */
-export const BUDGET_PERIODS = ['day', 'week', 'month', 'total'] as const;
-export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
-
-/** A money budget in config: USD with at most 6 decimals (it is counted in integer micro-USD). */
-export const budgetSchema = z.strictObject({
-  period: z.enum(BUDGET_PERIODS),
-  amountUsd: z
-    .number()
-    .positive()
-    .max(1e9)
-    .refine((amount) => Math.abs(Math.round(amount * 1e6) - amount * 1e6) < 1e-6, 'amountUsd has at most 6 decimals (micro-USD)'),
-});
 
 export const tierSchema = z.strictObject({
   /** Requests per minute per key; 0 means unlimited. */
