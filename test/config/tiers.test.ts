@@ -52,7 +52,10 @@ describe('tier overrides', () => {
       () => load({ tiers: { Developer: { budget: { period: 'week', amountUsd: 0.0000001 } } } }),
       /tiers\.Developer\.budget\.amountUsd/,
     );
-    assert.throws(() => load({ tiers: { Developer: { budget: { period: 'year' as never, amountUsd: 1 } } } }), /tiers\.Developer\.budget\.period/);
+    assert.throws(
+      () => load({ tiers: { Developer: { budget: { period: 'year' as never, amountUsd: 1 } } } }),
+      /tiers\.Developer\.budget\.period/,
+    );
   });
 
   test('a new tier missing fields: a config error naming them', () => {
