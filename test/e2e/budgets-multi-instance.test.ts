@@ -64,6 +64,8 @@ describe(`money budgets across ${INSTANCES} instances (Postgres + Redis)`, { ski
       REDIS_PREFIX: `test-budgets-${randomHex(6)}:`,
       SWITCHYARD_CONFIG: configFile,
       BATCH_CONCURRENCY: '8',
+      // Files shared by every instance (the batch's input is read by whichever instance claims it).
+      FILES_STORE: 'postgres',
     };
     // Keys and budgets are set up through the runtime's own services on the shared database.
     const setupDir = mkdtempSync(join(directory, 'setup-'));
