@@ -15,6 +15,7 @@ import { serve } from './cli/serve.ts';
 import { StartupError } from './cli/startup-failure.ts';
 import { usageCommand } from './cli/usage.ts';
 import { webhooksCommand } from './cli/webhooks.ts';
+import { budgetsCommand } from './cli/budgets.ts';
 import { openMigratedDatabase } from './runtime.ts';
 
 const HELP = `Usage: switchyard <command> [options]
@@ -37,6 +38,8 @@ Commands:
   routes [--model M] [--json]   each model's deployments with their live routing state
   webhooks list | add --url U [--events a,b] [--description D] | remove <id> | test <id>
                                 operator webhook endpoints (every organization's budget alerts)
+  budgets list | show --org O | set --org O [--key K] --period day|week|month|total --usd X | clear --org O [--key K]
+                                money budgets (an organization's overrides its plan's; a key's never above it)
   webhooks deliveries [--org O] [--status pending|delivered|failed] [--limit N]   the alerts' delivery log
   cache purge --org O           delete the organization's response-cache entries on every instance (needs REDIS_URL)
 
@@ -81,6 +84,8 @@ export async function main(
       return webhooksCommand(config, { positionals: rest, flags: parsed.flags }, print);
     case 'cache':
       return cacheCommand(config, { positionals: rest, flags: parsed.flags }, print);
+    case 'budgets':
+      return budgetsCommand(config, { positionals: rest, flags: parsed.flags }, print);
     default:
       throw new CliUsageError(`Unknown command "${command}".\n\n${HELP}`);
   }

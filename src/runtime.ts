@@ -6,11 +6,9 @@
  * accounts, the app, and start the batch worker.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { AccountsRetention, type AccountsRetentionOptions } from './accounts/accounts-retention.ts';
 import type { AccountServices } from './accounts/account-services.ts';
-import type { Authenticator } from './accounts/authenticator.ts';
 import type { KeyService } from './accounts/key-service.ts';
 import type { OrganizationService } from './accounts/organizations.ts';
 import { OwnerAccounts, type OwnerAccountsOptions } from './accounts/owner-accounts.ts';
@@ -30,13 +28,12 @@ import { OwnersRepository } from './db/repositories/owners-repository.ts';
 import { StoredResponsesRepository } from './db/repositories/stored-responses-repository.ts';
 import { UsageRollupsRepository } from './db/repositories/usage-rollups-repository.ts';
 import { createLogger } from './http/logger.ts';
-import type { BlobStore } from './files/blob-store.ts';
 import type { Clock } from './limits/clock.ts';
 import type { DeploymentStateStore } from './limits/deployment-state.ts';
-import type { LimitStore } from './limits/limit-store.ts';
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { buildGeneration, buildMeteredServices } from './runtime/build-services.ts';
 import { buildResponseCache, responseCacheAdmin, type GenerationCache } from './runtime/build-response-cache.ts';
+import { closeInOrder } from './runtime/close-in-order.ts';
 import { firstStartSecrets, type FirstStartSecrets } from './runtime/first-start.ts';
 import { openRuntimeDatabase } from './runtime/open-database.ts';
 import {
@@ -52,6 +49,7 @@ import {
 import { openOperationsListener, readinessOf } from './runtime/readiness.ts';
 import type { InstancesRepository } from './db/repositories/instances-repository.ts';
 import { startAlerts, type Alerts } from './runtime/start-alerts.ts';
+import type { BudgetService } from './services/budgets/budget-service.ts';
 import { startBatchWorker } from './runtime/start-batch-worker.ts';
 import type { FileService } from './services/files/file-service.ts';
 import { openFiles } from './runtime/open-files.ts';
@@ -91,6 +89,8 @@ export interface Runtime {
   alerts: Alerts;
   /** The response cache (services/cache/): purges per organization (dashboard, CLI). */
   responseCache: GenerationCache;
+  /** Money budgets: organizations' overrides and key budgets (services/budgets/). */
+  budgets: BudgetService;
   /** From now on `/readyz` answers 503 (`draining`) while every other route still serves (SIGTERM). */
   startDraining(): void;
   /** Stops accepting, lets in-flight requests finish, closes storage. */
@@ -162,7 +162,14 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     dispatcher: options.alertDispatcher !== false,
     opened,
   });
-  const { ledger, metering, observer } = await openMetering(config, database, redis.limitStore, logger);
+  const { ledger, metering, observer, budgets } = await openMetering(
+    config,
+    database,
+    redis.limitStore,
+    logger,
+    alerts.spendObserver,
+    clock,
+  );
   const { registry, deploymentState } = await openBackends(config, logger, redis, clock, opened);
   const built = buildGeneration(config, {
     logger,
@@ -187,6 +194,7 @@ async function openStores(config: Config, options: StartRuntimeOptions, started:
     alerts,
     ledger,
     metering,
+    budgets,
     registry,
     deploymentState,
     blobStore,
@@ -289,6 +297,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
     people: dashboard.operator.people,
     alerts: stores.alerts,
     responseCache,
+    budgets: stores.budgets,
     startDraining() {
       draining = true;
     },
@@ -341,61 +350,4 @@ function openDashboardAccounts(
     sso: createSsoSignIn(config, database, accounts, accountServices.operatorAudit),
   };
   return { accounts, retention, dashboard };
-}
-
-/** What `Runtime.close` stops and closes, in this order. */
-interface RunningParts {
-  batchWorker(): BatchWorker | undefined;
-  accountServices: AccountServices;
-  app: FastifyInstance;
-  operations: FastifyInstance | undefined;
-  retention: AccountsRetention;
-  alerts: Alerts;
-  authenticator: Authenticator;
-  ledger: { close(): Promise<void> };
-  registry: { close(): Promise<void> };
-  deploymentState: DeploymentStateStore;
-  responseCache: { close(): Promise<void> };
-  redis: { limitStore: LimitStore; redis: Redis | undefined; redisProbe: Redis | undefined };
-  breakers: DependencyBreakers;
-  blobStore: BlobStore;
-  agreement: { stop(): Promise<void> };
-  database: Database;
-  tracing: Tracing | undefined;
-  logger: Logger;
-}
-
-/** `Runtime.close`: once, whoever calls it how often. */
-function closeInOrder(parts: RunningParts): () => Promise<void> {
-  let closing: Promise<void> | undefined;
-  return () => {
-    closing ??= (async () => {
-      const { logger, redis, tracing } = parts;
-      // Batch lines use the same services as the app: stop them before anything closes.
-      await parts.batchWorker()?.stop();
-      parts.accountServices.mailer.close();
-      await parts.app.close();
-      // The operations listener answered `draining` until now.
-      await parts.operations?.close();
-      await parts.retention.stop();
-      // Observations of the requests just drained are written, then the dispatcher gives back what it holds.
-      await parts.alerts.close();
-      parts.authenticator.stop();
-      // In-flight requests are done: every ledger record is written before storage closes.
-      await parts.ledger.close().catch((error: unknown) => logger.error({ err: error }, 'usage ledger could not be flushed'));
-      await parts.registry.close();
-      await parts.deploymentState.close();
-      await redis.limitStore.close();
-      await parts.responseCache.close();
-      redis.redis?.disconnect();
-      redis.redisProbe?.disconnect();
-      parts.breakers.stop();
-      await parts.blobStore.close();
-      await parts.agreement.stop();
-      await parts.database.close();
-      // Last: the spans of everything above are exported before the process goes.
-      await tracing?.shutdown().catch((error: unknown) => logger.warn({ err: error }, 'traces could not be exported at shutdown'));
-    })();
-    return closing;
-  };
 }

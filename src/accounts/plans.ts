@@ -21,6 +21,8 @@ export interface PlanOverrides {
   maxRequestsPerBatch?: number;
   maxActiveKeys?: number;
   storageQuotaBytes?: number;
+  organizationRequestsPerMinute?: number;
+  organizationTokensPerMinute?: number;
   permissions?: Permission[];
 }
 
@@ -33,6 +35,8 @@ export const OVERRIDE_FIELDS = [
   'maxRequestsPerBatch',
   'maxActiveKeys',
   'storageQuotaBytes',
+  'organizationRequestsPerMinute',
+  'organizationTokensPerMinute',
 ] as const;
 
 /** The figures an organization works under: its tier's, with its overrides applied. */
@@ -51,6 +55,9 @@ export interface EffectivePlan {
   maxActiveKeys: number;
   /** Bytes of stored files the organization may hold; 0: unlimited. */
   storageQuotaBytes: number;
+  /** Per-minute limits over all the organization's keys together (0: unlimited). */
+  organizationRequestsPerMinute: number;
+  organizationTokensPerMinute: number;
   permissions: Permission[];
 }
 
@@ -62,6 +69,8 @@ export interface KeyPlanLimits {
   tokensPerMonth: number;
   concurrentBatches: number;
   maxRequestsPerBatch: number;
+  organizationRequestsPerMinute: number;
+  organizationTokensPerMinute: number;
   /** The organization's plan (tier name). */
   plan: string;
 }
@@ -105,6 +114,8 @@ export function effectivePlan(config: Config, tier: string | null, overrides: Pl
     maxRequestsPerBatch: set.maxRequestsPerBatch ?? base.maxRequestsPerBatch,
     maxActiveKeys: set.maxActiveKeys ?? base.maxActiveKeys,
     storageQuotaBytes: set.storageQuotaBytes ?? base.storageQuotaBytes,
+    organizationRequestsPerMinute: set.organizationRequestsPerMinute ?? base.organizationRequestsPerMinute,
+    organizationTokensPerMinute: set.organizationTokensPerMinute ?? base.organizationTokensPerMinute,
     permissions: set.permissions ?? [...base.permissions],
   };
 }
@@ -125,6 +136,8 @@ export function keyLimits(config: Config, keyTier: string, plan: EffectivePlan):
     tokensPerMonth: plan.tokensPerMonth,
     concurrentBatches: plan.concurrentBatches,
     maxRequestsPerBatch: plan.maxRequestsPerBatch,
+    organizationRequestsPerMinute: plan.organizationRequestsPerMinute,
+    organizationTokensPerMinute: plan.organizationTokensPerMinute,
     plan: plan.tier,
   };
 }

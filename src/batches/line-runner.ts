@@ -226,6 +226,12 @@ export class LineRunner {
       return;
     }
     const transient = response.transient === true && row.attempts < MAX_TRANSIENT_DEFERRALS;
+    // A budget refuses for its whole period: the line fails with `budget_exceeded` in the error file and
+    // the batch goes on (waiting for a month's reset would hold the batch past its window).
+    if (response.statusCode === 429 && !transient && response.body.includes('"budget_exceeded"')) {
+      await repository.lines.recordOutcome(batch.id, row.line, outcomeOf(response, now), response.ledger);
+      return;
+    }
     if (response.statusCode === 429 || transient) {
       // Rate limited (quota, or the upstream), or something it needs is down for now: try again later,
       // within the 24-hour window.

@@ -11,6 +11,8 @@ export {
   PERMISSIONS,
   CAPABILITIES,
   ROUTING_STRATEGIES,
+  BUDGET_PERIODS,
+  type BudgetPeriod,
   type Permission,
   type Capability,
   type ModelConfig,

@@ -7,6 +7,9 @@ import type { PriceCard } from '../core/price-card.ts';
 import { pricingSchema } from './pricing-schema.ts';
 import { alertsSchema } from './alerts-config.ts';
 import { responseCacheSchema } from './response-cache-config.ts';
+import { budgetSchema } from './budget-config.ts';
+
+export { BUDGET_PERIODS, type BudgetPeriod } from './budget-config.ts';
 import { serverSchema } from './server-schema.ts';
 import { ssoSchema } from './sso-config.ts';
 import { tracingSchema } from './tracing-config.ts';
@@ -62,6 +65,12 @@ export const tierSchema = z.strictObject({
   maxActiveKeys: nonNegativeInteger.default(0),
   /** Bytes of stored files per organization (uploads refused past it; server output counted); 0 means unlimited. */
   storageQuotaBytes: nonNegativeInteger.default(0),
+  /** Requests per minute summed over all the organization's keys; 0 means unlimited (services/budgets/README.md). */
+  organizationRequestsPerMinute: nonNegativeInteger.default(0),
+  /** Tokens per minute summed over all the organization's keys; 0 means unlimited. */
+  organizationTokensPerMinute: nonNegativeInteger.default(0),
+  /** The organization's money budget on this plan (operators override it per organization); null: none. */
+  budget: budgetSchema.nullable().default(null),
 });
 export type TierConfig = z.infer<typeof tierSchema>;
 
@@ -79,6 +88,9 @@ export const DEFAULT_TIERS: Record<string, z.input<typeof tierSchema>> = {
     maxActiveKeys: 10,
     storageQuotaBytes: 100 * MEBIBYTE,
     permissions: ['chat.completions', 'messages', 'responses', 'embeddings', 'moderations', 'images', 'files', 'models'],
+    // A Free organization's keys share its per-minute limits: more keys do not mean more throughput.
+    organizationRequestsPerMinute: 20,
+    organizationTokensPerMinute: 10_000,
   },
   Developer: {
     requestsPerMinute: 600,
@@ -342,6 +354,8 @@ export const configSchema = z.strictObject({
     .strictObject({
       /** `local`: count in this instance's memory until Redis returns; `open`: admit uncounted; `closed`: refuse metered requests. */
       onStoreFailure: z.enum(['local', 'open', 'closed']).default('local'),
+      /** Also refuse (500 service_unavailable) every request reserving against a money budget while Redis cannot be reached, whatever `onStoreFailure`. */
+      refusePaidOnStoreFailure: z.boolean().default(false),
     })
     .prefault({}),
   /** What routing does while the shared deployment state (Redis) cannot be reached. */

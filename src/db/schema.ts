@@ -7,6 +7,7 @@ import type { Generated } from 'kysely';
 import type { AlertsSchema } from './alerts-schema.ts';
 import type { SsoSchema } from './sso-schema.ts';
 import type { StorageSchema } from './storage-schema.ts';
+import type { BudgetsSchema } from './budgets-schema.ts';
 
 export interface OrganizationsTable {
   id: string;
@@ -66,6 +67,8 @@ export interface UsageLedgerTable {
   reasoning_tokens: number;
   /** Cost in US dollars. */
   cost_usd: number;
+  /** Cost in integer micro-USD (migration 0180; what budgets count). */
+  cost_micro_usd: number;
   /** 1 for batch requests (priced at 50%). */
   batch: number;
   status_code: number;
@@ -358,10 +361,10 @@ export interface InstancesTable {
 }
 
 /**
- * Every table; budget alerts' tables are declared in alerts-schema.ts, the storage quota's in
- * storage-schema.ts, single sign-on's in sso-schema.ts.
+ * Every table; budget alerts' tables are declared in alerts-schema.ts, budgets' in budgets-schema.ts,
+ * the storage quota's in storage-schema.ts, single sign-on's in sso-schema.ts.
  */
-export interface DatabaseSchema extends AlertsSchema, StorageSchema, SsoSchema {
+export interface DatabaseSchema extends AlertsSchema, BudgetsSchema, StorageSchema, SsoSchema {
   operator_audit: OperatorAuditTable;
   instances: InstancesTable;
   organizations: OrganizationsTable;

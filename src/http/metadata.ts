@@ -6,6 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import { isUnreachableError } from '../core/circuit-breaker.ts';
 import type { AccountUsageReader, UsageInfo } from '../services/account-usage.ts';
+import type { BudgetInfo } from '../services/budgets/budget-view.ts';
 import { routeFacts } from './route-facts.ts';
 
 export interface Metadata {
@@ -19,6 +20,8 @@ export interface Metadata {
   user_total_usage: UsageInfo | null;
   /** What the response cache did (README "Response cache"); only on answers of callers that have the cache. */
   cache?: 'hit' | 'miss' | 'bypass';
+  /** Money budgets the request was reserved against (present when any applied). */
+  budgets?: BudgetInfo[];
 }
 
 export interface MetadataSource {
@@ -72,7 +75,7 @@ function isoNow(): string {
 /** The metadata object with `user_total_usage` already known. */
 export function metadataWith(request: FastifyRequest, source: MetadataSource, success: boolean, usage: UsageInfo | null): Metadata {
   const elapsed = elapsedMilliseconds(request);
-  return {
+  const metadata: Metadata = {
     creator: source.operator,
     status: success,
     timestamp: isoNow(),
@@ -81,6 +84,9 @@ export function metadataWith(request: FastifyRequest, source: MetadataSource, su
     tier: request.auth?.tier ?? null,
     user_total_usage: usage,
   };
+  const budgets = request.admission?.budgetFigures;
+  if (budgets !== undefined && budgets.length > 0) metadata.budgets = budgets;
+  return metadata;
 }
 
 /** `info_metadata` of an error answered outside an HTTP request (a batch line's error body). */

@@ -28,6 +28,8 @@ export interface CreateLimitStoreOptions extends LimitStoreOptions {
   breaker?: CircuitBreaker;
   /** What admission does while Redis cannot be reached (default `local`). */
   onStoreFailure?: StoreFailurePolicy;
+  /** Refuse requests reserving against a budget while Redis cannot be reached (`limits.refusePaidOnStoreFailure`). */
+  refusePaidOnStoreFailure?: boolean;
 }
 
 export async function createLimitStore(options: CreateLimitStoreOptions = {}): Promise<LimitStore> {
@@ -39,6 +41,7 @@ export async function createLimitStore(options: CreateLimitStoreOptions = {}): P
     keyPrefix = `${redisPrefix}limits:`,
     breaker,
     onStoreFailure,
+    refusePaidOnStoreFailure,
     ...common
   } = options;
   if (backend === 'off') return new DisabledLimitStore(common);
@@ -52,6 +55,7 @@ export async function createLimitStore(options: CreateLimitStoreOptions = {}): P
       primary,
       breaker,
       policy: onStoreFailure ?? 'local',
+      refusePaid: refusePaidOnStoreFailure === true,
       ...(common.clock === undefined ? {} : { clock: common.clock }),
       ...(redis === undefined ? {} : { writer: new RedisCountWriter(redis, keyPrefix, common.clock ?? systemClock) }),
     });

@@ -13,6 +13,9 @@
  * - `open`: admit everything without counting (Envoy's `failure_mode_deny: false`).
  * - `closed`: refuse metered requests at once with 500 `service_unavailable` and `retry-after`.
  *
+ * With `refusePaid`, a request that reserves money against a budget is refused like `closed` while the
+ * shared count is unknown, whatever the policy (no budget can be overrun by an outage).
+ *
  * Whatever the policy, requests that reserve no tokens (files, batches, models, key status) are never
  * refused because the store is away: they need no counter. A reservation is settled where it was
  * made; a settle that fails is not an error for the request (its counters expire on their own).
@@ -25,6 +28,7 @@ import type { CounterValues } from './limit-decision.ts';
 import type {
   AdmitCheck,
   AdmitResult,
+  BudgetCharge,
   LimitPolicy,
   LimitSnapshot,
   LimitStore,
@@ -45,6 +49,8 @@ export interface FailoverLimitStoreOptions {
   clock?: { now(): number };
   /** Writes counts admitted locally back to the shared store when it returns (policy `local`). */
   writer?: LimitCountWriter;
+  /** While the shared count is unknown, refuse requests that reserve money against a budget, whatever `policy` (`limits.refusePaidOnStoreFailure`). */
+  refusePaid?: boolean;
 }
 
 /** Subjects whose last shared figures are remembered (most recently used kept). */
@@ -72,6 +78,7 @@ export class FailoverLimitStore implements LimitStore {
   private readonly primary: LimitStore;
   private readonly breaker: CircuitBreaker;
   private readonly policy: StoreFailurePolicy;
+  private readonly refusePaid: boolean;
   private readonly local: LimitStore;
   private readonly uncounted: DisabledLimitStore;
   private readonly clock: { now(): number };
@@ -90,6 +97,7 @@ export class FailoverLimitStore implements LimitStore {
     this.primary = options.primary;
     this.breaker = options.breaker;
     this.policy = options.policy;
+    this.refusePaid = options.refusePaid === true;
     const clock = options.clock === undefined ? {} : { clock: options.clock };
     this.local = options.policy === 'local' ? new MemoryLimitStore(clock) : new DisabledLimitStore(clock);
     this.uncounted = new DisabledLimitStore(clock);
@@ -114,9 +122,9 @@ export class FailoverLimitStore implements LimitStore {
     );
   }
 
-  async settle(reservation: Reservation, actualTokens: number): Promise<SettleResult> {
+  async settle(reservation: Reservation, actualTokens: number, actualCostMicroUsd?: number): Promise<SettleResult> {
     if (this.fallbackReservations.has(reservation)) {
-      const result = await this.local.settle(reservation, actualTokens);
+      const result = await this.local.settle(reservation, actualTokens, actualCostMicroUsd);
       if (result.settled) this.owe(reservation.subject, reservation.admittedAtMs, 0, actualTokens - reservation.estimatedTokens);
       return result;
     }
@@ -125,24 +133,24 @@ export class FailoverLimitStore implements LimitStore {
       () =>
         this.shared(
           reservation.subject,
-          () => this.primary.settle(reservation, actualTokens),
+          () => this.primary.settle(reservation, actualTokens, actualCostMicroUsd),
           (result) => result.figures,
         ),
       async () => ({ settled: false, figures: await this.local.usage(reservation.subject, reservation.policy) }),
     );
   }
 
-  usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot> {
+  usage(subject: LimitSubject, policy: LimitPolicy, budgets?: readonly BudgetCharge[]): Promise<LimitSnapshot> {
     return this.breaker.orElse(
       () =>
         this.shared(
           subject,
-          () => this.primary.usage(subject, policy),
+          () => this.primary.usage(subject, policy, budgets),
           (figures) => figures,
         ),
       () => {
         this.seedLocal(subject);
-        return this.local.usage(subject, policy);
+        return this.local.usage(subject, policy, budgets);
       },
     );
   }
@@ -230,7 +238,7 @@ export class FailoverLimitStore implements LimitStore {
     if (check.estimatedTokens === 0 && this.policy !== 'local') {
       // Request-only routes need no counter: never refused for the store's absence.
       result = await this.uncounted.admit(check);
-    } else if (this.policy === 'closed') {
+    } else if (this.policy === 'closed' || (this.refusePaid && (check.budgets?.length ?? 0) > 0)) {
       throw this.breaker.unavailable();
     } else {
       this.seedLocal(check.subject);

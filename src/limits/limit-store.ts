@@ -28,14 +28,50 @@ export interface LimitPolicy {
   tokensPerDay: number;
   /** Tokens per UTC calendar month per organization. */
   tokensPerMonth: number;
+  /** Requests per minute summed over all the organization's keys (0 or absent: unlimited). */
+  organizationRequestsPerMinute?: number;
+  /** Tokens per minute summed over all the organization's keys (0 or absent: unlimited). */
+  organizationTokensPerMinute?: number;
 }
 
-export function limitPolicyFromTier(tier: Omit<TierConfig, 'maxRequestsPerBatch'>): LimitPolicy {
+/**
+ * One money budget a request is reserved against (services/budgets/ resolves them). The store knows
+ * nothing of periods: `counter` names the budget in its current period (the period is part of the
+ * name, like the limit windows), `periodEndMs` bounds how long its counters are kept.
+ */
+export interface BudgetCharge {
+  /** Storage name of the budget in its current period, unique within the organization, e.g. `org:2026-11`. */
+  readonly counter: string;
+  /** The budget, integer micro-USD (> 0). */
+  readonly amountMicroUsd: number;
+  /** End of the current period (ms since the epoch); null for a `total` budget (kept forever). */
+  readonly periodEndMs: number | null;
+  /**
+   * Spend of this period the ledger showed when the budget was read: the count starts from it when the
+   * store has none (a restart, a flushed Redis), so a restart does not forget spend.
+   */
+  readonly seedMicroUsd: number;
+}
+
+/** A budget's figures at one instant, micro-USD. */
+export interface BudgetFigures {
+  /** Settled spend plus open reservations: what admission compares with the amount. */
+  committedMicroUsd: number;
+  /** Settled spend only (the real cost of finished requests). */
+  spentMicroUsd: number;
+}
+
+export function limitPolicyFromTier(
+  tier: Pick<TierConfig, 'requestsPerMinute' | 'tokensPerMinute' | 'tokensPerDay' | 'tokensPerMonth'> &
+    Partial<Pick<TierConfig, 'organizationRequestsPerMinute' | 'organizationTokensPerMinute'>>,
+): LimitPolicy {
   return {
     requestsPerMinute: tier.requestsPerMinute,
     tokensPerMinute: tier.tokensPerMinute,
     tokensPerDay: tier.tokensPerDay,
     tokensPerMonth: tier.tokensPerMonth,
+    organizationRequestsPerMinute: tier.organizationRequestsPerMinute ?? 0,
+    organizationTokensPerMinute: tier.organizationTokensPerMinute ?? 0,
   };
 }
 
@@ -51,10 +87,18 @@ export interface AdmitCheck {
   policy: LimitPolicy;
   /** Tokens to reserve, e.g. prompt tokens counted locally (core/count-tokens.ts) plus the maximum output tokens. Non-negative integer. */
   estimatedTokens: number;
+  /** Budgets to reserve `estimatedCostMicroUsd` against, in the same atomic step (none: no budget applies). */
+  budgets?: readonly BudgetCharge[];
+  /** The request's worst-case cost, integer micro-USD (price-card `worstCaseCostMicroUsd`). */
+  estimatedCostMicroUsd?: number;
 }
 
 /** The SPEC 429 codes, one per limit. */
-export type LimitCode = 'rpm_exceeded' | 'tpm_exceeded' | 'user_total_daily_limit_exceeded' | 'user_total_monthly_limit_exceeded';
+export type LimitCode =
+  'rpm_exceeded' | 'tpm_exceeded' | 'user_total_daily_limit_exceeded' | 'user_total_monthly_limit_exceeded' | 'budget_exceeded';
+
+/** Whose limit refused: the key's per-minute window, or the organization's (quotas, organization-wide minute, budgets). */
+export type LimitScope = 'key' | 'organization';
 
 /** Figures of one limit window. */
 export interface WindowFigures {
@@ -80,6 +124,12 @@ export interface LimitSnapshot {
   monthly: WindowFigures;
   /** The instant the figures were read at, milliseconds since the epoch. */
   atMs: number;
+  /** Requests in the current minute over all the organization's keys (present when that limit is set). */
+  organizationRequestsPerMinute?: WindowFigures;
+  /** Tokens in the current minute over all the organization's keys (present when that limit is set). */
+  organizationTokensPerMinute?: WindowFigures;
+  /** The budgets of the check or reservation, in its order. */
+  budgets?: BudgetFigures[];
 }
 
 /**
@@ -95,6 +145,10 @@ export interface Reservation {
   readonly estimatedTokens: number;
   /** Admission time, milliseconds since the epoch: selects the minute, day and month buckets charged. */
   readonly admittedAtMs: number;
+  /** The budgets charged at admission (settlement corrects these same period counters). */
+  readonly budgets?: readonly BudgetCharge[];
+  /** Micro-USD reserved against each budget at admission. */
+  readonly estimatedCostMicroUsd?: number;
 }
 
 export interface LimitRejection {
@@ -109,6 +163,11 @@ export interface LimitRejection {
   retryAfterSeconds: number;
   /** Tokens this request asked to reserve. */
   requestedTokens: number;
+  /** Whether the key's or the organization's limit refused (organization-wide minute limits and budgets say which). */
+  scope?: LimitScope;
+  /** For `budget_exceeded`: which of the check's budgets refused (its index) and the micro-USD asked for. */
+  budgetIndex?: number;
+  requestedMicroUsd?: number;
 }
 
 export type AdmitResult =
@@ -144,10 +203,12 @@ export interface LimitStore {
    * Replaces the reservation by `actualTokens` (non-negative integer): releases what was not used, or
    * charges the excess. Adjusts the buckets charged at admission; a bucket whose window is over is
    * left alone. Exactly once per reservation; later calls return `settled: false` and change nothing.
+   * `actualCostMicroUsd` (default 0) replaces the budgets' reservation the same way, in the same step,
+   * and is added to their settled spend.
    */
-  settle(reservation: Reservation, actualTokens: number): Promise<SettleResult>;
+  settle(reservation: Reservation, actualTokens: number, actualCostMicroUsd?: number): Promise<SettleResult>;
   /** Current figures of a subject, e.g. for the key-status endpoint's `usage_info`. Changes nothing. */
-  usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot>;
+  usage(subject: LimitSubject, policy: LimitPolicy, budgets?: readonly BudgetCharge[]): Promise<LimitSnapshot>;
   /** Releases timers and connections the store owns. */
   close(): Promise<void>;
 }

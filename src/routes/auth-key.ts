@@ -21,7 +21,7 @@ export function registerAuthKeyRoutes(app: FastifyInstance, usage: AccountUsageR
     },
     async (request, reply) => {
       const auth = request.auth!;
-      const snapshot = await usage.read(auth);
+      const snapshot = await usage.read(auth, { budgets: true });
       request.usageSnapshot = snapshot;
       return reply.sendData({
         object: 'authorization',
@@ -30,6 +30,7 @@ export function registerAuthKeyRoutes(app: FastifyInstance, usage: AccountUsageR
         tier: auth.tier,
         permissions: [...auth.permissions],
         usage_info: { daily: snapshot.daily, monthly: snapshot.monthly },
+        budgets: snapshot.budgets ?? [],
         organization: auth.organizationId,
         created: Math.floor(Date.now() / 1000),
         expires: auth.expiresAt === null ? null : Math.floor(auth.expiresAt / 1000),

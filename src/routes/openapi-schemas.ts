@@ -60,9 +60,25 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
   RateLimitDetails: objectOf({
     limit: integer,
     remaining: integer,
-    reset: { type: 'string', format: 'date-time' },
+    reset: nullable({ type: 'string', format: 'date-time' }),
     retry_after: nullable(integer),
+    scope: { ...enumOf('organization', 'key'), description: 'Whose limit refused (budgets and organization-wide minute limits).' },
+    period: {
+      ...enumOf('day', 'week', 'month', 'total'),
+      description: "The refusing budget's period (`budget_exceeded`; amounts in micro-USD).",
+    },
   }),
+  BudgetInfo: objectOf(
+    {
+      scope: enumOf('organization', 'key'),
+      period: enumOf('day', 'week', 'month', 'total'),
+      limit_micro_usd: integer,
+      spent_micro_usd: integer,
+      remaining_micro_usd: integer,
+      reset_at: nullable({ type: 'string', format: 'date-time' }),
+    },
+    ['scope', 'period', 'limit_micro_usd', 'spent_micro_usd', 'remaining_micro_usd', 'reset_at'],
+  ),
   Metadata: objectOf(
     {
       creator: string,
@@ -72,6 +88,10 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       processing_time: nullable(number),
       tier: nullable(string),
       user_total_usage: nullable(ref('UsageInfo')),
+      budgets: {
+        ...arrayOf(ref('BudgetInfo')),
+        description: 'The money budgets this request was reserved against, after it (present when any applies).',
+      },
     },
     ['creator', 'status', 'timestamp'],
   ),
@@ -489,6 +509,7 @@ export const COMPONENT_SCHEMAS: Record<string, Schema> = {
       tier: string,
       permissions: arrayOf(string),
       usage_info: objectOf({ daily: ref('UsageInfo'), monthly: ref('UsageInfo') }, ['daily', 'monthly']),
+      budgets: { ...arrayOf(ref('BudgetInfo')), description: 'Money budgets that apply to this key: spend, remaining and reset.' },
       organization: string,
       created: integer,
       expires: { type: ['integer', 'null'] },

@@ -18,6 +18,9 @@ import { FileLedgerJournal } from '../db/ledger-journal.ts';
 import { ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { InstancesRepository } from '../db/repositories/instances-repository.ts';
 import { UsageLedgerRepository } from '../db/repositories/usage-ledger-repository.ts';
+import { BudgetsRepository } from '../db/repositories/budgets-repository.ts';
+import { BudgetService } from '../services/budgets/budget-service.ts';
+import type { SpendObserver } from '../services/budgets/spend-observer.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { createBlobStore } from '../files/create-blob-store.ts';
 import type { Clock } from '../limits/clock.ts';
@@ -113,6 +116,7 @@ export async function openLimitStore(
     ...(redis === undefined ? {} : { redis }),
     ...(redisBreaker === undefined ? {} : { breaker: redisBreaker }),
     onStoreFailure: config.limits.onStoreFailure,
+    refusePaidOnStoreFailure: config.limits.refusePaidOnStoreFailure,
     redisPrefix: config.redisPrefix,
   });
   opened.push(() => limitStore.close());
@@ -141,7 +145,14 @@ export async function startConfigAgreement(config: Config, database: Database, l
  * it and the limit store. Every ledger record is also handed to `observe` (set later: the per-model
  * metrics and the access log). The ledger is closed by `Runtime.close`, after the server has drained.
  */
-export async function openMetering(config: Config, database: Database, limitStore: LimitStore, logger: Logger) {
+export async function openMetering(
+  config: Config,
+  database: Database,
+  limitStore: LimitStore,
+  logger: Logger,
+  spendObserver?: SpendObserver,
+  clock?: Clock,
+) {
   // The ledger's writes are background work: its pool has the longer statement bound.
   const ledgerRepository = new UsageLedgerRepository(database.background);
   if (limitStore instanceof MemoryLimitStore) {
@@ -162,8 +173,13 @@ export async function openMetering(config: Config, database: Database, limitStor
     },
     (record) => observer.observe(record),
   );
-  const metering = new MeteringService(config, limitStore, ledger, logger);
-  return { ledger, metering, observer };
+  // Money budgets: read per organization, reserved in the limit store, every settlement told to the alerts.
+  const budgets = new BudgetService(config, new BudgetsRepository(database.db), clock === undefined ? {} : { clock });
+  const metering = new MeteringService(config, limitStore, ledger, logger, {
+    budgets,
+    ...(spendObserver === undefined ? {} : { observer: spendObserver }),
+  });
+  return { ledger, metering, observer, budgets };
 }
 
 /** The backends (ProviderRegistry) and the deployments' shared state (through Redis when limits are). */

@@ -5,6 +5,7 @@
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
 import type { UsageInfo } from './metering/usage-info.ts';
+import type { BudgetInfo } from './budgets/budget-view.ts';
 
 export type { UsageInfo } from './metering/usage-info.ts';
 
@@ -13,6 +14,8 @@ export interface AccountUsageSnapshot {
   monthly: UsageInfo;
   /** What `_metadata.user_total_usage` shows (the monthly quota, or the daily one when months are unlimited). */
   total: UsageInfo;
+  /** The money budgets that apply (services/budgets/), when read with them. */
+  budgets?: BudgetInfo[];
 }
 
 /** Whose usage: daily and monthly figures are the organization's, measured against the tier's limits. */
@@ -23,5 +26,5 @@ export type UsageSubject = Pick<AuthContext, 'organizationId' | 'keyId' | 'tier'
  * all call it, so they cannot disagree.
  */
 export interface AccountUsageReader {
-  read(subject: UsageSubject): Promise<AccountUsageSnapshot>;
+  read(subject: UsageSubject, options?: { budgets?: boolean }): Promise<AccountUsageSnapshot>;
 }

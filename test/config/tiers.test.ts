@@ -34,13 +34,30 @@ describe('tier overrides', () => {
     };
     const config = load({ tiers: { Gold: gold } });
     assert.deepEqual(Object.keys(config.tiers), ['Free', 'Developer', 'Production', 'Enterprise', 'Gold']);
+    // Defaults of the optional fields: no key cap, no storage quota, no organization-wide minute limits, no budget.
     assert.deepEqual(config.tiers['Gold'], {
       ...gold,
       moderateInputs: false,
       maxRequestsPerBatch: 50_000,
       maxActiveKeys: 0,
       storageQuotaBytes: 0,
+      organizationRequestsPerMinute: 0,
+      organizationTokensPerMinute: 0,
+      budget: null,
     });
+  });
+
+  test('a plan budget in USD: at most 6 decimals, a known period', () => {
+    const config = load({ tiers: { Developer: { budget: { period: 'week', amountUsd: 12.5 } } } });
+    assert.deepEqual(config.tiers['Developer']!.budget, { period: 'week', amountUsd: 12.5 });
+    assert.throws(
+      () => load({ tiers: { Developer: { budget: { period: 'week', amountUsd: 0.0000001 } } } }),
+      /tiers\.Developer\.budget\.amountUsd/,
+    );
+    assert.throws(
+      () => load({ tiers: { Developer: { budget: { period: 'year' as never, amountUsd: 1 } } } }),
+      /tiers\.Developer\.budget\.period/,
+    );
   });
 
   test('a new tier missing fields: a config error naming them', () => {

@@ -601,20 +601,23 @@ describe('limit store selection and tier policy', () => {
     await store.close();
   });
 
-  test('limitPolicyFromTier copies the four limits', () => {
+  test('limitPolicyFromTier copies the four limits and the organization-wide minute limits', () => {
     assert.deepEqual(
       limitPolicyFromTier({
         requestsPerMinute: 20,
         tokensPerMinute: 10_000,
         tokensPerDay: 10_000,
         tokensPerMonth: 10_000,
-        concurrentBatches: 0,
-        maxActiveKeys: 0,
-        storageQuotaBytes: 0,
-        permissions: [],
-        moderateInputs: false,
+        organizationRequestsPerMinute: 20,
       }),
-      { requestsPerMinute: 20, tokensPerMinute: 10_000, tokensPerDay: 10_000, tokensPerMonth: 10_000 },
+      {
+        requestsPerMinute: 20,
+        tokensPerMinute: 10_000,
+        tokensPerDay: 10_000,
+        tokensPerMonth: 10_000,
+        organizationRequestsPerMinute: 20,
+        organizationTokensPerMinute: 0,
+      },
     );
   });
 });

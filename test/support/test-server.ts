@@ -40,6 +40,8 @@ export interface StartTestServerOptions {
   logger?: StartRuntimeOptions['logger'];
   /** Whether this instance runs the alerts' delivery dispatcher (default true). */
   alertDispatcher?: boolean;
+  /** Time source of files, batches and budget periods (tests step over a month's end). */
+  clock?: StartRuntimeOptions['clock'];
 }
 
 export async function startTestServer(options: StartTestServerOptions = {}): Promise<TestServer> {
@@ -60,6 +62,7 @@ export async function startTestServer(options: StartTestServerOptions = {}): Pro
       logger: options.logger ?? pino({ level: 'silent' }),
       ...(options.extraRoutes === undefined ? {} : { extraRoutes: options.extraRoutes }),
       ...(options.alertDispatcher === undefined ? {} : { alertDispatcher: options.alertDispatcher }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
     });
   } catch (error) {
     // A start that fails (a test of a refused configuration) leaves no data directory behind.

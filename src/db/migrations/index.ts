@@ -23,6 +23,7 @@ import * as m0100 from './0100_organization_plans.ts';
 import * as m0120 from './0120_instance_configs.ts';
 import * as m0130 from './0130_audit_log_window.ts';
 import * as m0131 from './0131_one_instances_table.ts';
+import * as m0180 from './0180_budgets.ts';
 import * as m0190 from './0190_budget_alerts.ts';
 import * as m0200 from './0200_storage_reservations.ts';
 import * as m0210 from './0210_usage_ledger_cache.ts';
@@ -51,6 +52,7 @@ const MIGRATIONS: readonly (readonly [name: string, migration: MigrationModule])
   ['0120_instance_configs', m0120],
   ['0130_audit_log_window', m0130],
   ['0131_one_instances_table', m0131],
+  ['0180_budgets', m0180],
   ['0190_budget_alerts', m0190],
   ['0200_storage_reservations', m0200],
   ['0210_usage_ledger_cache', m0210],

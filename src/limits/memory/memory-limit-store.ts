@@ -11,12 +11,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.ts';
-import { buildRejection, buildSnapshot, failedLimits, type CounterValues } from '../limit-decision.ts';
+import { buildRejection, buildSnapshot, FAILED_BUDGET, failedBudget, failedLimits, type CounterValues } from '../limit-decision.ts';
 import {
   assertTokenCount,
   DEFAULT_RESERVATION_TTL_MS,
   type AdmitCheck,
   type AdmitResult,
+  type BudgetCharge,
   type LimitPolicy,
   type LimitSnapshot,
   type LimitStore,
@@ -38,14 +39,27 @@ interface KeyState {
   minuteTokens: Counter;
 }
 
+/** A budget in one period (the period is in the counter's name). */
+interface BudgetState {
+  committed: number;
+  spent: number;
+  /** Dropped by the sweep after this (null: a total budget, kept). */
+  periodEndMs: number | null;
+}
+
 interface OrganizationState {
   dayTokens: Counter;
   monthTokens: Counter;
+  /** Organization-wide minute counters (all keys). */
+  requests: Counter;
+  minuteTokens: Counter;
+  budgets: Map<string, BudgetState>;
   keys: Map<string, KeyState>;
 }
 
 interface OpenReservation {
   estimatedTokens: number;
+  estimatedCostMicroUsd: number;
   /** Milliseconds since the epoch after which a settle is ignored. */
   expiresAtMs: number;
 }
@@ -133,11 +147,18 @@ export class MemoryLimitStore implements LimitStore {
     const windows = windowsAt(nowMs);
     const organization = this.organizationState(check.subject.organizationId);
     const key = this.keyState(organization, check.subject.keyId);
-    const values = this.values(organization, key, windows);
-    const failed = failedLimits(check.policy, values, check.estimatedTokens);
+    const budgetStates = check.budgets === undefined ? undefined : this.budgetStates(organization, check.budgets);
+    const values = this.values(organization, key, windows, budgetStates);
+    const cost = check.estimatedCostMicroUsd ?? 0;
+    assertTokenCount(cost, 'estimatedCostMicroUsd');
+    let failed = failedLimits(check.policy, values, check.estimatedTokens);
+    const budgetIndex = failedBudget(check.budgets, values.budgetsCommitted, cost);
+    if (budgetIndex >= 0) failed |= FAILED_BUDGET;
     if (failed !== 0) {
       const snapshot = buildSnapshot(check.policy, values, windows, nowMs);
-      return { admitted: false, rejection: buildRejection(failed, snapshot, check.estimatedTokens), figures: snapshot };
+      const budget =
+        budgetIndex >= 0 ? { index: budgetIndex, charge: check.budgets![budgetIndex]!, estimatedCostMicroUsd: cost } : undefined;
+      return { admitted: false, rejection: buildRejection(failed, snapshot, check.estimatedTokens, budget), figures: snapshot };
     }
     const estimate = check.estimatedTokens;
     const after: CounterValues = {
@@ -145,7 +166,14 @@ export class MemoryLimitStore implements LimitStore {
       minuteTokens: charge(key.minuteTokens, windows.minute, estimate),
       dayTokens: charge(organization.dayTokens, windows.day, estimate),
       monthTokens: charge(organization.monthTokens, windows.month, estimate),
+      organizationRequests: charge(organization.requests, windows.minute, 1),
+      organizationMinuteTokens: charge(organization.minuteTokens, windows.minute, estimate),
     };
+    if (budgetStates !== undefined) {
+      for (const state of budgetStates) state.committed += cost;
+      after.budgetsCommitted = budgetStates.map((state) => state.committed);
+      after.budgetsSpent = budgetStates.map((state) => state.spent);
+    }
     this.reservationCounter += 1;
     const reservation: Reservation = {
       id: `${this.reservationPrefix}-${this.reservationCounter}`,
@@ -153,14 +181,21 @@ export class MemoryLimitStore implements LimitStore {
       policy: { ...check.policy },
       estimatedTokens: estimate,
       admittedAtMs: nowMs,
+      ...(check.budgets === undefined || check.budgets.length === 0 ? {} : { budgets: check.budgets, estimatedCostMicroUsd: cost }),
     };
-    // A request-only admission (no tokens reserved) has nothing to settle: keep no record of it.
-    if (estimate > 0) this.reservations.set(reservation.id, { estimatedTokens: estimate, expiresAtMs: nowMs + this.reservationTtlMs });
+    // A request-only admission (no tokens or budgets reserved) has nothing to settle: keep no record of it.
+    if (estimate > 0 || reservation.budgets !== undefined)
+      this.reservations.set(reservation.id, {
+        estimatedTokens: estimate,
+        estimatedCostMicroUsd: cost,
+        expiresAtMs: nowMs + this.reservationTtlMs,
+      });
     return { admitted: true, reservation, figures: buildSnapshot(check.policy, after, windows, nowMs) };
   }
 
-  async settle(reservation: Reservation, actualTokens: number): Promise<SettleResult> {
+  async settle(reservation: Reservation, actualTokens: number, actualCostMicroUsd = 0): Promise<SettleResult> {
     assertTokenCount(actualTokens, 'actualTokens');
+    assertTokenCount(actualCostMicroUsd, 'actualCostMicroUsd');
     const nowMs = this.clock.now();
     const open = this.reservations.get(reservation.id);
     let settled = false;
@@ -174,16 +209,24 @@ export class MemoryLimitStore implements LimitStore {
           const charged = windowsAt(reservation.admittedAtMs);
           const key = organization.keys.get(reservation.subject.keyId);
           adjust(key?.minuteTokens, charged.minute, delta);
+          adjust(organization.minuteTokens, charged.minute, delta);
           adjust(organization.dayTokens, charged.day, delta);
           adjust(organization.monthTokens, charged.month, delta);
         }
+        // Budgets: the reservation is replaced by the real cost in the period it was charged to.
+        for (const charge of reservation.budgets ?? []) {
+          const state = organization?.budgets.get(charge.counter);
+          if (state === undefined) continue;
+          state.committed = Math.max(0, state.committed + actualCostMicroUsd - open.estimatedCostMicroUsd);
+          state.spent += actualCostMicroUsd;
+        }
       }
     }
-    return { settled, figures: this.snapshot(reservation.subject, reservation.policy, nowMs) };
+    return { settled, figures: this.snapshot(reservation.subject, reservation.policy, nowMs, reservation.budgets) };
   }
 
-  async usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot> {
-    return this.snapshot(subject, policy, this.clock.now());
+  async usage(subject: LimitSubject, policy: LimitPolicy, budgets?: readonly BudgetCharge[]): Promise<LimitSnapshot> {
+    return this.snapshot(subject, policy, this.clock.now(), budgets);
   }
 
   async close(): Promise<void> {
@@ -191,26 +234,68 @@ export class MemoryLimitStore implements LimitStore {
     this.reservations.clear();
   }
 
-  private snapshot(subject: LimitSubject, policy: LimitPolicy, nowMs: number): LimitSnapshot {
+  private snapshot(subject: LimitSubject, policy: LimitPolicy, nowMs: number, budgets?: readonly BudgetCharge[]): LimitSnapshot {
     const windows = windowsAt(nowMs);
     const organization = this.organizations.get(subject.organizationId);
     const key = organization?.keys.get(subject.keyId);
-    return buildSnapshot(policy, this.values(organization, key, windows), windows, nowMs);
+    const budgetStates =
+      budgets === undefined
+        ? undefined
+        : budgets.map(
+            (charge) =>
+              organization?.budgets.get(charge.counter) ?? {
+                committed: charge.seedMicroUsd,
+                spent: charge.seedMicroUsd,
+                periodEndMs: null,
+              },
+          );
+    return buildSnapshot(policy, this.values(organization, key, windows, budgetStates), windows, nowMs);
   }
 
-  private values(organization: OrganizationState | undefined, key: KeyState | undefined, windows: ChargedWindows): CounterValues {
-    return {
+  private values(
+    organization: OrganizationState | undefined,
+    key: KeyState | undefined,
+    windows: ChargedWindows,
+    budgets?: readonly BudgetState[],
+  ): CounterValues {
+    const values: CounterValues = {
       requests: read(key?.requests, windows.minute),
       minuteTokens: read(key?.minuteTokens, windows.minute),
       dayTokens: read(organization?.dayTokens, windows.day),
       monthTokens: read(organization?.monthTokens, windows.month),
+      organizationRequests: read(organization?.requests, windows.minute),
+      organizationMinuteTokens: read(organization?.minuteTokens, windows.minute),
     };
+    if (budgets !== undefined) {
+      values.budgetsCommitted = budgets.map((state) => state.committed);
+      values.budgetsSpent = budgets.map((state) => state.spent);
+    }
+    return values;
+  }
+
+  /** The states of a check's budgets, created from the ledger seed when this store has none for the period. */
+  private budgetStates(organization: OrganizationState, budgets: readonly BudgetCharge[]): BudgetState[] {
+    return budgets.map((charge) => {
+      let state = organization.budgets.get(charge.counter);
+      if (state === undefined) {
+        state = { committed: charge.seedMicroUsd, spent: charge.seedMicroUsd, periodEndMs: charge.periodEndMs };
+        organization.budgets.set(charge.counter, state);
+      }
+      return state;
+    });
   }
 
   private organizationState(organizationId: string): OrganizationState {
     let state = this.organizations.get(organizationId);
     if (state === undefined) {
-      state = { dayTokens: newCounter(), monthTokens: newCounter(), keys: new Map() };
+      state = {
+        dayTokens: newCounter(),
+        monthTokens: newCounter(),
+        requests: newCounter(),
+        minuteTokens: newCounter(),
+        budgets: new Map(),
+        keys: new Map(),
+      };
       this.organizations.set(organizationId, state);
     }
     return state;
@@ -234,7 +319,13 @@ export class MemoryLimitStore implements LimitStore {
     for (const [organizationId, organization] of this.organizations) {
       for (const [keyId, key] of organization.keys)
         if (key.requests.windowStartMs !== windows.minute.startMs) organization.keys.delete(keyId);
-      if (organization.keys.size === 0 && organization.monthTokens.windowStartMs !== windows.month.startMs)
+      for (const [counter, budget] of organization.budgets)
+        if (budget.periodEndMs !== null && budget.periodEndMs + 60_000 <= nowMs) organization.budgets.delete(counter);
+      if (
+        organization.keys.size === 0 &&
+        organization.budgets.size === 0 &&
+        organization.monthTokens.windowStartMs !== windows.month.startMs
+      )
         this.organizations.delete(organizationId);
     }
     for (const [id, open] of this.reservations) if (open.expiresAtMs <= nowMs) this.reservations.delete(id);

@@ -12,12 +12,22 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { serverError } from '../../core/service-error.ts';
 import { systemClock, type Clock } from '../clock.ts';
-import { buildRejection, buildSnapshot, counterKeys, reservationKey, type CounterValues } from '../limit-decision.ts';
+import {
+  budgetKeys,
+  buildRejection,
+  buildSnapshot,
+  counterKeys,
+  countsOrganizationMinute,
+  organizationMinuteKeys,
+  reservationKey,
+  type CounterValues,
+} from '../limit-decision.ts';
 import {
   assertTokenCount,
   DEFAULT_RESERVATION_TTL_MS,
   type AdmitCheck,
   type AdmitResult,
+  type BudgetCharge,
   type LimitPolicy,
   type LimitSnapshot,
   type LimitStore,
@@ -42,6 +52,8 @@ export interface RedisLimitStoreOptions extends LimitStoreOptions {
 
 /** Extra life of a counter after its window ends, ms: lets a settle that races the boundary still find it. */
 const EXPIRY_SLACK_MS = 1_000;
+/** A budget's counters outlive their period by a day: late settlements still find them, then they go. */
+const BUDGET_EXPIRY_SLACK_MS = 86_400_000;
 
 const admitScript = luaScript(ADMIT_SCRIPT);
 const settleScript = luaScript(SETTLE_SCRIPT);
@@ -79,15 +91,38 @@ export class RedisLimitStore implements LimitStore {
 
   async admit(check: AdmitCheck): Promise<AdmitResult> {
     assertTokenCount(check.estimatedTokens, 'estimatedTokens');
+    const cost = check.estimatedCostMicroUsd ?? 0;
+    assertTokenCount(cost, 'estimatedCostMicroUsd');
     const nowMs = this.clock.now();
     const windows = windowsAt(nowMs);
     const keys = this.keysOf(check.subject, windows);
     const reservationId = randomUUID();
     const policy = check.policy;
+    const budgets = check.budgets ?? [];
+    const budgetKeyList: string[] = [];
+    const budgetArgs: number[] = [];
+    for (const budget of budgets) {
+      const names = budgetKeys(check.subject, budget);
+      budgetKeyList.push(this.keyPrefix + names.committed, this.keyPrefix + names.spent);
+      budgetArgs.push(
+        budget.amountMicroUsd,
+        budget.periodEndMs === null ? 0 : budget.periodEndMs - nowMs + BUDGET_EXPIRY_SLACK_MS,
+        budget.seedMicroUsd,
+      );
+    }
     const reply = integerReply(
       await this.runScript(
         admitScript,
-        [keys.requests, keys.minuteTokens, keys.dayTokens, keys.monthTokens, this.keyPrefix + reservationKey(check.subject, reservationId)],
+        [
+          keys.requests,
+          keys.minuteTokens,
+          keys.dayTokens,
+          keys.monthTokens,
+          this.keyPrefix + reservationKey(check.subject, reservationId),
+          keys.organizationRequests,
+          keys.organizationMinuteTokens,
+          ...budgetKeyList,
+        ],
         [
           policy.requestsPerMinute,
           policy.tokensPerMinute,
@@ -98,14 +133,21 @@ export class RedisLimitStore implements LimitStore {
           windows.day.endMs - nowMs + EXPIRY_SLACK_MS,
           windows.month.endMs - nowMs + EXPIRY_SLACK_MS,
           this.reservationTtlMs,
+          policy.organizationRequestsPerMinute ?? 0,
+          policy.organizationTokensPerMinute ?? 0,
+          countsOrganizationMinute(policy) ? 1 : 0,
+          cost,
+          budgets.length,
+          ...budgetArgs,
         ],
       ),
-      6,
+      9 + budgets.length * 2,
     );
-    const [admitted, failed, requests, minuteTokens, dayTokens, monthTokens] = reply as [number, number, number, number, number, number];
-    const snapshot = buildSnapshot(policy, { requests, minuteTokens, dayTokens, monthTokens }, windows, nowMs);
+    const [admitted, failed, failedBudget] = reply as [number, number, number];
+    const snapshot = buildSnapshot(policy, countersOf(reply, 3), windows, nowMs);
     if (admitted !== 1) {
-      return { admitted: false, rejection: buildRejection(failed, snapshot, check.estimatedTokens), figures: snapshot };
+      const budget = failedBudget >= 0 ? { index: failedBudget, charge: budgets[failedBudget]!, estimatedCostMicroUsd: cost } : undefined;
+      return { admitted: false, rejection: buildRejection(failed, snapshot, check.estimatedTokens, budget), figures: snapshot };
     }
     const reservation: Reservation = {
       id: reservationId,
@@ -113,16 +155,19 @@ export class RedisLimitStore implements LimitStore {
       policy: { ...policy },
       estimatedTokens: check.estimatedTokens,
       admittedAtMs: nowMs,
+      ...(budgets.length === 0 ? {} : { budgets, estimatedCostMicroUsd: cost }),
     };
     return { admitted: true, reservation, figures: snapshot };
   }
 
-  async settle(reservation: Reservation, actualTokens: number): Promise<SettleResult> {
+  async settle(reservation: Reservation, actualTokens: number, actualCostMicroUsd = 0): Promise<SettleResult> {
     assertTokenCount(actualTokens, 'actualTokens');
+    assertTokenCount(actualCostMicroUsd, 'actualCostMicroUsd');
     const nowMs = this.clock.now();
     const charged = this.keysOf(reservation.subject, windowsAt(reservation.admittedAtMs));
     const currentWindows = windowsAt(nowMs);
     const current = this.keysOf(reservation.subject, currentWindows);
+    const budgets = reservation.budgets ?? [];
     const reply = integerReply(
       await this.runScript(
         settleScript,
@@ -135,35 +180,57 @@ export class RedisLimitStore implements LimitStore {
           current.minuteTokens,
           current.dayTokens,
           current.monthTokens,
+          charged.organizationMinuteTokens,
+          current.organizationRequests,
+          current.organizationMinuteTokens,
+          ...this.budgetKeyList(reservation.subject, budgets),
         ],
-        [actualTokens],
+        [actualTokens, actualCostMicroUsd, budgets.length],
       ),
-      5,
+      7 + budgets.length * 2,
     );
-    const [settled, requests, minuteTokens, dayTokens, monthTokens] = reply as [number, number, number, number, number];
     return {
-      settled: settled === 1,
-      figures: buildSnapshot(reservation.policy, { requests, minuteTokens, dayTokens, monthTokens }, currentWindows, nowMs),
+      settled: reply[0] === 1,
+      figures: buildSnapshot(reservation.policy, countersOf(reply, 1), currentWindows, nowMs),
     };
   }
 
-  async usage(subject: LimitSubject, policy: LimitPolicy): Promise<LimitSnapshot> {
+  async usage(subject: LimitSubject, policy: LimitPolicy, budgets: readonly BudgetCharge[] = []): Promise<LimitSnapshot> {
     const nowMs = this.clock.now();
     const windows = windowsAt(nowMs);
     const keys = this.keysOf(subject, windows);
     let values: Array<string | null>;
     try {
-      values = await this.bound.run(() => this.redis.mget(keys.requests, keys.minuteTokens, keys.dayTokens, keys.monthTokens));
+      values = await this.bound.run(() =>
+        this.redis.mget(
+          keys.requests,
+          keys.minuteTokens,
+          keys.dayTokens,
+          keys.monthTokens,
+          keys.organizationRequests,
+          keys.organizationMinuteTokens,
+          ...this.budgetKeyList(subject, budgets),
+        ),
+      );
     } catch (error) {
       throw unavailable(error);
     }
-    const [requests, minuteTokens, dayTokens, monthTokens] = values.map((value) => (value === null ? 0 : Number(value))) as [
-      number,
-      number,
-      number,
-      number,
-    ];
-    return buildSnapshot(policy, { requests, minuteTokens, dayTokens, monthTokens } satisfies CounterValues, windows, nowMs);
+    const numbers = values.map((value) => (value === null ? Number.NaN : Number(value)));
+    // A budget Redis holds nothing for (a fresh period) reads as the ledger's seed.
+    for (let index = 0; index < budgets.length; index++) {
+      const seed = budgets[index]!.seedMicroUsd;
+      if (Number.isNaN(numbers[6 + index * 2]!)) numbers[6 + index * 2] = seed;
+      if (Number.isNaN(numbers[7 + index * 2]!)) numbers[7 + index * 2] = seed;
+    }
+    return buildSnapshot(
+      policy,
+      countersOf(
+        numbers.map((value) => (Number.isNaN(value) ? 0 : value)),
+        0,
+      ),
+      windows,
+      nowMs,
+    );
   }
 
   async close(): Promise<void> {
@@ -173,17 +240,26 @@ export class RedisLimitStore implements LimitStore {
     else this.redis.disconnect();
   }
 
-  private keysOf(
-    subject: LimitSubject,
-    windows: ChargedWindows,
-  ): { requests: string; minuteTokens: string; dayTokens: string; monthTokens: string } {
+  private keysOf(subject: LimitSubject, windows: ChargedWindows) {
     const keys = counterKeys(subject, windows);
+    const organization = organizationMinuteKeys(subject, windows);
     return {
       requests: this.keyPrefix + keys.requests,
       minuteTokens: this.keyPrefix + keys.minuteTokens,
       dayTokens: this.keyPrefix + keys.dayTokens,
       monthTokens: this.keyPrefix + keys.monthTokens,
+      organizationRequests: this.keyPrefix + organization.requests,
+      organizationMinuteTokens: this.keyPrefix + organization.minuteTokens,
     };
+  }
+
+  private budgetKeyList(subject: LimitSubject, budgets: readonly BudgetCharge[]): string[] {
+    const list: string[] = [];
+    for (const budget of budgets) {
+      const names = budgetKeys(subject, budget);
+      list.push(this.keyPrefix + names.committed, this.keyPrefix + names.spent);
+    }
+    return list;
   }
 
   private async runScript(script: LuaScript, keys: string[], args: number[]): Promise<unknown> {
@@ -193,6 +269,26 @@ export class RedisLimitStore implements LimitStore {
       throw unavailable(error);
     }
   }
+}
+
+/** Counter values from a script reply (or MGET) starting at `offset`: the six limit counters, then committed and settled per budget. */
+function countersOf(reply: readonly number[], offset: number): CounterValues {
+  const budgetsCommitted: number[] = [];
+  const budgetsSpent: number[] = [];
+  for (let index = offset + 6; index + 1 < reply.length; index += 2) {
+    budgetsCommitted.push(reply[index]!);
+    budgetsSpent.push(reply[index + 1]!);
+  }
+  return {
+    requests: reply[offset]!,
+    minuteTokens: reply[offset + 1]!,
+    dayTokens: reply[offset + 2]!,
+    monthTokens: reply[offset + 3]!,
+    organizationRequests: reply[offset + 4]!,
+    organizationMinuteTokens: reply[offset + 5]!,
+    budgetsCommitted,
+    budgetsSpent,
+  };
 }
 
 function unavailable(cause: unknown) {

@@ -7,6 +7,7 @@
  * the answer ends.
  */
 import type { ModelConfig } from '../../config/index.ts';
+import type { PriceCard } from '../../core/price-card.ts';
 import { OutputCap } from '../../core/cap-output-tokens.ts';
 import { countRequestTokensAsync, countShortRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
@@ -129,7 +130,7 @@ export class MeteredGenerations {
     const admission = await traceStep(
       trace,
       SPAN_NAMES.admit,
-      this.admitWithinBudget(caller, request, promptTokens, model.maxOutputTokens),
+      this.admitWithinBudget(caller, request, promptTokens, model.maxOutputTokens, model.pricing),
     );
     const ledger = ledgerContextOf(caller, model, options.endpoint);
     let warnings: readonly GenerationWarning[] = [];
@@ -176,17 +177,24 @@ export class MeteredGenerations {
     request: GenerationRequest,
     promptTokens: number,
     defaultMaxOutputTokens: number,
+    pricing: PriceCard,
   ): Promise<Admission> {
     const { metering } = this.dependencies;
     const named = request.maxOutputTokens;
-    const admitOptions = { batch: caller.batch, ledgerSink: caller.ledgerSink };
+    // Budgets reserve the worst case: the counted prompt at its dearest input price plus the output cap at the output price.
+    const admitOptions = (maxOutputTokens: number) => ({
+      batch: caller.batch,
+      ledgerSink: caller.ledgerSink,
+      cost: { pricing, promptTokens, maxOutputTokens },
+    });
+    const maxOutput = named ?? defaultMaxOutputTokens;
     try {
-      return await metering.admit(caller.auth, promptTokens + (named ?? defaultMaxOutputTokens), admitOptions);
+      return await metering.admit(caller.auth, promptTokens + maxOutput, admitOptions(maxOutput));
     } catch (error) {
       const remaining = isServiceError(error) && TOKEN_LIMIT_CODES.has(error.code) ? error.details?.['remaining'] : undefined;
       if (named !== undefined || typeof remaining !== 'number' || remaining <= promptTokens) throw error;
       request.maxOutputTokens = remaining - promptTokens;
-      return metering.admit(caller.auth, remaining, admitOptions);
+      return metering.admit(caller.auth, remaining, admitOptions(remaining - promptTokens));
     }
   }
 }

@@ -85,18 +85,25 @@ export class ImagesService<Request extends ImagesRequest = ImagesRequest> {
     const size = wire.resolveSize(decoded.size, model.imageSizes ?? []);
     const ledger = ledgerContextOf(caller, model, '/v1/images/generations');
     let qualityHonoured = false;
-    const { value: delivered, admission } = await metered(this.dependencies.metering, caller, 0, ledger, async () => {
-      const imageModel = this.dependencies.registry.imageModel(model);
-      qualityHonoured = decoded.quality !== undefined && imageModel.honoursQuality === true;
-      const quality = qualityHonoured ? decoded.quality : undefined;
-      const images = await this.generate(caller, model, imageModel, { ...decoded, size, quality });
-      // Priced per image by size and the quality generated at (price card `perImage`); `auto` names none.
-      const generated = { count: images.length, size, ...(quality === undefined || quality === 'auto' ? {} : { quality }) };
-      return {
-        value: await this.deliver(caller, images, decoded.responseFormat, publicOrigin),
-        usage: answeredUsage({ images: generated }),
-      };
-    });
+    const { value: delivered, admission } = await metered(
+      this.dependencies.metering,
+      caller,
+      0,
+      ledger,
+      async () => {
+        const imageModel = this.dependencies.registry.imageModel(model);
+        qualityHonoured = decoded.quality !== undefined && imageModel.honoursQuality === true;
+        const quality = qualityHonoured ? decoded.quality : undefined;
+        const images = await this.generate(caller, model, imageModel, { ...decoded, size, quality });
+        // Priced per image by size and the quality generated at (price card `perImage`); `auto` names none.
+        const generated = { count: images.length, size, ...(quality === undefined || quality === 'auto' ? {} : { quality }) };
+        return {
+          value: await this.deliver(caller, images, decoded.responseFormat, publicOrigin),
+          usage: answeredUsage({ images: generated }),
+        };
+      },
+      { promptTokens: 0, maxOutputTokens: 0, images: { count: decoded.n, ...(size === null ? {} : { size }) } },
+    );
     const ignored =
       decoded.quality !== undefined && !qualityHonoured ? ['quality', ...decoded.ignoredParameters] : decoded.ignoredParameters;
     const headers = ignored.length === 0 ? admission.headers : { ...admission.headers, [IGNORED_PARAMETERS_HEADER]: ignored.join(', ') };

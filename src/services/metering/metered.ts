@@ -9,7 +9,7 @@ import { isServiceError } from '../../core/service-error.ts';
 import type { Usage } from '../../core/usage.ts';
 import { SPAN_NAMES, traceStep } from '../../telemetry/trace-types.ts';
 import type { Caller } from '../caller.ts';
-import type { Admission, LedgerContext, MeteringService } from './metering-service.ts';
+import type { Admission, CostBound, LedgerContext, MeteringService } from './metering-service.ts';
 
 /** What the work of a metered request yields: its value and the usage to settle with. */
 export interface MeteredWork<T> {
@@ -29,11 +29,14 @@ export async function metered<T>(
   estimate: number,
   ledger: LedgerContext,
   work: () => Promise<MeteredWork<T>>,
+  /** What bounds the cost reserved against budgets; default: `estimate` input tokens at the card's prices, no output. */
+  cost?: Omit<CostBound, 'pricing'>,
 ): Promise<Metered<T>> {
+  const bound: CostBound = { pricing: ledger.pricing, ...(cost ?? { promptTokens: estimate, maxOutputTokens: 0 }) };
   const admission = await traceStep(
     caller.trace,
     SPAN_NAMES.admit,
-    metering.admit(caller.auth, estimate, { batch: caller.batch, ledgerSink: caller.ledgerSink }),
+    metering.admit(caller.auth, estimate, { batch: caller.batch, ledgerSink: caller.ledgerSink, cost: bound }),
   );
   let done: MeteredWork<T>;
   try {

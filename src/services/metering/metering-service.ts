@@ -13,7 +13,11 @@ import type { StreamPart } from '../../core/stream-parts.ts';
 import { answeredUsage, emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
 import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitStore, type Reservation } from '../../limits/limit-store.ts';
 import type { AccountUsageReader, AccountUsageSnapshot, UsageInfo, UsageSubject } from '../account-usage.ts';
-import type { PriceCard } from './price-card.ts';
+import { worstCaseCostMicroUsd, type PriceCard } from './price-card.ts';
+import type { BudgetService, ResolvedBudget } from '../budgets/budget-service.ts';
+import { DEFAULT_THRESHOLDS_PERCENT } from '../budgets/budget-service.ts';
+import { budgetInfo, budgetRefusalMessage, type BudgetInfo } from '../budgets/budget-view.ts';
+import type { SpendObserver } from '../budgets/spend-observer.ts';
 import { rateLimitError, rateLimitHeaders } from './rate-limit-headers.ts';
 import { createLedgerRecord, type CacheHitCharge, type LedgerRecord, type UsageLedger } from './usage-ledger.ts';
 import { keyUsageInfo, userTotalUsage } from './usage-info.ts';
@@ -64,6 +68,10 @@ export class Admission {
     private readonly ledgerSink?: (record: LedgerRecord) => void,
     /** Told when the limit store could not settle (the request is not failed for it). */
     private readonly onSettleFailure?: (error: unknown) => void,
+    /** The budgets reserved against (services/budgets/), in the reservation's order. */
+    private readonly budgets: readonly ResolvedBudget[] = [],
+    /** Told what each settlement did to the budgets (the alerts). */
+    private readonly spendObserver?: SpendObserver,
   ) {
     this.headers = headers;
     this.figures = figures;
@@ -84,6 +92,11 @@ export class Admission {
     return this.settled;
   }
 
+  /** Spend, remaining and reset of each budget this request was reserved against (`_metadata.budgets`). */
+  get budgetFigures(): BudgetInfo[] {
+    return this.budgets.map((budget, index) => budgetInfo(budget, this.figures.budgets?.[index]));
+  }
+
   /**
    * Replaces the reservation by `usage` (none: nothing was used) and, with a ledger context, records
    * the request. Exactly once: later calls do nothing.
@@ -91,41 +104,71 @@ export class Admission {
   async settle(usage: Usage | undefined, ledgerContext?: LedgerContext, statusCode = 200): Promise<void> {
     if (this.settled) return;
     this.settled = true;
+    let costMicroUsd = 0;
     // The ledger row first: an answer that was produced is billed whatever happens to the counters.
     if (ledgerContext !== undefined) {
       const record = tracedLedgerSink(ledgerContext.trace, this.ledgerSink ?? ((entry: LedgerRecord) => this.ledger.record(entry)));
       const latencyMs = Number(process.hrtime.bigint() - ledgerContext.startedAt) / 1e6;
-      record(
-        createLedgerRecord({
-          requestId: ledgerContext.requestId,
-          organizationId: this.auth.organizationId,
-          keyId: this.auth.keyId,
-          model: ledgerContext.model,
-          endpoint: ledgerContext.endpoint,
-          usage: usage ?? emptyUsage(),
-          pricing: ledgerContext.pricing,
-          batch: ledgerContext.batch,
-          statusCode,
-          latencyMs,
-          // The arrival time: the day and month a request is billed in is the one it came in.
-          createdAtMs: Math.round(Date.now() - latencyMs),
-          deployment: ledgerContext.deployment ?? null,
-          cacheHit: ledgerContext.cacheHit,
-        }),
-      );
+      const entry = createLedgerRecord({
+        requestId: ledgerContext.requestId,
+        organizationId: this.auth.organizationId,
+        keyId: this.auth.keyId,
+        model: ledgerContext.model,
+        endpoint: ledgerContext.endpoint,
+        usage: usage ?? emptyUsage(),
+        pricing: ledgerContext.pricing,
+        batch: ledgerContext.batch,
+        statusCode,
+        latencyMs,
+        // The arrival time: the day and month a request is billed in is the one it came in.
+        createdAtMs: Math.round(Date.now() - latencyMs),
+        deployment: ledgerContext.deployment ?? null,
+        cacheHit: ledgerContext.cacheHit,
+      });
+      costMicroUsd = entry.costMicroUsd;
+      record(entry);
     }
     const actual = usage === undefined ? 0 : totalTokens(usage);
-    if (this.reservation.estimatedTokens > 0 || actual > 0) {
+    if (this.reservation.estimatedTokens > 0 || actual > 0 || this.budgets.length > 0) {
       try {
-        const settled = await traceStep(ledgerContext?.trace, SPAN_NAMES.settle, this.store.settle(this.reservation, actual));
+        const settled = await traceStep(
+          ledgerContext?.trace,
+          SPAN_NAMES.settle,
+          this.store.settle(this.reservation, actual, this.budgets.length > 0 ? costMicroUsd : undefined),
+        );
         this.figures = settled.figures;
         this.snapshot = undefined;
+        if (settled.settled && this.budgets.length > 0) this.observeSpend(ledgerContext?.requestId);
       } catch (error) {
         // Bookkeeping never turns a finished answer into an error: the reservation stays charged at its
         // estimate until its window ends (limits/README.md), and the answer keeps the admission figures.
         this.onSettleFailure?.(error);
       }
     }
+  }
+
+  /** Tells the spend observer (the alerts) where each budget stands after this settlement. */
+  private observeSpend(requestId: string | undefined): void {
+    if (this.spendObserver === undefined) return;
+    const figures = this.figures.budgets;
+    this.spendObserver.observe({
+      requestId: requestId ?? this.reservation.id,
+      organizationId: this.auth.organizationId,
+      keyId: this.auth.keyId,
+      atMs: this.figures.atMs,
+      budgets: this.budgets.map((budget, index) => ({
+        budgetId: budget.budgetId,
+        scope: budget.scope,
+        organizationId: budget.organizationId,
+        keyId: budget.keyId,
+        period: budget.period,
+        periodStartMs: budget.window.startMs,
+        periodEndMs: budget.window.endMs,
+        amountMicroUsd: budget.amountMicroUsd,
+        spentMicroUsd: figures?.[index]?.spentMicroUsd ?? 0,
+        thresholdsPercent: DEFAULT_THRESHOLDS_PERCENT,
+      })),
+    });
   }
 
   /**
@@ -196,9 +239,19 @@ class UsageMeter implements BatchStage<StreamPart> {
   }
 }
 
+/** What bounds a request's cost: its price card and the most it can use (price-card `worstCaseCostMicroUsd`). */
+export interface CostBound {
+  pricing: PriceCard;
+  promptTokens: number;
+  maxOutputTokens: number;
+  images?: { count: number; size?: string; quality?: string };
+}
+
 export interface AdmitOptions {
   /** A batch line: outside the key's per-minute limits. */
   batch?: boolean;
+  /** The request's price card and bounds: reserved against every budget that applies (none: no budget is touched). */
+  cost?: CostBound | undefined;
   /** Where the ledger record goes instead of the batched usage ledger (see `Caller.ledgerSink`). */
   ledgerSink?: ((record: LedgerRecord) => void) | undefined;
 }
@@ -215,6 +268,8 @@ export class MeteringService implements AccountUsageReader {
     private readonly ledger: UsageLedger,
     /** Told about settles that failed for a reason other than the store being away (those its breaker reports). */
     private readonly logger?: { warn(details: object, message: string): void },
+    /** Money budgets (services/budgets/) and who is told of spend (the alerts); without them no budget applies. */
+    private readonly spend: { budgets?: BudgetService; observer?: SpendObserver } = {},
   ) {
     // Retired tiers count with their replacement's limits (config/tiers.ts).
     for (const [name, tier] of Object.entries(effectiveTiers(config))) this.policies.set(name, limitPolicyFromTier(tier));
@@ -255,12 +310,34 @@ export class MeteringService implements AccountUsageReader {
     // Per-minute figures belong to the key, day and month ones to the organization: batch lines are
     // counted under a key subject of their own with no per-minute limit, so they share the quotas only.
     const batch = options.batch === true;
+    const cost = options.cost;
+    const budgets =
+      cost === undefined || this.spend.budgets === undefined
+        ? []
+        : await this.spend.budgets.applicable({
+            organizationId: auth.organizationId,
+            keyId: auth.keyId,
+            plan: auth.limits?.plan ?? auth.tier,
+          });
+    const estimatedCostMicroUsd = budgets.length === 0 || cost === undefined ? 0 : worstCaseCostMicroUsd(cost, cost.pricing, { batch });
     const result = await this.store.admit({
       subject: { organizationId: auth.organizationId, keyId: batch ? `${auth.keyId}${BATCH_SUBJECT_SUFFIX}` : auth.keyId },
-      policy: batch ? { ...policy, requestsPerMinute: 0, tokensPerMinute: 0 } : policy,
+      policy: batch
+        ? { ...policy, requestsPerMinute: 0, tokensPerMinute: 0, organizationRequestsPerMinute: 0, organizationTokensPerMinute: 0 }
+        : policy,
       estimatedTokens,
+      ...(budgets.length === 0 ? {} : { budgets: budgets.map((budget) => budget.charge), estimatedCostMicroUsd }),
     });
-    if (!result.admitted) throw rateLimitError(result);
+    if (!result.admitted) {
+      const budget = result.rejection.budgetIndex === undefined ? undefined : budgets[result.rejection.budgetIndex];
+      if (budget === undefined) throw rateLimitError(result);
+      result.rejection.scope = budget.scope;
+      throw rateLimitError(result, {
+        message: budgetRefusalMessage(budget, result.rejection.remaining, estimatedCostMicroUsd),
+        period: budget.period,
+        resets: budget.window.endMs !== null,
+      });
+    }
     return new Admission(
       this.store,
       this.ledger,
@@ -270,10 +347,30 @@ export class MeteringService implements AccountUsageReader {
       auth,
       options.ledgerSink,
       this.settleFailed,
+      budgets,
+      this.spend.observer,
     );
   }
 
-  async read(auth: UsageSubject): Promise<AccountUsageSnapshot> {
-    return snapshotOf(await this.store.usage({ organizationId: auth.organizationId, keyId: auth.keyId }, this.policyFor(auth)));
+  /** Spend, remaining and reset of every budget that applies to the caller (`/v1/auth/key`). Changes nothing. */
+  async budgetsOf(auth: UsageSubject): Promise<BudgetInfo[]> {
+    if (this.spend.budgets === undefined) return [];
+    const budgets = await this.spend.budgets.applicable({
+      organizationId: auth.organizationId,
+      keyId: auth.keyId,
+      plan: auth.limits?.plan ?? auth.tier,
+    });
+    if (budgets.length === 0) return [];
+    const snapshot = await this.store.usage(
+      { organizationId: auth.organizationId, keyId: auth.keyId },
+      this.policyFor(auth),
+      budgets.map((budget) => budget.charge),
+    );
+    return budgets.map((budget, index) => budgetInfo(budget, snapshot.budgets?.[index]));
+  }
+
+  async read(auth: UsageSubject, options: { budgets?: boolean } = {}): Promise<AccountUsageSnapshot> {
+    const snapshot = snapshotOf(await this.store.usage({ organizationId: auth.organizationId, keyId: auth.keyId }, this.policyFor(auth)));
+    return options.budgets === true ? { ...snapshot, budgets: await this.budgetsOf(auth) } : snapshot;
   }
 }

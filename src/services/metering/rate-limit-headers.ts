@@ -57,11 +57,15 @@ export function rateLimitHeaders(result: AdmitResult): Record<string, string> {
 function describeLimit(rejection: LimitRejection): string {
   const reset = new Date(rejection.resetAtMs).toISOString();
   const wait = `Try again in ${rejection.retryAfterSeconds} second${rejection.retryAfterSeconds === 1 ? '' : 's'}.`;
+  const whose = rejection.scope === 'organization' ? 'this organization (all its keys together)' : 'this API key';
   const messages: Record<LimitCode, string> = {
-    rpm_exceeded: `Rate limit reached: ${rejection.limit} requests per minute for this API key. ${wait}`,
+    rpm_exceeded: `Rate limit reached: ${rejection.limit} requests per minute for ${whose}. ${wait}`,
     tpm_exceeded:
-      `Rate limit reached: ${rejection.limit} tokens per minute for this API key; ${rejection.remaining} remain and this request ` +
+      `Rate limit reached: ${rejection.limit} tokens per minute for ${whose}; ${rejection.remaining} remain and this request ` +
       `needs up to ${rejection.requestedTokens} (prompt plus maximum output tokens). ${wait}`,
+    budget_exceeded:
+      `Budget reached: ${rejection.remaining} micro-USD of ${rejection.limit} remain and this request may cost up to ` +
+      `${rejection.requestedMicroUsd ?? 0}. The budget resets at ${reset}.`,
     user_total_daily_limit_exceeded:
       `Daily token limit of ${rejection.limit} reached for this organization; ${rejection.remaining} remain and this request ` +
       `needs up to ${rejection.requestedTokens}. The limit resets at ${reset}.`,
@@ -72,20 +76,38 @@ function describeLimit(rejection: LimitRejection): string {
   return messages[rejection.code];
 }
 
-/** The SPEC 429 for a refused admission, carrying its headers for the HTTP edge to send. */
-export function rateLimitError(result: RejectedResult): ServiceError {
+/** Budgets, and the organization-wide minute limits, say whose limit it was; the SPEC's own codes keep their shape. */
+function showsScope(rejection: LimitRejection): boolean {
+  return (
+    rejection.code === 'budget_exceeded' ||
+    (rejection.scope === 'organization' && (rejection.code === 'rpm_exceeded' || rejection.code === 'tpm_exceeded'))
+  );
+}
+
+/**
+ * The SPEC 429 for a refused admission, carrying its headers for the HTTP edge to send. `details` has
+ * the SPEC shape, plus `scope` (`key` or `organization`) when the refusing limit says whose it is;
+ * `budget` (services/budgets/) replaces the message and adds `period` for a budget refusal, whose
+ * figures are micro-USD (a `total` budget never resets: `reset` and `retry_after` are null).
+ */
+export function rateLimitError(result: RejectedResult, budget?: { message: string; period: string; resets: boolean }): ServiceError {
   const { rejection } = result;
+  const resets = budget?.resets ?? true;
+  const headers = rateLimitHeaders(result);
+  if (!resets) delete headers['retry-after'];
   return new ServiceError({
     status: 429,
     type: 'rate_limit_exceeded',
     code: rejection.code,
-    message: describeLimit(rejection),
+    message: budget?.message ?? describeLimit(rejection),
     details: {
       limit: rejection.limit,
       remaining: rejection.remaining,
-      reset: new Date(rejection.resetAtMs).toISOString(),
-      retry_after: rejection.retryAfterSeconds,
+      reset: resets ? new Date(rejection.resetAtMs).toISOString() : null,
+      retry_after: resets ? rejection.retryAfterSeconds : null,
+      ...(showsScope(rejection) ? { scope: rejection.scope } : {}),
+      ...(budget === undefined ? {} : { period: budget.period }),
     },
-    headers: rateLimitHeaders(result),
+    headers,
   });
 }

@@ -20,6 +20,8 @@ function auth(organizationId: string, keyId: string, plan = 'Developer'): AuthCo
       tokensPerMonth: 0,
       concurrentBatches: 0,
       maxRequestsPerBatch: 1,
+      organizationRequestsPerMinute: 0,
+      organizationTokensPerMinute: 0,
       plan,
     },
   };
