@@ -11,10 +11,11 @@
  * and both baselines interleaved, each round in the same order, and prints the median of the rounds.
  * The gateways run pinned to core 0, the mock upstream and the load (this process) on core 1.
  *
- *   node --import tsx bench/shared-shape.ts [seconds] [--rounds N] [--warm S] [--stream] [--tracing]
+ *   node --import tsx bench/shared-shape.ts [seconds] [--rounds N] [--warm S] [--stream] [--tracing] [--tier-swap]
  *
  * `--stream` loads streamed chat (20 chunks) instead of JSON. `--tracing` adds a Switchyard with the
  * shared configuration and every request traced to a local OTLP/HTTP sink (support/otlp-sink.ts).
+ * `--tier-swap` adds a Switchyard with the shared configuration but the Enterprise tier as its default.
  */
 import { printTable, runLoad, type LoadResult } from './support/load.ts';
 import { mockUpstreamConfig } from './support/mock-upstream-config.ts';
@@ -35,6 +36,7 @@ const durationSeconds = Number(
   process.argv.find((argument, index) => /^\d+$/.test(argument) && index !== roundsFlag + 1 && index !== warmFlag + 1) ?? 5,
 );
 const withTracing = process.argv.includes('--tracing');
+const tierSwap = process.argv.includes('--tier-swap');
 const UPSTREAM_PORT = 18_440;
 const REENCODING_PORT = 18_441;
 const PASSTHROUGH_PORT = 18_442;
@@ -125,6 +127,15 @@ try {
   const sharedFile = writeConfig(sharedConfig);
   const shared = await startSwitchyard({ SWITCHYARD_CONFIG: sharedFile, ...untraced }, 18_445, GATEWAY_CORE);
   started.push(enterprise, shared);
+  // `--tier-swap`: the shared configuration with the Enterprise tier as the default (nothing counted).
+  const swapped = tierSwap
+    ? await startSwitchyard(
+        { SWITCHYARD_CONFIG: writeConfig({ ...sharedConfig, defaultTier: 'Enterprise' }), ...untraced },
+        18_447,
+        GATEWAY_CORE,
+      )
+    : undefined;
+  if (swapped !== undefined) started.push(swapped);
   const sink = withTracing ? await startProcess('bench/support/otlp-sink.ts', [String(SINK_PORT)], {}, /listening/, LOAD_CORE) : undefined;
   const traced = withTracing
     ? await startSwitchyard(
@@ -180,6 +191,15 @@ try {
       runs: [],
     },
   ];
+  if (swapped !== undefined)
+    targets.push({
+      label: 'switchyard, shared config on the Enterprise tier, shared body',
+      url: `${swapped.origin}${path}`,
+      body: body(SHARED_BODY),
+      headers: { ...json, authorization: `Bearer ${swapped.key}` },
+      pid: () => swapped.child.pid!,
+      runs: [],
+    });
   if (traced !== undefined)
     targets.push({
       label: 'switchyard traced, shared config, shared body',
@@ -222,7 +242,8 @@ try {
     console.log(`| ${target.label} | ${own} | ${overPass.toFixed(2)}x | ${overReencoding.toFixed(2)}x |`);
   }
   if (traced !== undefined) {
-    const overUntraced = median(targets[5]!.runs.map((_, round) => cpu(targets[5]!, round) / cpu(targets[4]!, round)));
+    const tracedRow = targets.at(-1)!;
+    const overUntraced = median(tracedRow.runs.map((_, round) => cpu(tracedRow, round) / cpu(targets[4]!, round)));
     console.log(`\ntracing every request: ${overUntraced.toFixed(3)}x the untraced CPU per request (median of rounds)`);
   }
 } finally {
