@@ -232,14 +232,17 @@ try {
   );
   // Ratios per round against each baseline in the same round, then the median over rounds.
   const cpu = (target: Target, round: number): number => target.runs[round]!.serverMicrosecondsPerRequest ?? Number.NaN;
-  console.log(`\n| run | CPU µs/req (median) | / pass-through proxy | / re-encoding proxy |`);
-  console.log('|---|---:|---:|---:|');
+  // Core share: requests/s x CPU per request, the part of its core the server used. Well under 1, the server
+  // was under-loaded or starved, and its CPU per request is inflated (docs/performance.md, "Two benches").
+  console.log(`\n| run | CPU µs/req (median) | core share (median) | / pass-through proxy | / re-encoding proxy |`);
+  console.log('|---|---:|---:|---:|---:|');
   for (const target of targets) {
     const perRound = target.runs.map((_, round) => round);
     const own = median(perRound.map((round) => cpu(target, round)));
     const overPass = median(perRound.map((round) => cpu(target, round) / cpu(targets[0]!, round)));
     const overReencoding = median(perRound.map((round) => cpu(target, round) / cpu(targets[1]!, round)));
-    console.log(`| ${target.label} | ${own} | ${overPass.toFixed(2)}x | ${overReencoding.toFixed(2)}x |`);
+    const share = median(target.runs.map((run) => (run.requestsPerSecond * (run.serverMicrosecondsPerRequest ?? Number.NaN)) / 1e6));
+    console.log(`| ${target.label} | ${own} | ${share.toFixed(2)} | ${overPass.toFixed(2)}x | ${overReencoding.toFixed(2)}x |`);
   }
   if (traced !== undefined) {
     const tracedRow = targets.at(-1)!;
