@@ -83,7 +83,15 @@ export function highestTier(config: Config, tiers: readonly string[]): string {
 }
 
 export function effectivePlan(config: Config, tier: string | null, overrides: PlanOverrides | null): EffectivePlan {
-  const name = tier !== null && config.tiers[tier] !== undefined ? tier : config.defaultTier;
+  // A retired plan takes its replacement's figures (start-up refuses a dropped plan that is not retired).
+  const name =
+    tier === null
+      ? config.defaultTier
+      : Object.hasOwn(config.tiers, tier)
+        ? tier
+        : Object.hasOwn(config.retiredTiers, tier)
+          ? config.retiredTiers[tier]!
+          : config.defaultTier;
   const base: TierConfig = config.tiers[name]!;
   const set = overrides ?? {};
   return {

@@ -23,6 +23,6 @@ export {
 } from './schema.ts';
 export { BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
 export { TRACE_SAMPLERS, type TracingConfig, type TraceSamplerName } from './tracing-config.ts';
-export { effectiveTiers, tierSettingsFor, unconfiguredTiers, droppedTiersError } from './tiers.ts';
+export { effectiveTiers, tierSettingsFor, unconfiguredTiers, droppedTiersError, droppedPlansError } from './tiers.ts';
 export { checkModelFiles } from './model-files.ts';
 export type { AlertsConfig } from './alerts-config.ts';
