@@ -40,6 +40,8 @@ Commands:
 
 Global options:
   --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
+  --environment-file <file>     the service's environment file (systemd EnvironmentFile=, or SWITCHYARD_ENV_FILE);
+                                its values go over the environment's. Reading commands never create a database.
 Environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, LOG_LEVEL, SWITCHYARD_CONFIG, SMTP_URL, SMTP_FROM, PUBLIC_BASE_URL,
   ALERT_* (README "Budgets and alerts")`;
 
@@ -53,7 +55,12 @@ export async function main(
     print(HELP);
     return;
   }
-  const config = loadConfig(typeof parsed.flags['config'] === 'string' ? { configFile: parsed.flags['config'] } : {});
+  const configFile = parsed.flags['config'];
+  const environmentFile = parsed.flags['environment-file'];
+  const config = loadConfig({
+    ...(typeof configFile === 'string' ? { configFile } : {}),
+    ...(typeof environmentFile === 'string' ? { environmentFile } : {}),
+  });
   switch (command) {
     case 'serve':
       return serve(config);

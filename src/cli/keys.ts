@@ -9,6 +9,7 @@ import { ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { OwnersRepository } from '../db/repositories/owners-repository.ts';
 import { openMigratedDatabase } from '../runtime.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
+import { requireExistingDatabase } from './existing-database.ts';
 import { requireKnownOrganization } from './known-organization.ts';
 import { createAccountServices } from '../accounts/account-services.ts';
 import { CLI_ACTOR, type OrganizationService } from '../accounts/organizations.ts';
@@ -31,6 +32,7 @@ interface KeysContext {
 
 export async function keysCommand(config: Config, parsed: ParsedArguments, print: (text: string) => void): Promise<void> {
   const [action, ...rest] = parsed.positionals;
+  if (action === 'list') requireExistingDatabase(config);
   const database = await openMigratedDatabase(config);
   try {
     // Keys are bounded by their organization's plan (accounts/plans.ts).

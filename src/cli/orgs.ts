@@ -6,6 +6,7 @@
  */
 import { CLI_ACTOR } from '../accounts/organizations.ts';
 import type { Config } from '../config/index.ts';
+import { requireExistingDatabase } from './existing-database.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
 import { linkBaseUrl, withOperatorServices } from './operator-services.ts';
 
@@ -29,6 +30,7 @@ function overridesFlag(parsed: ParsedArguments): unknown {
 export async function orgsCommand(config: Config, parsed: ParsedArguments, print: (text: string) => void): Promise<void> {
   const [action, id] = parsed.positionals;
   const json = parsed.flags['json'] === true;
+  if (action === 'list' || action === 'show') requireExistingDatabase(config);
   await withOperatorServices(config, async ({ organizations, people }) => {
     switch (action) {
       case 'list': {

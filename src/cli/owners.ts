@@ -12,6 +12,7 @@ import { CliUsageError, type ParsedArguments } from './arguments.ts';
 import { CLI_ACTOR } from '../accounts/organizations.ts';
 import { createAccountServices } from '../accounts/account-services.ts';
 import { setPasswordLink } from '../accounts/people.ts';
+import { requireExistingDatabase } from './existing-database.ts';
 import { linkBaseUrl, withOperatorServices } from './operator-services.ts';
 
 const USAGE = `Usage: switchyard owners create --org <organization> --email <email> [--role owner|member] [--tiers Developer,Production] [--password-stdin] [--base-url URL]
@@ -96,6 +97,7 @@ async function managePeople(
   parsed: ParsedArguments,
   print: (text: string) => void,
 ): Promise<void> {
+  if (action === 'list') requireExistingDatabase(config);
   await withOperatorServices(config, async ({ people, organizations, owners }) => {
     if (action === 'list') {
       const organization = parsed.flags['org'];
