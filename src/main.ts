@@ -11,6 +11,7 @@ import { ownersCommand } from './cli/owners.ts';
 import { operatorsCommand, orgsCommand } from './cli/orgs.ts';
 import { routesCommand } from './cli/routes.ts';
 import { serve } from './cli/serve.ts';
+import { nativeModuleMismatchSentence, unsupportedNodeSentence } from './cli/node-support.ts';
 import { StartupError } from './cli/startup-failure.ts';
 import { usageCommand } from './cli/usage.ts';
 import { webhooksCommand } from './cli/webhooks.ts';
@@ -49,6 +50,20 @@ export async function main(
   argv: readonly string[],
   print: (text: string) => void = (text) => process.stdout.write(`${text}\n`),
 ): Promise<void> {
+  // Node's `engines` check only warns at install: an older Node is refused here, in one sentence.
+  const unsupported = unsupportedNodeSentence();
+  if (unsupported !== undefined) throw new StartupError(unsupported);
+  try {
+    return await dispatch(argv, print);
+  } catch (error) {
+    // better-sqlite3 loads its binary at the first database open: built for another Node, say the fix.
+    const mismatch = nativeModuleMismatchSentence(error);
+    if (mismatch !== undefined) throw new StartupError(mismatch, { cause: error });
+    throw error;
+  }
+}
+
+async function dispatch(argv: readonly string[], print: (text: string) => void): Promise<void> {
   const parsed = parseArguments(argv);
   const [command = 'serve', ...rest] = parsed.positionals;
   if (parsed.flags['help'] === true || command === 'help') {
