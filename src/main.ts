@@ -104,7 +104,22 @@ async function dispatch(argv: readonly string[], print: (text: string) => void):
   }
 }
 
+/**
+ * Output into a pipe whose reader has gone (`switchyard orgs list | head -3`) ends the command quietly
+ * with 0, as other command-line tools do, instead of an unhandled EPIPE stack. Process entries call it.
+ * Not for `serve`: the service never ends on its output alone (it stops with a drain).
+ */
+export function endQuietlyOnClosedOutput(argv: readonly string[]): void {
+  if ((parseArguments(argv).positionals[0] ?? 'serve') === 'serve') return;
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(0);
+      throw error;
+    });
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  endQuietlyOnClosedOutput(process.argv.slice(2));
   main(process.argv.slice(2)).catch((error: unknown) => {
     if (error instanceof ConfigError || error instanceof CliUsageError || error instanceof StartupError) {
       process.stderr.write(`${error.message}\n`);
