@@ -8,7 +8,7 @@ import { CLI_ACTOR } from '../accounts/organizations.ts';
 import type { Config } from '../config/index.ts';
 import { requireExistingDatabase } from './existing-database.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
-import { linkBaseUrl, withOperatorServices } from './operator-services.ts';
+import { linkBaseNote, linkBaseUrl, withOperatorServices } from './operator-services.ts';
 
 const USAGE = `Usage: switchyard orgs list [--search S] [--json]
        switchyard orgs show <organization> [--json]
@@ -119,5 +119,7 @@ export async function operatorsCommand(config: Config, parsed: ParsedArguments, 
     print(`Created operator ${issued.person.email}.`);
     print(`One-time sign-in link to set the password (valid 24 hours${issued.delivery === 'sent' ? ', also mailed' : ''}):`);
     print(issued.link);
+    const note = linkBaseNote(config, parsed);
+    if (note !== undefined) print(note);
   });
 }
