@@ -52,8 +52,8 @@ describe('operator plan form in Chromium', { skip: !available }, () => {
       .getByRole('checkbox')
       .evaluateAll((inputs) =>
         inputs
-          .filter((input) => (input as HTMLInputElement).checked)
-          .map((input) => (input as HTMLInputElement).name.replace(/^permission-/, '')),
+          .filter((input) => (input as unknown as { checked: boolean }).checked)
+          .map((input) => (input as unknown as { name: string }).name.replace(/^permission-/, '')),
       );
     const developer = server.runtime.config.tiers['Developer']!.permissions;
     assert.deepEqual([...boxes].sort(), [...developer].sort());
