@@ -125,19 +125,26 @@ describe('production install: npm ci --omit=dev plus the built dist/, run as a n
     );
     try {
       const origin = `http://127.0.0.1:${port}`;
+      let lastReadiness = 'no answer yet';
       await until(
         async () => {
           if (service.exitCode !== null) throw new Error(`the service exited: ${output}`);
           try {
-            return (await fetch(`${origin}/readyz`)).status === 200 ? true : undefined;
-          } catch {
+            const readiness = await fetch(`${origin}/readyz`);
+            lastReadiness = `${readiness.status} ${await readiness.text()}`;
+            return readiness.status === 200 ? true : undefined;
+          } catch (error) {
+            lastReadiness = String(error);
             return undefined;
           }
         },
         '/readyz 200 from the production install',
-        120_000,
+        300_000,
         200,
-      );
+      ).catch((error: Error) => {
+        // Say why: the last /readyz answer and what the service printed.
+        throw new Error(`${error.message} (last /readyz: ${lastReadiness}); output:\n${output}`);
+      });
       const key = (await until(async () => /\b(sk-sy-[A-Za-z0-9]+)/.exec(output)?.[1], 'the first key', 30_000)) as string;
       const models = await fetch(`${origin}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
       assert.equal(models.status, 200);
