@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
@@ -74,10 +74,15 @@ describe('production install: npm ci --omit=dev plus the built dist/, run as a n
     for (const entry of ['package.json', 'package-lock.json', 'scripts', 'bin'])
       cpSync(join(REPOSITORY, entry), join(install, entry), { recursive: true });
     const started = Date.now();
+    // better-sqlite3 compiles against the headers of the Node that will run it: this one's, when they sit
+    // beside it (an unpacked Node release), unless npm_config_nodedir says otherwise. Without that,
+    // node-gyp took the system's Node 20 headers and the service refused to start (ABI mismatch).
+    const nodeDirectory = dirname(dirname(process.execPath));
+    const headers = existsSync(join(nodeDirectory, 'include/node/node.h')) ? { npm_config_nodedir: nodeDirectory } : {};
     const npm = spawnSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--ignore-scripts=false'], {
       cwd: install,
       encoding: 'utf8',
-      env: { ...process.env, NODE_ENV: 'production' },
+      env: { ...headers, ...process.env, NODE_ENV: 'production' },
     });
     const installSeconds = (Date.now() - started) / 1000;
     assert.equal(npm.status, 0, `${npm.stdout}\n${npm.stderr}`);
