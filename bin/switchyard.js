@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The `switchyard` command: runs the compiled entry point (npm install builds dist/ via `prepare`).
-import { main } from '../dist/src/main.js';
+import { endQuietlyOnClosedOutput, main } from '../dist/src/main.js';
+
+endQuietlyOnClosedOutput(process.argv.slice(2));
 
 main(process.argv.slice(2)).catch((error) => {
   process.stderr.write(

@@ -5,10 +5,13 @@
 // Signals: this wrapper is a second process, and a supervisor may signal it alone (a container's PID 1),
 // the whole group (systemd's default, Ctrl-C), or only the service. It relays a signal over an IPC
 // channel as "stop" (the service treats it and its own signal as one stop, so the drain is kept), and the
-// service stops too if this wrapper dies (the channel closes): nothing is left orphaned.
+// service stops too if this wrapper dies (the channel closes): nothing is left orphaned. A supervisor that
+// runs `npm start` holds npm's pid, and npm leaves on SIGTERM without passing it on: this wrapper watches
+// its parent and, once it has left (re-parented), stops the service as on SIGTERM (with the drain).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { clearInterval, setInterval } from 'node:timers';
 import { SERVICE_MALLOC_ENVIRONMENT, serviceNodeFlags } from './service-memory.mjs';
 
 const BUILD_OUTPUT = 'dist/src/main.js';
@@ -65,10 +68,26 @@ let serviceListening = false;
 service.on('message', (message) => {
   if (message?.type === 'switchyard:stop-handlers-ready') serviceListening = true;
 });
-for (const signal of ['SIGTERM', 'SIGINT']) {
-  process.on(signal, () => {
-    if (serviceListening && service.connected) service.send({ type: 'switchyard:stop', signal });
-    else service.kill(signal);
-  });
+/** Stops the service as `signal` would: a "stop" message once it listens (the drain), else the signal. */
+function stopService(signal) {
+  if (serviceListening && service.connected) service.send({ type: 'switchyard:stop', signal });
+  else service.kill(signal);
+}
+for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => stopService(signal));
+// The parent leaving (npm signalled alone) re-parents this process: stop once, as on SIGTERM. PID 1 (a
+// container) has no parent to lose. Polled, as Node has no event for it; the timer keeps nothing alive.
+const parentAtStart = process.ppid;
+// Output to a parent that has gone may fail (EPIPE): that must not end the wrapper before the service.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+if (parentAtStart > 1) {
+  const watch = setInterval(() => {
+    if (process.ppid === parentAtStart) return;
+    clearInterval(watch);
+    console.error(
+      `switchyard: the process that started this wrapper (pid ${parentAtStart}) has left: stopping the service (with the drain).`,
+    );
+    stopService('SIGTERM');
+  }, 250);
+  watch.unref();
 }
 service.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 0)));

@@ -12,6 +12,7 @@ import { ownersCommand } from './cli/owners.ts';
 import { operatorsCommand, orgsCommand } from './cli/orgs.ts';
 import { routesCommand } from './cli/routes.ts';
 import { serve } from './cli/serve.ts';
+import { nativeModuleMismatchSentence, unsupportedNodeSentence } from './cli/node-support.ts';
 import { StartupError } from './cli/startup-failure.ts';
 import { usageCommand } from './cli/usage.ts';
 import { webhooksCommand } from './cli/webhooks.ts';
@@ -45,6 +46,8 @@ Commands:
 
 Global options:
   --config <file>               YAML or JSON config file (or SWITCHYARD_CONFIG)
+  --environment-file <file>     the service's environment file (systemd EnvironmentFile=, or SWITCHYARD_ENV_FILE);
+                                its values go over the environment's. Reading commands never create a database.
 Environment: PORT, HOST, DATA_DIR, DATABASE_URL, REDIS_URL, LOG_LEVEL, SWITCHYARD_CONFIG, SMTP_URL, SMTP_FROM, PUBLIC_BASE_URL,
   ALERT_* (README "Budgets and alerts")`;
 
@@ -52,13 +55,32 @@ export async function main(
   argv: readonly string[],
   print: (text: string) => void = (text) => process.stdout.write(`${text}\n`),
 ): Promise<void> {
+  // Node's `engines` check only warns at install: an older Node is refused here, in one sentence.
+  const unsupported = unsupportedNodeSentence();
+  if (unsupported !== undefined) throw new StartupError(unsupported);
+  try {
+    return await dispatch(argv, print);
+  } catch (error) {
+    // better-sqlite3 loads its binary at the first database open: built for another Node, say the fix.
+    const mismatch = nativeModuleMismatchSentence(error);
+    if (mismatch !== undefined) throw new StartupError(mismatch, { cause: error });
+    throw error;
+  }
+}
+
+async function dispatch(argv: readonly string[], print: (text: string) => void): Promise<void> {
   const parsed = parseArguments(argv);
   const [command = 'serve', ...rest] = parsed.positionals;
   if (parsed.flags['help'] === true || command === 'help') {
     print(HELP);
     return;
   }
-  const config = loadConfig(typeof parsed.flags['config'] === 'string' ? { configFile: parsed.flags['config'] } : {});
+  const configFile = parsed.flags['config'];
+  const environmentFile = parsed.flags['environment-file'];
+  const config = loadConfig({
+    ...(typeof configFile === 'string' ? { configFile } : {}),
+    ...(typeof environmentFile === 'string' ? { environmentFile } : {}),
+  });
   switch (command) {
     case 'serve':
       return serve(config);
@@ -91,7 +113,22 @@ export async function main(
   }
 }
 
+/**
+ * Output into a pipe whose reader has gone (`switchyard orgs list | head -3`) ends the command quietly
+ * with 0, as other command-line tools do, instead of an unhandled EPIPE stack. Process entries call it.
+ * Not for `serve`: the service never ends on its output alone (it stops with a drain).
+ */
+export function endQuietlyOnClosedOutput(argv: readonly string[]): void {
+  if ((parseArguments(argv).positionals[0] ?? 'serve') === 'serve') return;
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(0);
+      throw error;
+    });
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  endQuietlyOnClosedOutput(process.argv.slice(2));
   main(process.argv.slice(2)).catch((error: unknown) => {
     if (error instanceof ConfigError || error instanceof CliUsageError || error instanceof StartupError) {
       process.stderr.write(`${error.message}\n`);

@@ -187,7 +187,11 @@ export class Authenticator {
     if (this.stale) throw staleKeys();
     if (entry.revoked) throw this.invalid();
     if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {
-      throw authError('token_expired', 'This API key has expired. Ask the operator for a new key.');
+      // Rotation ends a key by its expiry too: the owner who rotated it (or any owner) has the way out.
+      throw authError(
+        'token_expired',
+        'This API key has expired: it passed its expiry, or it was replaced by a rotation and its grace period ended. Use the key that replaced it, or create a new one in the dashboard (or ask an owner of the organization).',
+      );
     }
     if (entry.suspended) throw organizationSuspended(entry.organizationId);
     return entry;

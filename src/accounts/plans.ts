@@ -100,7 +100,16 @@ export function highestTier(config: Config, tiers: readonly string[]): string {
 }
 
 export function effectivePlan(config: Config, tier: string | null, overrides: PlanOverrides | null): EffectivePlan {
-  const name = tier !== null && ownTier(config.tiers, tier) !== undefined ? tier : config.defaultTier;
+  // A retired plan takes its replacement's figures (start-up refuses a dropped plan that is not retired);
+  // names from input are looked up as own properties only (config/tiers.ts ownTier).
+  const name =
+    tier === null
+      ? config.defaultTier
+      : ownTier(config.tiers, tier) !== undefined
+        ? tier
+        : Object.hasOwn(config.retiredTiers, tier)
+          ? config.retiredTiers[tier]!
+          : config.defaultTier;
   const base: TierConfig = ownTier(config.tiers, name)!;
   const set = overrides ?? {};
   return {

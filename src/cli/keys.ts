@@ -10,10 +10,16 @@ import { ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { OwnersRepository } from '../db/repositories/owners-repository.ts';
 import { openMigratedDatabase } from '../runtime.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
+import { requireExistingDatabase } from './existing-database.ts';
 import { requireKnownOrganization } from './known-organization.ts';
 import { createAccountServices } from '../accounts/account-services.ts';
 import { CLI_ACTOR, type OrganizationService } from '../accounts/organizations.ts';
 import { commaList } from './operator-services.ts';
+
+/** A key's name as `keys list` and `keys update` show it: quoted (names may hold spaces), or `(no name)`. */
+function keyName(name: string | null | undefined): string {
+  return name === null || name === undefined || name === '' ? '(no name)' : JSON.stringify(name);
+}
 
 function iso(milliseconds: number | null): string {
   return milliseconds === null ? '-' : new Date(milliseconds).toISOString();
@@ -32,6 +38,7 @@ interface KeysContext {
 
 export async function keysCommand(config: Config, parsed: ParsedArguments, print: (text: string) => void): Promise<void> {
   const [action, ...rest] = parsed.positionals;
+  if (action === 'list') requireExistingDatabase(config);
   const database = await openMigratedDatabase(config);
   try {
     // Keys are bounded by their organization's plan (accounts/plans.ts).
@@ -117,7 +124,7 @@ async function listKeys({ keys, json, print }: KeysContext, parsed: ParsedArgume
     const state =
       record.revokedAt !== null ? 'revoked' : record.expiresAt !== null && record.expiresAt <= Date.now() ? 'expired' : 'active';
     print(
-      `${record.id}  ${record.redacted}  ${record.organizationId}  ${record.tier}  ${state}  created ${iso(record.createdAt)}  expires ${iso(record.expiresAt)}`,
+      `${record.id}  ${record.redacted}  ${keyName(record.name)}  ${record.organizationId}  ${record.tier}  ${state}  created ${iso(record.createdAt)}  expires ${iso(record.expiresAt)}`,
     );
   }
   if (records.length === 0) print('No keys.');
@@ -140,6 +147,7 @@ async function updateKey(
   const name = parsed.flags['name'];
   if (id === undefined || (typeof tier !== 'string' && typeof permissions !== 'string' && typeof name !== 'string'))
     throw new CliUsageError('Usage: switchyard keys update <key id> [--tier T] [--permissions a,b] [--name N]');
+  const before = await keys.findById(id);
   const updated = await keys.update(id, {
     ...(typeof tier === 'string' ? { tier } : {}),
     ...(typeof permissions === 'string' ? { permissions: commaList(permissions) } : {}),
@@ -149,6 +157,10 @@ async function updateKey(
   await organizations.audit(CLI_ACTOR, 'key.updated', updated.organizationId, id, {
     tier: updated.tier,
     permissions: updated.permissions,
+    // A rename is part of the change: the operators' audit log says from what to what.
+    ...(typeof name === 'string' ? { name: { from: before?.name ?? null, to: updated.name ?? null } } : {}),
   });
-  print(`Updated ${id}: tier ${updated.tier}, permissions ${updated.permissions.join(', ')}; every instance uses it within a second.`);
+  print(
+    `Updated ${id}: name ${keyName(updated.name)}, tier ${updated.tier}, permissions ${updated.permissions.join(', ')}; every instance uses it within a second.`,
+  );
 }

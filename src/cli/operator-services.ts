@@ -33,6 +33,15 @@ export function linkBaseUrl(config: Config, parsed: ParsedArguments): string {
   return config.server.publicBaseUrl ?? `http://${config.server.host}:${config.server.port}`;
 }
 
+/**
+ * When a printed link was built from this command's own HOST and PORT (neither --base-url nor
+ * PUBLIC_BASE_URL): the sentence saying so and where to set the address; undefined otherwise.
+ */
+export function linkBaseNote(config: Config, parsed: ParsedArguments): string | undefined {
+  if (typeof parsed.flags['base-url'] === 'string' || config.server.publicBaseUrl !== undefined) return undefined;
+  return `The link uses ${linkBaseUrl(config, parsed)}, this command's own HOST and PORT: if people reach the service at another address, set PUBLIC_BASE_URL (in the service's environment file on a systemd install) or pass --base-url.`;
+}
+
 /** Runs `work` with the services on a migrated database; SPEC errors become one-line CLI errors. */
 export async function withOperatorServices<T>(config: Config, work: (services: OperatorServices) => Promise<T>): Promise<T> {
   const database = await openMigratedDatabase(config);

@@ -6,8 +6,9 @@
  */
 import { CLI_ACTOR } from '../accounts/organizations.ts';
 import type { Config } from '../config/index.ts';
+import { requireExistingDatabase } from './existing-database.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
-import { linkBaseUrl, withOperatorServices } from './operator-services.ts';
+import { linkBaseNote, linkBaseUrl, withOperatorServices } from './operator-services.ts';
 import { StorageQuotaRepository } from '../db/repositories/storage-quota-repository.ts';
 
 const USAGE = `Usage: switchyard orgs list [--search S] [--json]
@@ -30,6 +31,7 @@ function overridesFlag(parsed: ParsedArguments): unknown {
 export async function orgsCommand(config: Config, parsed: ParsedArguments, print: (text: string) => void): Promise<void> {
   const [action, id] = parsed.positionals;
   const json = parsed.flags['json'] === true;
+  if (action === 'list' || action === 'show') requireExistingDatabase(config);
   await withOperatorServices(config, async (services) => {
     const { organizations, people } = services;
     switch (action) {
@@ -126,5 +128,7 @@ export async function operatorsCommand(config: Config, parsed: ParsedArguments, 
     print(`Created operator ${issued.person.email}.`);
     print(`One-time sign-in link to set the password (valid 24 hours${issued.delivery === 'sent' ? ', also mailed' : ''}):`);
     print(issued.link);
+    const note = linkBaseNote(config, parsed);
+    if (note !== undefined) print(note);
   });
 }

@@ -12,7 +12,8 @@ import { CliUsageError, type ParsedArguments } from './arguments.ts';
 import { CLI_ACTOR } from '../accounts/organizations.ts';
 import { createAccountServices } from '../accounts/account-services.ts';
 import { setPasswordLink } from '../accounts/people.ts';
-import { linkBaseUrl, withOperatorServices } from './operator-services.ts';
+import { requireExistingDatabase } from './existing-database.ts';
+import { linkBaseNote, linkBaseUrl, withOperatorServices } from './operator-services.ts';
 
 const USAGE = `Usage: switchyard owners create --org <organization> --email <email> [--role owner|member] [--tiers Developer,Production] [--password-stdin] [--base-url URL]
        switchyard owners list --org <organization> [--json]
@@ -78,6 +79,8 @@ export async function ownersCommand(
     if (linkToken !== undefined) {
       print('One-time sign-in link to set the password (valid 24 hours):');
       print(setPasswordLink(baseUrl, linkToken));
+      const note = linkBaseNote(config, parsed);
+      if (note !== undefined) print(note);
     } else {
       print(`Password set; sign in at ${baseUrl.replace(/\/+$/, '')}/dashboard`);
     }
@@ -96,6 +99,7 @@ async function managePeople(
   parsed: ParsedArguments,
   print: (text: string) => void,
 ): Promise<void> {
+  if (action === 'list') requireExistingDatabase(config);
   await withOperatorServices(config, async ({ people, organizations, owners }) => {
     if (action === 'list') {
       const organization = parsed.flags['org'];

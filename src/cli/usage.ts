@@ -6,7 +6,7 @@ import { parseDuration } from '../accounts/key-service.ts';
 import type { Config } from '../config/index.ts';
 import { OrganizationsRepository } from '../db/repositories/organizations-repository.ts';
 import { UsageLedgerRepository } from '../db/repositories/usage-ledger-repository.ts';
-import { openMigratedDatabase } from '../runtime.ts';
+import { openExistingDatabase } from './existing-database.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
 
 /** `--since` as a date (`2026-11-01`, any ISO date-time) or a duration back from now (`30d`); default: start of this month (UTC). */
@@ -29,7 +29,7 @@ export async function usageCommand(config: Config, parsed: ParsedArguments, prin
   const all = parsed.flags['all'] === true;
   if (typeof organization !== 'string' && !all) throw new CliUsageError(USAGE);
   const since = parseSince(parsed.flags['since'], Date.now());
-  const database = await openMigratedDatabase(config);
+  const database = await openExistingDatabase(config);
   try {
     if (typeof organization !== 'string') {
       await printAll(new UsageLedgerRepository(database.db), since, parsed.flags['json'] === true, print);

@@ -25,7 +25,7 @@ export {
 } from './schema.ts';
 export { BUILTIN_PROVIDER_ID } from './builtin-catalogue.ts';
 export { TRACE_SAMPLERS, type TracingConfig, type TraceSamplerName } from './tracing-config.ts';
-export { effectiveTiers, ownTier, tierSettingsFor, unconfiguredTiers, droppedTiersError } from './tiers.ts';
+export { effectiveTiers, ownTier, tierSettingsFor, unconfiguredTiers, droppedTiersError, droppedPlansError } from './tiers.ts';
 export { checkModelFiles } from './model-files.ts';
 export type { AlertsConfig } from './alerts-config.ts';
 export type { SsoConfig, SsoProviderConfig, SsoRule } from './sso-config.ts';

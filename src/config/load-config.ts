@@ -15,6 +15,7 @@ import type { TracingConfig } from './tracing-config.ts';
 import type { AlertsConfig } from './alerts-config.ts';
 import { resolveSsoConfig, type SsoConfig } from './sso-config.ts';
 import type { ResponseCacheConfig } from './response-cache-config.ts';
+import { withEnvironmentFile } from './environment-file.ts';
 import { ConfigError } from './config-error.ts';
 import { resolvePricing } from './resolve-pricing.ts';
 import { readSecretFile, secretFilePath } from './secret-file.ts';
@@ -88,6 +89,8 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Config file path; defaults to `SWITCHYARD_CONFIG`. */
   configFile?: string;
+  /** An environment file (systemd `EnvironmentFile=` format) whose values go over `env`; defaults to `SWITCHYARD_ENV_FILE`. */
+  environmentFile?: string;
   /** Values that beat everything else (CLI flags, tests). */
   overrides?: ConfigInput;
 }
@@ -139,7 +142,8 @@ function resolveProviders(configured: Record<string, ProviderConfig>, env: NodeJ
 }
 
 export function loadConfig(options: LoadConfigOptions = {}): Config {
-  const env = options.env ?? process.env;
+  const givenEnv = options.env ?? process.env;
+  const env = withEnvironmentFile(givenEnv, options.environmentFile ?? givenEnv['SWITCHYARD_ENV_FILE']);
   const configFile = options.configFile ?? env['SWITCHYARD_CONFIG'];
   const fileLayer = configFile ? readConfigFile(configFile) : {};
   if (configFile && !isPlainObject(fileLayer)) {

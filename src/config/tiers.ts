@@ -69,3 +69,20 @@ export function droppedTiersError(config: TierSettings, dropped: readonly string
       `Keep ${dropped.length > 1 ? 'them' : 'it'} under tiers, or map ${dropped.length > 1 ? 'each' : 'it'} to a configured tier with retiredTiers (e.g. retiredTiers: { ${dropped[0]}: ${config.defaultTier} }).`,
   );
 }
+
+/**
+ * The start-up refusal for organizations whose plan is a dropped tier: without it they would silently
+ * take the default tier's figures (higher limits, when the default ranks above the dropped tier).
+ * `organizationsByTier`: the dropped tiers with the organizations on each.
+ */
+export function droppedPlansError(config: TierSettings, organizationsByTier: ReadonlyMap<string, readonly string[]>): ConfigError {
+  const tiers = [...organizationsByTier.keys()].sort();
+  const shown = (ids: readonly string[]) =>
+    ids.length > 10 ? `${ids.slice(0, 10).join(', ')} and ${ids.length - 10} more` : ids.join(', ');
+  const plans = tiers.map((tier) => `"${tier}" (${shown(organizationsByTier.get(tier)!)})`).join('; ');
+  return new ConfigError(
+    `Organizations have the plan${tiers.length > 1 ? 's' : ''} ${plans}, which the config no longer defines (configured: ${Object.keys(config.tiers).join(', ')}). ` +
+      `Keep ${tiers.length > 1 ? 'them' : 'it'} under tiers, map ${tiers.length > 1 ? 'each' : 'it'} to a configured tier with retiredTiers (e.g. retiredTiers: { ${tiers[0]}: ${config.defaultTier} }), ` +
+      `or move the organizations to another plan first (switchyard orgs set-plan).`,
+  );
+}

@@ -5,7 +5,7 @@
  * no limits, no access log, no request metrics; the operations token, when set, is checked by the routes
  * themselves (routes/operations.ts). Errors are the SPEC envelope, like the public listener's.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ServiceError } from '../core/service-error.ts';
 import { newId } from '../core/ids.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
@@ -24,7 +24,8 @@ export async function buildOperationsListener(options: OperationsListenerOptions
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     genReqId: () => newId.request(),
-    disableRequestLogging: true,
+    // Through the log controller: the top-level option prints FSTDEP023 at every start (Fastify 5).
+    logController: new LogController({ disableRequestLogging: true }),
     // Stays up while the public listener drains (its /readyz says `draining`); closed after it.
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },

@@ -11,12 +11,13 @@ import { Authenticator } from '../accounts/authenticator.ts';
 import { KeyService } from '../accounts/key-service.ts';
 import { persistedInstanceId } from '../batches/instance-id.ts';
 import { effectiveConfigHash } from '../config/config-hash.ts';
-import { droppedTiersError, unconfiguredTiers, type Config } from '../config/index.ts';
+import { droppedPlansError, droppedTiersError, unconfiguredTiers, type Config } from '../config/index.ts';
 import { CircuitBreaker, type DependencyBreakers } from '../core/circuit-breaker.ts';
 import type { Database } from '../db/database.ts';
 import { FileLedgerJournal } from '../db/ledger-journal.ts';
 import { ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { InstancesRepository } from '../db/repositories/instances-repository.ts';
+import { OrganizationsRepository } from '../db/repositories/organizations-repository.ts';
 import { UsageLedgerRepository } from '../db/repositories/usage-ledger-repository.ts';
 import { BudgetsRepository } from '../db/repositories/budgets-repository.ts';
 import { BudgetService } from '../services/budgets/budget-service.ts';
@@ -47,6 +48,10 @@ export async function openAccounts(config: Config, database: Database, logger: L
   // Keys of a tier the config dropped would run without its limits: refuse, naming them.
   const droppedTiers = unconfiguredTiers(config, await repository.tiersInUse(Date.now()));
   if (droppedTiers.length > 0) throw droppedTiersError(config, droppedTiers);
+  // Organizations on a dropped plan would silently take the default tier's figures: refuse, naming them.
+  const organizationsByPlan = await new OrganizationsRepository(database.db).organizationsByPlan();
+  const droppedPlans = unconfiguredTiers(config, [...organizationsByPlan.keys()]);
+  if (droppedPlans.length > 0) throw droppedPlansError(config, new Map(droppedPlans.map((tier) => [tier, organizationsByPlan.get(tier)!])));
   // Plans per organization (accounts/plans.ts): keys are bounded by them and limited under them.
   const accountServices = createAccountServices(config, database.db, logger);
   await accountServices.organizations.backfillPlans();

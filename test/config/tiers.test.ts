@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { pino } from 'pino';
+import { CLI_ACTOR } from '../../src/accounts/organizations.ts';
 import { ConfigError, effectiveTiers, loadConfig, tierSettingsFor, type ConfigInput } from '../../src/config/index.ts';
 import { DEFAULT_TIERS } from '../../src/config/schema.ts';
 import { startRuntime } from '../../src/runtime.ts';
@@ -134,6 +135,48 @@ describe('start-up with keys of a dropped tier', () => {
         options,
       );
       await mapped.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('start-up with an organization whose plan is a dropped tier (issue 40 item 5)', () => {
+  test('refuses naming the organizations, even when no key has the tier; retiredTiers maps the plan', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-dropped-plans-'));
+    const logger = pino({ level: 'silent' });
+    const options = { logger, batchWorker: false as const, bootstrapKey: false };
+    try {
+      const first = await startRuntime(load({ dataDir }), options);
+      // As in the trial: org-acme's plan is Production, its only key Developer.
+      await first.keys.create({ tier: 'Developer', name: 'dev', organization: 'org-acme' });
+      await first.organizations.setPlan('org-acme', 'Production', null, CLI_ACTOR);
+      await first.keys.create({ tier: 'Developer', name: 'dev', organization: 'org-beta' });
+      await first.organizations.setPlan('org-beta', 'Production', null, CLI_ACTOR);
+      await first.close();
+
+      const refusal = (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message.startsWith(
+          'Organizations have the plan "Production" (org-acme, org-beta), which the config no longer defines (configured: Free, Developer, Enterprise).',
+        ) &&
+        error.message.includes('retiredTiers: { Production: ');
+      await assert.rejects(startRuntime(load({ dataDir, tiers: { Production: null } }), options), refusal);
+      // A higher default tier would have raised their limits silently: refused as well.
+      await assert.rejects(startRuntime(load({ dataDir, tiers: { Production: null }, defaultTier: 'Enterprise' }), options), refusal);
+
+      const mapped = await startRuntime(
+        load({ dataDir, tiers: { Production: null }, defaultTier: 'Enterprise', retiredTiers: { Production: 'Developer' } }),
+        options,
+      );
+      try {
+        // The retired plan takes its replacement's figures, not the (higher) default tier's.
+        const plan = await mapped.organizations.planOf('org-acme');
+        assert.equal(plan?.tier, 'Developer');
+        assert.equal(plan?.requestsPerMinute, mapped.config.tiers['Developer']!.requestsPerMinute);
+      } finally {
+        await mapped.close();
+      }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -135,9 +135,12 @@ for (const backend of storageBackends()) {
       assert.equal(immediate.status, 201);
       const oldStatus = await eventually(async () => {
         const response = await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${graceful.body.key}` } });
-        return response.status === 401 ? ((await response.json()) as any).error.code : undefined;
+        return response.status === 401 ? ((await response.json()) as any).error : undefined;
       });
-      assert.equal(oldStatus, 'token_expired');
+      assert.equal(oldStatus.code, 'token_expired');
+      // The owner rotated it: the answer points at the replacement, not at "the operator" (issue 40 item 10).
+      assert.match(oldStatus.message, /replaced by a rotation.*Use the key that replaced it/);
+      assert.doesNotMatch(oldStatus.message, /operator/);
       assert.equal((await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${immediate.body.key}` } })).status, 200);
       const audit = (await owner.request('GET', 'audit')).body.data.map((entry: any) => entry.action);
       for (const action of ['key.created', 'key.revoked', 'key.rotated', 'sign_in.succeeded', 'sign_in.failed'])

@@ -80,7 +80,7 @@ describe('operator service pages in Chromium', { skip: !available }, () => {
     assert.match((await rows.first().textContent())!, /note 54/);
     await page.getByRole('button', { name: 'Older' }).click();
     await page.getByRole('row').filter({ hasText: 'organization.plan_changed' }).waitFor();
-    assert.match((await rows.first().textContent())!, /note 4\b/);
+    assert.match((await rows.first().textContent())!, /note 4(?!\d)/);
     await page.getByRole('button', { name: 'Newest' }).click();
     await page.getByRole('row').filter({ hasText: 'note 54' }).waitFor();
   });

@@ -88,6 +88,13 @@ describe('FileService', () => {
     );
     await rejectsWith(files.upload('org-a', parts(filePart('x')), 1000), 400, 'missing_parameter', 'purpose');
     await rejectsWith(files.upload('org-a', parts(field('purpose', 'batch')), 1000), 400, 'missing_parameter', 'file');
+    // A batch input must be JSON Lines: a .txt upload with purpose batch is refused up front (issue 40 item 10).
+    await rejectsWith(
+      files.upload('org-a', parts(field('purpose', 'batch'), filePart('plain notes', 'notes.txt')), 1000),
+      400,
+      'invalid_parameter',
+      'file',
+    );
     await rejectsWith(
       files.upload('org-a', parts(field('purpose', 'batch'), field('file', 'inline text')), 1000),
       400,

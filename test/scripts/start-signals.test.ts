@@ -1,6 +1,7 @@
 // `npm start` (scripts/start.mjs) under each way a supervisor stops it: SIGTERM to the whole process
 // group (systemd's default KillMode=control-group), SIGTERM to the wrapper alone (a container's PID 1),
-// SIGINT to the group (Ctrl-C), and the wrapper killed outright. A balancer-like client keeps streamed
+// SIGINT to the group (Ctrl-C), the wrapper killed outright, and SIGTERM to a real `npm start` process
+// alone (a supervisor holding npm's pid: npm exits, the wrapper notices its parent leaving). A balancer-like client keeps streamed
 // requests in flight and sends new ones while /readyz says 200 (as haproxy does): every request must
 // succeed, the documented drain must run in full (/readyz 503 while still serving), the wrapper leaves
 // with 0, and no server process is left behind.
@@ -15,6 +16,7 @@ import { MockOpenAIServer, type MockOpenAIReply } from '../support/mock-upstream
 import type { MockBehaviour, RecordedRequest } from '../support/mock-upstreams/mock-upstream-server.ts';
 import { freePort } from '../support/free-port.ts';
 import { runCli } from '../support/run-cli.ts';
+import { until } from '../support/until.ts';
 
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
 const DRAIN_DELAY_SECONDS = 2;
@@ -106,6 +108,22 @@ function childrenOf(pid: number): number[] {
   }
 }
 
+/** Every process below `pid`, with its command line. */
+function descendantsOf(pid: number): Array<{ pid: number; args: string }> {
+  let listing: string;
+  try {
+    listing = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' });
+  } catch {
+    return [];
+  }
+  const children = listing
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
+    .filter((match) => match !== null)
+    .map((match) => ({ pid: Number(match[1]), args: match[2]! }));
+  return children.flatMap((child) => [child, ...descendantsOf(child.pid)]);
+}
+
 describe('npm start stops with the full drain under any supervisor', () => {
   const upstream = new SlowUpstream();
   let project: string;
@@ -119,6 +137,10 @@ describe('npm start stops with the full drain under any supervisor', () => {
     project = mkdtempSync(join(tmpdir(), 'switchyard-start-signals-'));
     mkdirSync(join(project, 'scripts'));
     mkdirSync(join(project, 'dist/src'), { recursive: true });
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'switchyard', private: true, scripts: { start: 'node scripts/start.mjs' } }),
+    );
     for (const file of ['start.mjs', 'service-memory.mjs'])
       writeFileSync(join(project, 'scripts', file), readFileSync(join(REPOSITORY, 'scripts', file)));
     writeFileSync(
@@ -150,14 +172,20 @@ describe('npm start stops with the full drain under any supervisor', () => {
     rmSync(project, { recursive: true, force: true });
   });
 
-  /** Starts the wrapper as its own process group (as a supervisor would); resolves once /healthz answers. */
-  async function startWrapper(): Promise<{ wrapper: ChildProcess; origin: string; output: () => string; exited: Promise<number | null> }> {
+  /**
+   * Starts the wrapper (or `npm start`) as its own process group (as a supervisor would); resolves once
+   * /healthz answers.
+   */
+  async function startWrapper(
+    command: readonly string[] = [process.execPath, 'scripts/start.mjs'],
+  ): Promise<{ wrapper: ChildProcess; origin: string; output: () => string; exited: Promise<number | null> }> {
     const port = await freePort();
-    const wrapper = spawn(process.execPath, ['scripts/start.mjs'], {
+    const wrapper = spawn(command[0]!, command.slice(1), {
       cwd: project,
       detached: true,
       env: {
         PATH: process.env['PATH'],
+        HOME: project,
         NODE_OPTIONS: `--import ${pathToFileURL(join(REPOSITORY, 'node_modules/tsx/dist/loader.mjs')).href}`,
         ...env,
         PORT: String(port),
@@ -230,4 +258,44 @@ describe('npm start stops with the full drain under any supervisor', () => {
       assert.deepEqual(childrenOf(wrapper.pid!), [], 'nothing left behind');
     });
   }
+
+  test('SIGTERM to the `npm start` process alone (a supervisor holding npm’s pid): the service drains and nothing is left', async () => {
+    // npm from PATH, as a supervisor finds it (its `node` is the one first on PATH too).
+    const { wrapper: npmProcess, origin, output } = await startWrapper(['npm', 'start']);
+    const below = descendantsOf(npmProcess.pid!);
+    const service = below.find((child) => child.args.includes('dist/src/main.js'))?.pid;
+    const startScript = below.find((child) => child.args.includes('scripts/start.mjs'))?.pid;
+    assert.ok(service !== undefined && startScript !== undefined, `npm runs the wrapper and the service: ${JSON.stringify(below)}`);
+    let serviceGone = false;
+    const stopSignal: { sentAt?: number } = {};
+    const traffic = balancedTraffic(
+      origin,
+      key,
+      () => stopSignal.sentAt,
+      () => serviceGone,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const signalledAt = Date.now();
+    stopSignal.sentAt = signalledAt;
+    npmProcess.kill('SIGTERM');
+    try {
+      await until(
+        async () => (pidAlive(service) ? undefined : true),
+        `the service (pid ${service}) to stop after npm was signalled`,
+        60_000,
+      );
+    } finally {
+      // A failed run must not leave the orphans behind.
+      serviceGone = true;
+      for (const pid of [startScript, service]) if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
+    const stoppedAfterMs = Date.now() - signalledAt;
+    const tally = await traffic;
+    await until(async () => (pidAlive(startScript) ? undefined : true), 'the wrapper to leave', 30_000);
+
+    assert.deepEqual(tally.failed, [], `no request failed; output:\n${output()}`);
+    assert.ok(tally.sawNotReady, '/readyz answered 503 during the drain');
+    assert.ok(stoppedAfterMs >= DRAIN_DELAY_SECONDS * 1000 - 100, `the drain ran in full (${stoppedAfterMs} ms)`);
+    assert.match(output(), /has left: stopping the service/);
+  });
 });

@@ -10,7 +10,7 @@ import type { BatchObject, PageOf } from './wire.ts';
 
 type ById = { Params: { id: string } };
 
-export const batchesApi: FastifyPluginAsync<DashboardApiDependencies> = async (app, { batches, accounts, lists }) => {
+export const batchesApi: FastifyPluginAsync<DashboardApiDependencies> = async (app, { batches, accounts, lists, files }) => {
   app.get('/dashboard/api/batches', access('member'), async (request): Promise<PageOf<BatchObject>> => {
     const { organizationId } = signedIn(request).owner;
     const query = parseBody(pageQuery, request.query);
@@ -30,9 +30,22 @@ export const batchesApi: FastifyPluginAsync<DashboardApiDependencies> = async (a
     return pageOf(rows, query.limit, toBatchObject, (batch) => batch.id);
   });
 
-  app.get<ById>('/dashboard/api/batches/:id', access('member'), async (request) =>
-    toBatchObject(await batches.retrieveInOrganization(signedIn(request).owner.organizationId, request.params.id)),
-  );
+  app.get<ById>('/dashboard/api/batches/:id', access('member'), async (request): Promise<BatchObject> => {
+    const { organizationId } = signedIn(request).owner;
+    const batch = toBatchObject(await batches.retrieveInOrganization(organizationId, request.params.id));
+    // The page links the batch's files only while they can still be downloaded (deleted or expired: no link).
+    const ids = [batch.input_file_id, batch.output_file_id, batch.error_file_id].filter((id): id is string => id !== null);
+    const gone: string[] = [];
+    for (const id of ids)
+      if (
+        !(await files.retrieve(organizationId, id).then(
+          () => true,
+          () => false,
+        ))
+      )
+        gone.push(id);
+    return { ...batch, unavailable_file_ids: gone };
+  });
 
   app.post<ById>('/dashboard/api/batches/:id/cancel', access('owner'), async (request) => {
     const { owner } = signedIn(request);

@@ -24,6 +24,8 @@ export interface BatchObject {
   /** Unix seconds. */
   created_at: number;
   request_counts: { total: number; completed: number; failed: number };
+  /** One batch's page only: those of its file ids that are deleted or expired (shown without a link). */
+  unavailable_file_ids?: string[];
 }
 
 /** The wire File object (services/files/file-object.ts) as the pages read it; checked the same way. */

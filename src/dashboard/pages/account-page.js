@@ -1,7 +1,7 @@
 // @ts-check
 // The account page: password, TOTP, sessions.
 import { useState } from 'preact/hooks';
-import { html, dateTime, ErrorNote, useAction, usePoll } from './components.js';
+import { html, dateTime, CopyButton, ErrorNote, useAction, usePoll } from './components.js';
 import { PasswordForm } from './people-page.js';
 
 /** @param {SubmitEvent} event */
@@ -12,6 +12,9 @@ const formOf = (event) => {
 
 /** @param {{ codes: string[] }} props */
 function RecoveryCodes({ codes }) {
+  // One code a line, for the clipboard and a text file (a data: link: nothing leaves the browser).
+  const text = `${codes.join('\n')}\n`;
+  const download = `data:text/plain;charset=utf-8,${encodeURIComponent(text)}`;
   return html`<div aria-label="Recovery codes">
     <p>
       Recovery codes: each signs you in once instead of a code from the app. Keep them somewhere safe; they are shown only now.
@@ -19,6 +22,10 @@ function RecoveryCodes({ codes }) {
     <ul class="recovery-codes">
       ${codes.map((code) => html`<li key=${code}><code>${code}</code></li>`)}
     </ul>
+    <p class="toolbar">
+      <${CopyButton} text=${text} label="Copy the recovery codes" />
+      <a href=${download} download="switchyard-recovery-codes.txt">Download the recovery codes</a>
+    </p>
   </div>`;
 }
 

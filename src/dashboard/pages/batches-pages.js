@@ -89,8 +89,11 @@ export function BatchesPage({ session }) {
   </main>`;
 }
 
-/** @param {{ id: string | null }} props */
-const FileLink = ({ id }) => (id ? html`<a href=${fileHref(id)}>${id}</a>` : '—');
+/** A batch's file: a download link while it exists, its id marked deleted once it is gone. @param {{ id: string | null, gone?: string[] }} props */
+const FileLink = ({ id, gone = [] }) => {
+  if (!id) return '—';
+  return gone.includes(id) ? html`<span>${id} <span class="muted">(deleted)</span></span>` : html`<a href=${fileHref(id)}>${id}</a>`;
+};
 
 /** @param {import('./types.js').PageProps} props */
 export function BatchPage({ id = '' }) {
@@ -111,11 +114,11 @@ export function BatchPage({ id = '' }) {
             <dt>Requests</dt>
             <dd>${counts.total} total, ${counts.completed} completed, ${counts.failed} failed</dd>
             <dt>Input file</dt>
-            <dd><${FileLink} id=${data.input_file_id} /></dd>
+            <dd><${FileLink} id=${data.input_file_id} gone=${data.unavailable_file_ids} /></dd>
             <dt>Output file</dt>
-            <dd><${FileLink} id=${data.output_file_id} /></dd>
+            <dd><${FileLink} id=${data.output_file_id} gone=${data.unavailable_file_ids} /></dd>
             <dt>Error file</dt>
-            <dd><${FileLink} id=${data.error_file_id} /></dd>
+            <dd><${FileLink} id=${data.error_file_id} gone=${data.unavailable_file_ids} /></dd>
           </dl>
           ${
             data.errors?.data?.length

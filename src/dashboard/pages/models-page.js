@@ -52,19 +52,19 @@ function snippets(model) {
   return {
     curl: [
       `curl ${base}/chat/completions \\`,
-      '  -H "Authorization: Bearer $SWITCHYARD_API_KEY" \\',
+      '  -H "Authorization: Bearer $SWITCHYARD_KEY" \\',
       '  -H "Content-Type: application/json" \\',
       `  -d '{"model": "${model}", "messages": [{"role": "user", "content": "Hello"}]}'`,
     ].join('\n'),
     openai: [
       "import OpenAI from 'openai';",
-      `const client = new OpenAI({ baseURL: '${base}', apiKey: process.env.SWITCHYARD_API_KEY });`,
+      `const client = new OpenAI({ baseURL: '${base}', apiKey: process.env.SWITCHYARD_KEY });`,
       `const answer = await client.chat.completions.create({ model: '${model}', messages: [{ role: 'user', content: 'Hello' }] });`,
       'console.log(answer.choices[0].message.content);',
     ].join('\n'),
     anthropic: [
       "import Anthropic from '@anthropic-ai/sdk';",
-      `const client = new Anthropic({ baseURL: '${location.origin}', apiKey: process.env.SWITCHYARD_API_KEY });`,
+      `const client = new Anthropic({ baseURL: '${location.origin}', apiKey: process.env.SWITCHYARD_KEY });`,
       `const message = await client.messages.create({ model: '${model}', max_tokens: 256, messages: [{ role: 'user', content: 'Hello' }] });`,
       'console.log(message.content);',
     ].join('\n'),

@@ -3,6 +3,7 @@
 // organizations are on each), fleet (instances alive from their heartbeat rows; routed deployments as
 // `switchyard routes` shows them) and the operators' audit log (paged back with "Older").
 import { useState } from 'preact/hooks';
+import { AuditDetail } from './audit-detail.js';
 import { html, bytes, dateTime, number, DataTable, ErrorNote, usePoll } from './components.js';
 
 /** @typedef {Record<string, any>} Json */
@@ -103,7 +104,7 @@ const AUDIT_COLUMNS = [
   { label: 'Action', cell: (entry) => entry.action },
   { label: 'Organization', cell: (entry) => entry.organization ?? '—' },
   { label: 'Target', cell: (entry) => entry.target ?? '—' },
-  { label: 'Detail', className: 'break', cell: (entry) => (entry.detail === null ? '—' : JSON.stringify(entry.detail)) },
+  { label: 'Detail', className: 'audit-detail-cell', cell: (entry) => html`<${AuditDetail} detail=${entry.detail} />` },
   { label: 'From', cell: (entry) => entry.address ?? '—' },
 ];
 

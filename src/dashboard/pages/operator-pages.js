@@ -85,7 +85,10 @@ function chosenOverrides(form, base) {
     if (value !== '' && field) chosen[field] = Number(value.replace(/[,_\s]/g, ''));
   }
   const picked = (base?.all_permissions ?? []).filter((/** @type {string} */ name) => form.get(`permission-${name}`) === 'on');
-  if (picked.join() !== (base?.permissions ?? []).join()) chosen.permissions = picked;
+  // Compared as sets: the checkboxes follow the union of every tier's list, not this tier's order.
+  const planPermissions = new Set(base?.permissions ?? []);
+  const unchanged = picked.length === planPermissions.size && picked.every((/** @type {string} */ name) => planPermissions.has(name));
+  if (!unchanged) chosen.permissions = picked;
   return Object.keys(chosen).length > 0 ? chosen : null;
 }
 

@@ -32,9 +32,12 @@ function perDay(rows, from, to) {
 /** @param {{ rows: UsageRow[], from: string, to: string }} props */
 function UsageChart({ rows, from, to }) {
   const container = useRef(/** @type {HTMLDivElement | null} */ (null));
+  const [costShown, setCostShown] = useState(true);
   useEffect(() => {
     if (!container.current) return undefined;
     const { days, tokens, cost } = perDay(rows, from, to);
+    // With no cost in the range a cost axis would run $0-$100 (uPlot's range for all zeros): leave it out.
+    const withCost = cost.some((value) => value > 0);
     const chart = new uPlot(
       {
         width: Math.max(280, container.current.clientWidth),
@@ -42,22 +45,44 @@ function UsageChart({ rows, from, to }) {
         series: [
           {},
           { label: 'Tokens', stroke: '#2563eb', fill: 'rgba(37,99,235,0.12)', scale: 'tokens' },
-          { label: 'Cost (USD)', stroke: '#b45309', scale: 'usd', value: (_u, value) => (value === null ? '—' : `$${value.toFixed(4)}`) },
+          ...(withCost
+            ? [
+                {
+                  label: 'Cost (USD)',
+                  stroke: '#b45309',
+                  scale: 'usd',
+                  value: (/** @type {unknown} */ _u, /** @type {number | null} */ value) => (value === null ? '—' : `$${value.toFixed(4)}`),
+                },
+              ]
+            : []),
         ],
         axes: [
           {},
           { scale: 'tokens', size: 56, values: (_u, ticks) => ticks.map((tick) => compact.format(tick)) },
-          { scale: 'usd', side: 1, size: 64, grid: { show: false }, values: (_u, ticks) => ticks.map((tick) => `$${tick}`) },
+          ...(withCost
+            ? [
+                {
+                  scale: 'usd',
+                  side: 1,
+                  size: 64,
+                  grid: { show: false },
+                  values: (/** @type {unknown} */ _u, /** @type {number[]} */ ticks) => ticks.map((tick) => `$${tick}`),
+                },
+              ]
+            : []),
         ],
       },
-      [days.map((at) => at / 1000), tokens, cost],
+      withCost ? [days.map((at) => at / 1000), tokens, cost] : [days.map((at) => at / 1000), tokens],
       container.current,
     );
+    setCostShown(withCost);
     return () => chart.destroy();
   }, [rows, from, to]);
   return html`<figure class="chart">
-    <div ref=${container} role="img" aria-label="Tokens and cost per day"></div>
-    <figcaption>Tokens (left axis) and cost (right axis) per day, UTC.</figcaption>
+    <div ref=${container} role="img" aria-label=${costShown ? 'Tokens and cost per day' : 'Tokens per day'}></div>
+    <figcaption>
+      ${costShown ? 'Tokens (left axis) and cost (right axis) per day, UTC.' : 'Tokens per day, UTC. No cost in this range, so no cost axis.'}
+    </figcaption>
   </figure>`;
 }
 

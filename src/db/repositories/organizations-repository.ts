@@ -180,6 +180,14 @@ export class OrganizationsRepository {
     });
   }
 
+  /** Organization ids per plan (tier name) set on them, for the start-up check of dropped tiers. */
+  async organizationsByPlan(): Promise<Map<string, string[]>> {
+    const rows = await this.columns().where('plan', 'is not', null).orderBy('id').execute();
+    const byPlan = new Map<string, string[]>();
+    for (const row of rows) byPlan.set(row.plan!, [...(byPlan.get(row.plan!) ?? []), row.id]);
+    return byPlan;
+  }
+
   /** Organizations per plan (tier name), for the plans page. */
   async countByPlan(): Promise<Map<string, number>> {
     const rows = await this.db

@@ -5,7 +5,7 @@
  * `ignoredParameters` when they only tune the backend).
  */
 import type { ResponseFormat } from '../../core/generation.ts';
-import { invalidParameter, missingParameter } from '../../core/service-error.ts';
+import { invalidParameter, missingParameter, ServiceError } from '../../core/service-error.ts';
 import type { DecodeOptions } from '../shared/decode-options.ts';
 import {
   expectObject,
@@ -44,10 +44,22 @@ export function decodeMaxOutputTokens(
   }
   const maxOutputTokens = maxOutputTokensValue ?? maxTokensValue;
   if (maxOutputTokens === undefined && decodeOptions.validation === 'spec') {
-    throw missingParameter(
+    const missing = missingParameter(
       'max_output_tokens',
       "Missing required parameter: 'max_output_tokens' (an integer >= 1, the most tokens the response may contain).",
     );
+    // The OpenAI SDK's most common call leaves it out: say which setting of the service accepts that.
+    throw new ServiceError({
+      status: missing.status,
+      type: missing.type,
+      code: missing.code,
+      param: missing.param,
+      message: missing.message,
+      details: {
+        hint: 'The service runs with REQUEST_VALIDATION=spec, which requires max_output_tokens; its operator can set REQUEST_VALIDATION=compatible to accept requests without it (README "Request validation").',
+        setting: 'REQUEST_VALIDATION=compatible',
+      },
+    });
   }
   return { maxOutputTokens, usedDeprecatedMaxTokens: maxOutputTokensValue === undefined && maxTokensValue !== undefined };
 }

@@ -207,6 +207,12 @@ export class FileService {
         if (fields.has('file')) throw invalidParameter('file', "'file' must be a file part with a filename, not a plain form field.");
         throw missingParameter('file');
       }
+      // As OpenAI does: a batch input is JSON Lines, said up front rather than when a batch first reads it.
+      if (purpose === 'batch' && !/\.jsonl$/i.test(stored.filename))
+        throw invalidParameter(
+          'file',
+          `Invalid file format for purpose 'batch': '${stored.filename}' is not a .jsonl file. Upload the batch's requests as JSON Lines (one request object per line) in a file named *.jsonl.`,
+        );
       const now = this.clock.now();
       const record: FileRecord = {
         id: stored.id,

@@ -129,6 +129,14 @@ describe('decodeResponsesRequest: model, body and max_output_tokens', () => {
 
   test('max_output_tokens is required and >= 1 (SPEC)', () => {
     rejects({ model: 'm', input: 'x' }, 'missing_parameter', 'max_output_tokens');
+    // Its details name the setting that accepts the SDK's call without it (issue 40 item 10).
+    assert.throws(
+      () => decodeResponsesRequest({ model: 'm', input: 'x' }),
+      (error: unknown) =>
+        isServiceError(error) &&
+        error.details?.['setting'] === 'REQUEST_VALIDATION=compatible' &&
+        /REQUEST_VALIDATION=compatible to accept requests without it/.test(String(error.details['hint'])),
+    );
     rejectsWith({ max_output_tokens: 0 }, 'invalid_parameter', 'max_output_tokens', /minimum of 1/);
     rejectsWith({ max_output_tokens: 2.5 }, 'invalid_parameter', 'max_output_tokens');
     rejectsWith({ max_output_tokens: '10' }, 'invalid_format', 'max_output_tokens');
