@@ -74,6 +74,21 @@ export const tierSchema = z.strictObject({
 });
 export type TierConfig = z.infer<typeof tierSchema>;
 
+/**
+ * A tier as the config file gives it: every field optional and none defaulted, so that a partial
+ * override of a default tier (`Free: { requestsPerMinute: 5 }`) keeps that tier's other figures
+ * (config/tiers.ts `mergeTiers` fills them, then applies `tierSchema`'s defaults to new tiers only).
+ * zod's `partial()` would keep the defaults and put `maxActiveKeys: 0` over Free's 10.
+ */
+const tierOverrideSchema = z.strictObject(
+  Object.fromEntries(
+    Object.entries(tierSchema.shape).map(([field, schema]) => [
+      field,
+      (schema instanceof z.ZodDefault ? schema.unwrap() : schema).optional(),
+    ]),
+  ) as unknown as { [Field in keyof typeof tierSchema.shape]: z.ZodOptional<z.ZodType<TierConfig[Field]>> },
+);
+
 const ALL_PERMISSIONS = [...PERMISSIONS];
 const MEBIBYTE = 1024 * 1024;
 const GIBIBYTE = 1024 * MEBIBYTE;
@@ -306,7 +321,7 @@ export const configSchema = z.strictObject({
    * Tiers by name, merged with the default tiers field by field: `Developer: { requestsPerMinute: 5 }`
    * changes one field and keeps the other tiers; a new tier names every field; `null` removes a tier.
    */
-  tiers: z.record(z.string().min(1), tierSchema.partial().nullable()).default({}),
+  tiers: z.record(z.string().min(1), tierOverrideSchema.nullable()).default({}),
   /**
    * Tiers no longer under `tiers` whose existing keys take another tier's limits and permissions, e.g.
    * `{ Production: Developer }`. Without it, a start finding keys of a tier the config lacks refuses to run.

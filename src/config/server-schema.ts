@@ -49,9 +49,11 @@ export const serverSchema = z
     maxConnections: z.number().int().nonnegative().default(10_000),
     /**
      * Open connections one client address holds at once (the TCP peer: behind a proxy, the proxy);
-     * more are closed on arrival. 0: no cap.
+     * more are closed on arrival. 0: no cap. 1,024 by default: far above what one honest client holds
+     * (an SDK pools a few dozen), and still a small share of `maxConnections`; 256 closed connections
+     * of 1,000 concurrent requests from one host spread over three instances (333 each).
      */
-    maxConnectionsPerAddress: z.number().int().nonnegative().default(256),
+    maxConnectionsPerAddress: z.number().int().nonnegative().default(1024),
     /** Longest time to receive a whole request (headers and body), milliseconds; bounds a body that trickles in. */
     requestTimeoutMs: z.number().int().positive().default(300_000),
     /**

@@ -26,6 +26,9 @@ describe('money budgets over HTTP (in-process store)', () => {
     server = await startTestServer({
       clock,
       config: {
+        // The Free plan's cap of 10 active keys is lifted here: the organization-wide minute limit is
+        // tested with 100 keys (the cap has its own tests, test/e2e/key-cap.test.ts).
+        tiers: { Free: { maxActiveKeys: 0 } },
         providers: { up: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, maxRetries: 0 } },
         models: [{ id: 'priced', provider: 'up', capabilities: ['chat', 'streaming'], maxOutputTokens: 4096, pricing: PRICES }],
       } as never,

@@ -148,9 +148,13 @@ describe('foundation end to end', () => {
   test('key status: the SPEC authorization object, field by field', async () => {
     const { status, body } = await getJson(server, '/v1/auth/key', { 'x-api-key': server.key });
     assert.equal(status, 200);
+    // The SPEC's fields, plus `budgets` (issue 37: spend, remaining and reset of the money budgets that
+    // apply; an empty list when none does).
+    assert.deepEqual(body.budgets, []);
     assert.deepEqual(Object.keys(body).sort(), [
       '_metadata',
       'authorized',
+      'budgets',
       'created',
       'expires',
       'id',
