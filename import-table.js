@@ -49,15 +49,15 @@ export const IMPORT_TABLE = {
     why: 'storage: repositories implement the records their owners declare (ledger, files, batches) and nothing else of theirs',
   },
   accounts: {
-    may: ['core', 'config', 'db/repositories', 'db/schema.ts'],
-    why: 'keys, organizations, owners and plans: account rules over the repositories',
+    may: ['core', 'config', 'db/repositories', 'db/schema.ts', 'services/caller-identity.ts'],
+    why: 'keys, organizations, owners and plans: account rules over the repositories; a key becomes the caller identity the use cases declare',
   },
   services: {
-    may: ['core', 'config', 'telemetry', 'accounts/authenticator.ts', 'limits/*.ts', 'files/*.ts', 'db/repositories'],
+    may: ['core', 'config', 'telemetry', 'limits/*.ts', 'files/*.ts', 'db/repositories'],
     why: 'the use cases: reach storage only through ports and repositories, never HTTP, a format or a backend',
   },
   batches: {
-    may: ['core', 'config', 'telemetry', 'accounts/authenticator.ts', 'limits/*.ts', 'db/repositories', 'services'],
+    may: ['core', 'config', 'telemetry', 'limits/*.ts', 'db/repositories', 'services'],
     why: 'the batch engine runs lines through the same use cases the routes use, off the HTTP path',
   },
   http: {

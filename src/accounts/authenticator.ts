@@ -7,25 +7,12 @@
  * any other instance. So a revocation takes effect within one poll interval everywhere.
  */
 import type { Permission } from '../config/index.ts';
-import { ServiceError } from '../core/service-error.ts';
+import { organizationSuspended, ServiceError } from '../core/service-error.ts';
 import type { ApiKeyRecord, ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
 import { hashKeySecret, hasKeyFormat } from './api-key-secret.ts';
-import type { KeyPlanLimits } from './plans.ts';
+import type { AuthContext, KeyPlanLimits } from '../services/caller-identity.ts';
 
-/** Who is calling: attached to every authenticated request. */
-export interface AuthContext {
-  keyId: string;
-  organizationId: string;
-  tier: string;
-  permissions: ReadonlySet<Permission>;
-  /** Milliseconds since epoch, or null. */
-  expiresAt: number | null;
-  /**
-   * The limits this key runs under, from its tier and its organization's plan (accounts/plans.ts);
-   * absent for contexts built without plans (then the key's tier alone decides).
-   */
-  limits?: KeyPlanLimits;
-}
+export type { AuthContext };
 
 type CachedContext = AuthContext & { revoked: boolean; suspended: boolean };
 
@@ -48,23 +35,6 @@ export interface AuthenticatorOptions {
 /** A SPEC 401 `auth_error` with the given code (API keys here; dashboard sessions in owner-accounts.ts). */
 export function authError(code: string, message: string): ServiceError {
   return new ServiceError({ status: 401, type: 'auth_error', code, message });
-}
-
-/**
- * 403 for a key of a suspended organization: the SPEC's refused-key type and code, with a message that
- * says why (the status tells SDKs not to retry and tells the caller the key itself is fine).
- */
-export function organizationSuspended(organizationId: string): ServiceError {
-  return new ServiceError({
-    status: 403,
-    type: 'auth_error',
-    code: 'invalid_api_key',
-    message: `The organization ${organizationId} is suspended: its API keys are refused until the operator reactivates it.`,
-  });
-}
-
-export function isSuspension(error: unknown): boolean {
-  return error instanceof ServiceError && error.status === 403 && error.type === 'auth_error';
 }
 
 export class Authenticator {

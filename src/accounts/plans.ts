@@ -10,6 +10,7 @@
  */
 import { ownTier, PERMISSIONS, type Config, type Permission, type TierConfig } from '../config/index.ts';
 import { invalidParameter } from '../core/service-error.ts';
+import type { KeyPlanLimits } from '../services/caller-identity.ts';
 
 /** Per-organization overrides of a plan's figures; a figure left out comes from the tier. 0: unlimited (rpm, tpm, day, month). */
 export interface PlanOverrides {
@@ -61,19 +62,7 @@ export interface EffectivePlan {
   permissions: Permission[];
 }
 
-/** The limits one key runs under (structurally a limits/ `LimitPolicy`) and its organization's batch figures. */
-export interface KeyPlanLimits {
-  requestsPerMinute: number;
-  tokensPerMinute: number;
-  tokensPerDay: number;
-  tokensPerMonth: number;
-  concurrentBatches: number;
-  maxRequestsPerBatch: number;
-  organizationRequestsPerMinute: number;
-  organizationTokensPerMinute: number;
-  /** The organization's plan (tier name). */
-  plan: string;
-}
+export type { KeyPlanLimits };
 
 /** 0 means unlimited: the smaller of two limits, unlimited only when both are. */
 function smallerLimit(first: number, second: number): number {

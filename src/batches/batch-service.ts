@@ -2,7 +2,7 @@
  * The batch API's use cases: create (checks, then `validating`), retrieve, list and cancel. The work
  * itself is done by the BatchWorker; this only records what was asked and nudges it.
  */
-import type { AuthContext } from '../accounts/authenticator.ts';
+import type { AuthContext } from '../services/caller-identity.ts';
 import type { Permission } from '../config/index.ts';
 import { newId } from '../core/ids.ts';
 import { invalidFormat, invalidParameter, isServiceError, permissionDenied, type ServiceError } from '../core/service-error.ts';

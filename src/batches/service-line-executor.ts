@@ -7,12 +7,12 @@
  * response, and the worker writes it in the transaction that records the line's outcome (billed
  * exactly once, crash or not).
  */
-import { isSuspension, type AuthContext } from '../accounts/authenticator.ts';
 import { newId } from '../core/ids.ts';
 import { CancellationSource } from '../core/cancellation.ts';
 import { isUnreachableError } from '../core/circuit-breaker.ts';
-import { isServiceError, serverError, type ServiceError } from '../core/service-error.ts';
+import { isServiceError, isSuspension, serverError, type ServiceError } from '../core/service-error.ts';
 import type { Caller } from '../services/caller.ts';
+import type { AuthContext } from '../services/caller-identity.ts';
 import type { LedgerRecord } from '../services/metering/usage-ledger.ts';
 import type { RequestTrace, Tracing } from '../telemetry/trace-types.ts';
 import type { LineExecutor, LineRequest, LineResponse } from './batch-worker.ts';

@@ -1,7 +1,7 @@
 /** Cross-checks of a parsed config: the references between tiers, providers, models and fallbacks. */
 import type { z } from 'zod';
 import { ConfigError } from './config-error.ts';
-import type { ResolvedProviderConfig } from './load-config.ts';
+import type { ResolvedProviderConfig } from './resolved-provider.ts';
 import type { configSchema, ModelConfig, TierConfig } from './schema.ts';
 
 export function crossCheck(

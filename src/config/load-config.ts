@@ -18,23 +18,13 @@ import type { ResponseCacheConfig } from './response-cache-config.ts';
 import { withEnvironmentFile } from './environment-file.ts';
 import { ConfigError } from './config-error.ts';
 import { resolvePricing } from './resolve-pricing.ts';
+import type { ResolvedProviderConfig } from './resolved-provider.ts';
 import { readSecretFile, secretFilePath } from './secret-file.ts';
 import { mergeTiers } from './tiers.ts';
 
 export { ConfigError };
 
-/**
- * A provider with its secrets read: `apiKeyValue` is its first key (`apiKey`, else the first of
- * `apiKeys`); `apiKeyValues` lists every key when there are several (each one a deployment of its own).
- */
-export type ResolvedProviderConfig = ProviderConfig & {
-  id: string;
-  apiKeyValue?: string;
-  apiKeyValues?: readonly string[];
-  /** The file `apiKeyValue` was read from (`apiKey: { file }`, re-read on change); `apiKeyFiles` aligns with `apiKeyValues`. */
-  apiKeyFile?: string;
-  apiKeyFiles?: readonly (string | undefined)[];
-};
+export type { ResolvedProviderConfig };
 
 export type { FilesStoreConfig };
 

@@ -88,3 +88,21 @@ export function permissionDenied(permission: string): ServiceError {
 export function serverError(code: 'internal_error' | 'service_unavailable' | 'timeout', message: string, cause?: unknown): ServiceError {
   return new ServiceError({ status: 500, type: 'server_error', code, message, cause });
 }
+
+/**
+ * 403 for a key of a suspended organization: the SPEC's refused-key type and code, with a message that
+ * says why (the status tells SDKs not to retry and tells the caller the key itself is fine).
+ */
+export function organizationSuspended(organizationId: string): ServiceError {
+  return new ServiceError({
+    status: 403,
+    type: 'auth_error',
+    code: 'invalid_api_key',
+    message: `The organization ${organizationId} is suspended: its API keys are refused until the operator reactivates it.`,
+  });
+}
+
+/** Whether `error` is the refusal of a suspended organization's key (`organizationSuspended`). */
+export function isSuspension(error: unknown): boolean {
+  return error instanceof ServiceError && error.status === 403 && error.type === 'auth_error';
+}

@@ -1,7 +1,10 @@
 /**
  * Installs the edge on a Fastify instance: request ids, auth and permission checks, JSON parsing,
  * `_metadata` on successes, the SPEC envelope on every error (404 and 405 included), CORS for browser
- * SDK use, the SSE writer and metrics. Routes only decode, call a service and encode.
+ * SDK use, the SSE writer and metrics. It decorates each request (`auth`, `startedAt`, `trace`,
+ * `admission`, ...): request-limited routes (files, batches, models, stored responses) are admitted
+ * here before their handler, and an answer's admission is kept on the request for `_metadata` and
+ * for the onResponse safety net that settles one left open. Token routes are metered by their use case.
  */
 import type { ServerResponse } from 'node:http';
 import type {

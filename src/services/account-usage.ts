@@ -3,7 +3,7 @@
  * key-status endpoint. The figures come from the limit store (the same counters that enforce quotas),
  * so what a caller reads is what is enforced.
  */
-import type { AuthContext } from '../accounts/authenticator.ts';
+import type { AuthContext } from './caller-identity.ts';
 import type { UsageInfo } from './metering/usage-info.ts';
 import type { BudgetInfo } from './budgets/budget-view.ts';
 

@@ -1,7 +1,9 @@
 /**
  * What a metered use case hands back to its caller: the answer (one JSON body, or events to stream),
  * the headers it carries and the admission that metered it. The HTTP route gives it to the edge as it
- * is (`reply.sendAnswer`); the batch worker keeps the body. Nothing is parked on the HTTP request.
+ * is (`reply.sendAnswer`); the batch worker keeps the body. The use case writes nothing on the HTTP
+ * request; the edge keeps the answer's admission on it (`request.admission`) for `_metadata` and as the
+ * safety net that settles an admission left open when the response ends (http/edge.ts).
  */
 import type { SseEvent } from '../core/sse-event.ts';
 import type { Admission } from './metering/metering-service.ts';

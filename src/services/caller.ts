@@ -2,7 +2,7 @@
  * Who is asking, as every use case sees it: a plain object, nothing from the HTTP layer, so that the
  * routes and the batch worker call the same use cases.
  */
-import type { AuthContext } from '../accounts/authenticator.ts';
+import type { AuthContext } from './caller-identity.ts';
 import type { ModelConfig } from '../config/index.ts';
 import type { Cancellation } from '../core/cancellation.ts';
 import type { LedgerContext } from './metering/metering-service.ts';

@@ -2,11 +2,14 @@
 // in the table, every row names a folder that exists, no file is longer than MAX_FILE_LINES and no function
 // longer than MAX_FUNCTION_LINES unless the table lists it as a declarative table, and each folder README
 // points at the table instead of keeping its own "may import" line (the table is the only statement).
+// Imports are also checked here, type imports included, because lint cannot see those: no import circle
+// (`import-x/no-cycle` skips `import type`) and no import, of a value or a type, that the table does not allow.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import ts from 'typescript';
+import { allowedByTable, importCircles, importEdges, type ImportEdge } from './import-graph.ts';
 import { DECLARATIVE_TABLES, IMPORT_TABLE, MAX_FILE_LINES, MAX_FUNCTION_LINES } from '../../import-table.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -87,6 +90,18 @@ describe('house rules (import-table.js)', () => {
     assert.deepEqual(long, []);
   });
 
+  test('no import circle in src/, type-only imports included', () => {
+    assert.deepEqual(importCircles(importEdges(src, files)), []);
+  });
+
+  test('no import, of a value or a type, that the import table does not allow', () => {
+    const table: Record<string, { may: string[] }> = IMPORT_TABLE;
+    const against = importEdges(src, files)
+      .filter(({ from, to }) => !allowedByTable(table, from, to))
+      .map(({ from, to, typeOnly }) => `${from} -> ${to}${typeOnly ? ' (type)' : ''}`);
+    assert.deepEqual(against, []);
+  });
+
   test('folder READMEs link the import table and keep no import rule of their own', () => {
     for (const folder of folders) {
       const readme = join(src, folder, 'README.md');
@@ -98,6 +113,49 @@ describe('house rules (import-table.js)', () => {
       const text = readFileSync(path, 'utf8');
       assert.doesNotMatch(text, /^\s*(\*\*)?May import/im, `${relative(root, path)} states its own import rule`);
     }
+  });
+});
+
+describe('the import graph walk (test/house/import-graph.ts) sees what it must', () => {
+  const edge = (from: string, to: string, typeOnly = true): ImportEdge => ({ from, to, typeOnly });
+
+  test('finds a type-only circle of two and of three files, and no circle in a chain', () => {
+    const edges = [
+      edge('config/cross-check.ts', 'config/load-config.ts'),
+      edge('config/load-config.ts', 'config/cross-check.ts', false),
+      edge('formats/x/decode-request.ts', 'formats/x/decode-input.ts', false),
+      edge('formats/x/decode-input.ts', 'formats/x/decode-messages.ts'),
+      edge('formats/x/decode-messages.ts', 'formats/x/decode-request.ts'),
+      edge('core/a.ts', 'core/b.ts'),
+      edge('core/b.ts', 'core/c.ts'),
+    ];
+    assert.deepEqual(importCircles(edges), [
+      ['config/cross-check.ts', 'config/load-config.ts'],
+      ['formats/x/decode-input.ts', 'formats/x/decode-messages.ts', 'formats/x/decode-request.ts'],
+    ]);
+    assert.deepEqual(importCircles([edge('core/a.ts', 'core/a.ts')]), [['core/a.ts']]);
+  });
+
+  test('reads every kind of relative import of a real file, types included', () => {
+    const edges = importEdges(src, [join(src, 'config', 'cross-check.ts')]);
+    assert.ok(edges.some(({ to, typeOnly }) => to === 'config/schema.ts' && typeOnly));
+    assert.ok(edges.some(({ to, typeOnly }) => to === 'config/config-error.ts' && !typeOnly));
+  });
+
+  test('reads the table as lint does: folders, top-level files, subfolders, single files, the root', () => {
+    const table = { services: { may: ['core', 'limits/*.ts', 'db/repositories', 'accounts/authenticator.ts'] }, runtime: { may: ['*'] } };
+    assert.ok(allowedByTable(table, 'services/a.ts', 'services/b/c.ts'));
+    assert.ok(allowedByTable(table, 'services/a.ts', 'core/x/y.ts'));
+    assert.ok(allowedByTable(table, 'services/a.ts', 'limits/limit-store.ts'));
+    assert.ok(!allowedByTable(table, 'services/a.ts', 'limits/redis/redis-limit-store.ts'));
+    assert.ok(allowedByTable(table, 'services/a.ts', 'db/repositories/keys.ts'));
+    assert.ok(!allowedByTable(table, 'services/a.ts', 'db/schema.ts'));
+    assert.ok(allowedByTable(table, 'services/a.ts', 'accounts/authenticator.ts'));
+    assert.ok(!allowedByTable(table, 'services/a.ts', 'accounts/plans.ts'));
+    assert.ok(!allowedByTable(table, 'services/a.ts', 'runtime.ts'));
+    assert.ok(allowedByTable(table, 'runtime/a.ts', 'http/edge.ts'));
+    assert.ok(allowedByTable(table, 'app.ts', 'routes/x.ts'));
+    assert.ok(!allowedByTable(table, 'nowhere/a.ts', 'core/x.ts'));
   });
 });
 

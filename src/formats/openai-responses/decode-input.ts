@@ -19,7 +19,7 @@ import {
   wrongType,
   type JsonObject,
 } from '../shared/request-fields.ts';
-import type { PendingItemReference } from './decode-request.ts';
+import type { PendingItemReference } from './decoded-request.ts';
 import type {
   FunctionCallItem,
   FunctionCallOutputItem,

@@ -16,7 +16,7 @@ import type {
 } from '../../core/generation.ts';
 import { invalidMessages } from '../../core/service-error.ts';
 import { parseDataUrl } from '../shared/decode-parts.ts';
-import type { DecodedResponsesRequest } from './decode-request.ts';
+import type { DecodedResponsesRequest } from './decoded-request.ts';
 import {
   REDACTED_REASONING_PREFIX,
   type InputContent,

@@ -4,7 +4,7 @@
  * directives `no-cache`, `no-store`, `max-age`) or, for SDKs that cannot set headers, the body field
  * `switchyard_cache: { no_cache?, no_store?, ttl_seconds? }`.
  */
-import type { AuthContext } from '../../accounts/authenticator.ts';
+import type { AuthContext } from '../caller-identity.ts';
 import type { ResponseCacheConfig } from '../../config/index.ts';
 import { invalidFormat, invalidParameter } from '../../core/service-error.ts';
 

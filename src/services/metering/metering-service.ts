@@ -4,7 +4,7 @@
  * the real usage, whether the answer completed, stopped early, failed or was abandoned by the client,
  * and records the request in the ledger.
  */
-import type { AuthContext } from '../../accounts/authenticator.ts';
+import type { AuthContext } from '../caller-identity.ts';
 import { effectiveTiers, type Config } from '../../config/index.ts';
 import { countTextTokens } from '../../core/count-tokens.ts';
 import { isServiceError } from '../../core/service-error.ts';

@@ -5,7 +5,7 @@
  * upstream; a flagged input is refused with a 400 naming its field. Works with any ModerationModel
  * (the built-in classifier or an upstream's).
  */
-import type { AuthContext } from '../../accounts/authenticator.ts';
+import type { AuthContext } from '../caller-identity.ts';
 import { effectiveTiers, type Config, type ModelConfig } from '../../config/index.ts';
 import type { GenerationRequest } from '../../core/generation.ts';
 import type { CallOptions, ModerationCategory, ModerationModel, ModerationVerdict } from '../../core/language-model.ts';
