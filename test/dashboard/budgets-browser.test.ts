@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { createOwner } from '../support/dashboard-client.ts';
 import { chromiumAvailable, launchChromium, type LaunchedBrowser } from '../support/browser.ts';
 import { MockOpenAIServer } from '../support/mock-upstreams/index.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -67,6 +68,7 @@ describe('budgets pages in Chromium', { skip: !available }, () => {
     });
     await server.runtime.accounts.createOwner({ organization: 'org-shop', email: 'pat@shop.test', password: PASSWORD });
     await server.runtime.accounts.createOwner({ organization: 'org-else', email: 'eve@else.test', password: PASSWORD });
+    await createOwner(server.runtime, 'org-shop', 'max@shop.test', PASSWORD, { role: 'member' });
     spender = await server.createKey({ organization: 'org-shop' });
     idle = await server.createKey({ organization: 'org-shop' });
     browser = await launchChromium();
@@ -147,6 +149,37 @@ describe('budgets pages in Chromium', { skip: !available }, () => {
     assert.ok(cells.includes(tomorrow()), cells.join(' | '));
     // The other key has no budget of its own.
     assert.deepEqual((await keyRow(idle.id).locator('td').allTextContents()).slice(2, 6), ['—', '—', '—', '—']);
+  });
+
+  test('a member at phone width (390 px) sees the figures without the forms, and nothing scrolls sideways', async () => {
+    const phone = await launchChromium({ width: 390, height: 844 });
+    try {
+      const page = await phone.context.newPage();
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      await signIn(page, server.origin, 'max@shop.test', '/dashboard/budgets');
+      await page.getByTestId('organization-budget').locator('[data-field="spent"]').filter({ hasText: '$0.00021' }).waitFor();
+      await page
+        .getByRole('table', { name: 'Key budgets' })
+        .locator(`tr[data-key-id="${spender.id}"]`)
+        .getByText('$2.50 per day')
+        .waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Set budget' }).count(), 0, 'members cannot change budgets');
+      await page.getByText('Only owners can change them.').waitFor();
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      assert.ok(overflow <= 0, `the budgets page is ${overflow}px wider than the screen`);
+      // An owner's page, with a form on every key, fits too.
+      const ownerPhone = await phone.context.newPage();
+      ownerPhone.on('pageerror', (error) => pageErrors.push(error.message));
+      await page.getByRole('button', { name: 'Sign out' }).first().click();
+      await signIn(ownerPhone, server.origin, 'pat@shop.test', '/dashboard/budgets');
+      await ownerPhone.getByRole('button', { name: 'Set budget' }).first().waitFor();
+      const ownerOverflow = await ownerPhone.evaluate<number>(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      );
+      assert.ok(ownerOverflow <= 0, `the owner's budgets page is ${ownerOverflow}px wider than the screen`);
+    } finally {
+      await phone.close();
+    }
   });
 
   test('the operator sees the organization spend against its budget, and clears the override', async () => {
