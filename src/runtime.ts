@@ -253,7 +253,7 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
       generation,
       generationEndpoints: useCases.endpoints,
       storedResponses,
-      dashboard: { ...dashboard, responseCache: responseCacheAdmin(responseCache, database) },
+      dashboard: { ...dashboard, responseCache: responseCacheAdmin(responseCache, database), budgets: stores.budgets },
       readiness,
       metrics,
       ...(accessLog === undefined ? {} : { accessLog }),

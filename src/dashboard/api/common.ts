@@ -23,6 +23,7 @@ import type { UsageRollupsRepository } from '../../db/repositories/usage-rollups
 import type { DeploymentStateStore } from '../../limits/deployment-state.ts';
 import type { AccountUsageReader } from '../../services/account-usage.ts';
 import type { WebhookEndpoints } from '../../services/alerts/webhook-endpoints.ts';
+import type { BudgetService } from '../../services/budgets/budget-service.ts';
 import type { FileService } from '../../services/files/file-service.ts';
 import type { Access } from '../dashboard-access.ts';
 import type { PageOf } from './wire.ts';
@@ -67,6 +68,8 @@ export interface DashboardApiDependencies {
   sso?: SsoSignIn;
   /** The response cache's savings and purge (api/cache.ts); absent: not mounted. */
   responseCache?: ResponseCacheAdmin;
+  /** Money budgets of organizations and keys (api/budgets.ts); absent: not mounted. */
+  budgets?: BudgetService;
 }
 
 /** What the dashboard does with the response cache (services/cache/): its savings, and purging an organization's entries. */

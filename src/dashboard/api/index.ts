@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { totpApi, passwordApi } from './account.ts';
 import { auditApi } from './audit.ts';
 import { batchesApi } from './batches.ts';
+import { budgetsApi, operatorBudgetsApi } from './budgets.ts';
 import { cacheApi } from './cache.ts';
 import type { DashboardApiDependencies } from './common.ts';
 import { filesApi } from './files.ts';
@@ -32,13 +33,15 @@ export async function registerDashboardApi(app: FastifyInstance, dependencies: D
   for (const resource of [sessionApi, totpApi, keysApi, usageApi, batchesApi, filesApi, modelsApi, auditApi, organizationLimitsApi]) {
     await app.register(resource, dependencies);
   }
-  const { operator, alerts, sso, responseCache } = dependencies;
+  const { operator, alerts, sso, responseCache, budgets } = dependencies;
   if (sso !== undefined) await app.register(ssoApi, { ...dependencies, sso });
   if (alerts !== undefined) await app.register(webhooksApi, { ...dependencies, alerts });
   if (responseCache !== undefined) await app.register(cacheApi, { ...dependencies, responseCache });
+  if (budgets !== undefined) await app.register(budgetsApi, { ...dependencies, budgets });
   if (operator === undefined) return;
   for (const resource of [peopleApi, passwordApi, operatorOrganizationsApi, operatorServiceApi, operatorOrganizationLimitsApi]) {
     await app.register(resource, { ...dependencies, operator });
   }
   if (alerts !== undefined) await app.register(operatorWebhooksApi, { ...dependencies, operator, alerts });
+  if (budgets !== undefined) await app.register(operatorBudgetsApi, { ...dependencies, operator, budgets });
 }

@@ -257,3 +257,43 @@ export interface AlertDeliveryObject {
   created_at: number;
   finished_at: number | null;
 }
+
+/** One money budget in its current period (api/budgets.ts), integer micro-USD. */
+export interface BudgetFiguresObject {
+  period: 'day' | 'week' | 'month' | 'total';
+  limit_micro_usd: number;
+  /** Settled spend of the current period (the ledger's). */
+  spent_micro_usd: number;
+  /** The limit less the spend, never below 0. */
+  remaining_micro_usd: number;
+  /** When the period ends (ISO date-time); null for a `total` budget. */
+  reset_at: string | null;
+}
+
+/** An organization's budget: from its plan, an operator's override, or none. */
+export interface OrganizationBudgetObject extends Partial<BudgetFiguresObject> {
+  object: 'organization.budget';
+  organization: string;
+  plan: string;
+  source: 'plan' | 'override' | 'none';
+  /** The plan's own budget (what applies when the override is cleared). */
+  plan_budget: { period: string; limit_micro_usd: number } | null;
+}
+
+/** One key of the organization with its budget (null: only the organization's applies). */
+export interface KeyBudgetObject {
+  object: 'key.budget';
+  key: string;
+  name: string | null;
+  prefix: string;
+  status: 'active' | 'revoked' | 'expired';
+  budget: BudgetFiguresObject | null;
+}
+
+/** `GET /dashboard/api/budgets`: the organization's budget and every key's. */
+export interface BudgetsOverview {
+  object: 'budgets';
+  organization: OrganizationBudgetObject;
+  keys: KeyBudgetObject[];
+  periods: string[];
+}

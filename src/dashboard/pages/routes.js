@@ -13,6 +13,7 @@ import { SignIn, SetPassword } from './sign-in.js';
 import { OrganizationsPage, OrganizationPage } from './operator-pages.js';
 import { PlansPage, FleetPage, OperatorAuditPage } from './operator-fleet-pages.js';
 import { AlertsPage, OperatorAlertsPage } from './alerts-pages.js';
+import { BudgetsPage, OperatorBudgetsPage } from './budgets-pages.js';
 
 /**
  * @typedef {object} Route
@@ -35,11 +36,13 @@ export const ROUTES = [
   { path: '/dashboard/models', label: 'Models', page: ModelsPage, audience: 'organization' },
   { path: '/dashboard/audit', label: 'Audit log', page: AuditPage, audience: 'organization' },
   { path: '/dashboard/people', label: 'People', page: PeoplePage, audience: 'organization' },
+  { path: '/dashboard/budgets', label: 'Budgets', page: BudgetsPage, audience: 'organization' },
   { path: '/dashboard/alerts', label: 'Alerts', page: AlertsPage, audience: 'organization' },
   { path: '/dashboard/operator/organizations/:id', label: 'Organization', page: OrganizationPage, audience: 'operator', hidden: true },
   { path: '/dashboard/operator/organizations', label: 'Organizations', page: OrganizationsPage, audience: 'operator' },
   { path: '/dashboard/operator/plans', label: 'Plans', page: PlansPage, audience: 'operator' },
   { path: '/dashboard/operator/fleet', label: 'Fleet', page: FleetPage, audience: 'operator' },
+  { path: '/dashboard/operator/budgets', label: 'Budgets', page: OperatorBudgetsPage, audience: 'operator' },
   { path: '/dashboard/operator/alerts', label: 'Alerts', page: OperatorAlertsPage, audience: 'operator' },
   { path: '/dashboard/operator/audit', label: 'Operator audit log', page: OperatorAuditPage, audience: 'operator' },
   { path: '/dashboard/account', label: 'Account', page: AccountPage, audience: 'everyone' },

@@ -19,6 +19,10 @@
 /** @typedef {import('../api/wire.ts').CreatedWebhookEndpointObject} CreatedWebhookEndpointObject */
 /** @typedef {import('../api/wire.ts').WebhookEndpointsList} WebhookEndpointsList */
 /** @typedef {import('../api/wire.ts').AlertDeliveryObject} AlertDeliveryObject */
+/** @typedef {import('../api/wire.ts').BudgetFiguresObject} BudgetFiguresObject */
+/** @typedef {import('../api/wire.ts').OrganizationBudgetObject} OrganizationBudgetObject */
+/** @typedef {import('../api/wire.ts').KeyBudgetObject} KeyBudgetObject */
+/** @typedef {import('../api/wire.ts').BudgetsOverview} BudgetsOverview */
 /**
  * @template T
  * @typedef {import('../api/wire.ts').ListOf<T>} ListOf
