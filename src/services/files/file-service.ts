@@ -14,6 +14,9 @@ import { buildSignedFileUrl, checkSignedFileUrl } from '../../files/signed-url.t
 import { systemClock, type Clock } from '../../limits/clock.ts';
 import { fileExpired, fileNotFound, fileTooLarge, signedLinkRefused } from './file-errors.ts';
 import type { StorageQuota, StorageUsage, UploadReservation } from './storage-quota.ts';
+import { MEDIA_TYPE_BY_EXTENSION, mediaTypeFor } from './media-types.ts';
+
+export { mediaTypeFor } from './media-types.ts';
 
 /** Purposes a client may upload with. */
 export const UPLOAD_PURPOSES = ['batch', 'user_data', 'vision', 'assistants'] as const;
@@ -35,31 +38,6 @@ export const IMAGE_FILE_LIFETIME_MS = DAY_MS;
 const SIGNING_SECRET_SETTING = 'file_url_signing_secret';
 /** A put untouched this long belongs to a dead process (a live one refreshes it every few seconds). */
 const ABANDONED_PUT_AFTER_MS = 60 * 60 * 1000;
-
-/** Content types served as given; anything else is served as application/octet-stream. */
-const SERVABLE_MEDIA_TYPES = new Set([
-  'application/jsonl',
-  'application/json',
-  'text/plain',
-  'text/csv',
-  'application/pdf',
-  'image/png',
-  'image/jpeg',
-  'image/gif',
-  'image/webp',
-]);
-const MEDIA_TYPE_BY_EXTENSION: Record<string, string> = {
-  jsonl: 'application/jsonl',
-  json: 'application/json',
-  txt: 'text/plain',
-  csv: 'text/csv',
-  pdf: 'application/pdf',
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  gif: 'image/gif',
-  webp: 'image/webp',
-};
 
 /** One part of a multipart upload, as the route hands it over. */
 export type UploadPart =
@@ -97,15 +75,6 @@ export interface FileServiceOptions {
 export interface OpenedFile {
   file: FileRecord;
   content: Readable;
-}
-
-/** The content type a stored file is served with, from its purpose, name and declared type. */
-export function mediaTypeFor(purpose: string, filename: string, declared: string): string {
-  if (purpose === 'batch' || purpose === 'batch_output') return 'application/jsonl';
-  const normalized = declared.split(';')[0]!.trim().toLowerCase();
-  if (SERVABLE_MEDIA_TYPES.has(normalized)) return normalized;
-  const extension = /\.([A-Za-z0-9]+)$/.exec(filename)?.[1]?.toLowerCase();
-  return (extension === undefined ? undefined : MEDIA_TYPE_BY_EXTENSION[extension]) ?? 'application/octet-stream';
 }
 
 /** The last path segment, without control characters, at most 255 characters. */
