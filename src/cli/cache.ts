@@ -4,7 +4,7 @@
  * entries too (services/cache/). Without Redis each instance's cache lives in its own memory, which
  * this command cannot reach: purge through the dashboard (an owner) or its operator API instead.
  */
-import { Redis } from 'ioredis';
+import { openRedisConnection } from '../limits/redis-connection.ts';
 import type { Config } from '../config/index.ts';
 import { RedisResponseStore } from '../services/cache/stores/redis-response-store.ts';
 import { CliUsageError, type ParsedArguments } from './arguments.ts';
@@ -19,9 +19,15 @@ export async function cacheCommand(config: Config, parsed: ParsedArguments, prin
     throw new CliUsageError(
       'No REDIS_URL: the response cache lives in each instance\'s memory. Purge it from the dashboard (Usage page, "Purge cache") or POST /dashboard/api/operator/organizations/<id>/cache/purge.',
     );
-  const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 5_000 });
+  // The service's own connection: every command bounded by REDIS_COMMAND_TIMEOUT_MS, so a frozen Redis
+  // fails the purge instead of hanging it.
+  const bounds = config.dependencies;
+  const redis = openRedisConnection(config.redisUrl, {
+    commandTimeoutMs: bounds.redisCommandTimeoutMs,
+    connectTimeoutMs: bounds.redisConnectTimeoutMs,
+    enableOfflineQueue: true,
+  });
   try {
-    await redis.connect();
     const purged = await new RedisResponseStore(redis, config.redisPrefix).purgeOrganization(organization);
     print(`Purged ${purged} cached answer${purged === 1 ? '' : 's'} of ${organization}; running instances drop their in-process copies.`);
   } finally {

@@ -170,7 +170,9 @@ describe('issue 39: Postgres failover and freeze, request path', { skip: !canRun
         refusals.push(outcome.ms);
       }
       console.log(`[chaos-39] Postgres frozen, breaker open: refusals take ${median(refusals).toFixed(2)} ms at the median`);
-      assert.ok(median(refusals) < 100, `median refusal ${median(refusals)} ms`);
+      // Against this test's own baseline: a refusal no longer waits for the frozen database, so it takes
+      // a small fraction of the time the first calls spent reaching the bound (~2 s).
+      assert.ok(median(refusals) < slowest / 10, `median refusal ${median(refusals)} ms, first calls ${Math.round(slowest)} ms`);
     } finally {
       proxy.pass();
     }

@@ -135,7 +135,9 @@ describe('issue 39: one instance through a Postgres failover and freeze', { skip
       refusals.sort((a, b) => a - b);
       const median = refusals[Math.floor(refusals.length / 2)]!;
       console.log(`[chaos-39] instance, Postgres frozen, breaker open: refusals ${median.toFixed(1)} ms at the median`);
-      assert.ok(median < 100, `${median} ms`);
+      // Against this test's own baseline: once the breaker is open a refusal no longer waits for the
+      // frozen database, a small fraction of what the first calls spent reaching the bound.
+      assert.ok(median < slowest / 10, `${median} ms, first calls ${Math.round(slowest)} ms`);
     } finally {
       proxy.pass();
     }
