@@ -69,8 +69,19 @@ export const IMPORT_TABLE = {
     why: 'decode -> service -> reply: each route wires a format to a use case through the edge',
   },
   dashboard: {
-    may: ['core', 'config', 'accounts', 'batches', 'db/repositories', 'limits/*.ts', 'services', 'http/multipart-parts.ts'],
-    why: "the owners' and operators' web console: beside routes, over the same account rules and services (and the same upload parts)",
+    may: [
+      'core',
+      'config',
+      'accounts',
+      'batches',
+      'db/repositories',
+      'limits/*.ts',
+      'services',
+      'http/multipart-parts.ts',
+      'formats/openai-files',
+      'formats/openai-batches',
+    ],
+    why: "the owners' and operators' web console: beside routes, over the same account rules and services (and the same upload parts and File and Batch wire objects)",
   },
   runtime: {
     may: ['*'],

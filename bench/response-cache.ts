@@ -63,12 +63,15 @@ async function start(overrides: ConfigInput): Promise<{ runtime: Runtime; pool: 
   const runtime = await startRuntime(config, {
     logger: pino({ level: 'silent' }),
     batchWorker: false,
-    extraRoutes: (app) => {
+    extraRoutes: (app, tools) => {
       const settings = {
         config: { switchyard: { permission: 'chat.completions' as const, limits: 'request' as const, format: openAIChatFormat } },
       };
       // A fresh object each time: the edge adds `_metadata` in place, as it does to a hit's body.
-      app.post('/bench/same-bytes', settings, async (_request, reply) => reply.sendData(JSON.parse(sameBytes) as Record<string, unknown>));
+      // Admitted like a routed request (one request against the key's limits), as it was by the edge before.
+      app.post('/bench/same-bytes', settings, async (request, reply) =>
+        reply.sendAnswer(await tools.answerRequest(request, async () => JSON.parse(sameBytes) as Record<string, unknown>)),
+      );
     },
   });
   await runtime.app.listen({ host: '127.0.0.1', port: 0 });

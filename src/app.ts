@@ -2,7 +2,7 @@
  * buildApp(dependencies): a Fastify instance with the edge and every route wired. No I/O happens at
  * import time; the composition root (runtime.ts) builds the dependencies.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from './accounts/authenticator.ts';
 import type { BatchService } from './batches/batch-service.ts';
@@ -43,6 +43,9 @@ import type { FileService } from './services/files/file-service.ts';
 import type { ImagesService } from './services/images/images-service.ts';
 import type { ModerationsService } from './services/moderations/moderations-service.ts';
 import type { MeteringService } from './services/metering/metering-service.ts';
+import { answerAdmittedRequest } from './services/metering/admitted-request.ts';
+import type { JsonAnswer } from './services/answer.ts';
+import { callerOf } from './routes/caller-of.ts';
 import type { Tracing } from './telemetry/trace-types.ts';
 
 export interface AppDependencies {
@@ -91,10 +94,20 @@ export interface BuildAppOptions {
   /**
    * Adds routes after Switchyard's own, before the app is ready. They sit behind the same edge: request
    * ids, the key and permission in their `config.switchyard`, `_metadata` through `reply.sendData`, the
-   * error envelope; those under `/v1/` are listed in `/v1/openapi.json`. For embedding, and for
-   * benchmarks that measure the edge alone.
+   * error envelope; those under `/v1/` are listed in `/v1/openapi.json`. A route limited like
+   * Switchyard's own answers `reply.sendAnswer(await tools.answerRequest(request, work))`. For
+   * embedding, and for benchmarks that measure the edge alone.
    */
-  extraRoutes?: (app: FastifyInstance) => void;
+  extraRoutes?: (app: FastifyInstance, tools: ExtraRouteTools) => void;
+}
+
+/** What an embedder's routes (`extraRoutes`) use to answer the way Switchyard's routes do. */
+export interface ExtraRouteTools {
+  /**
+   * Admits one request of the caller against its key's request limits (the SPEC 429 otherwise, with
+   * the rate-limit headers), then answers the body `work` builds, for `reply.sendAnswer`.
+   */
+  answerRequest(request: FastifyRequest, work: () => Promise<Record<string, unknown>>): Promise<JsonAnswer>;
 }
 
 /** A Fastify schema compiler factory whose compiler throws: Switchyard's routes carry no schemas to compile. */
@@ -151,7 +164,6 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   installEdge(app, {
     operator: config.operator,
     usage: dependencies.metering,
-    metering: dependencies.metering,
     authenticator: dependencies.authenticator,
     metrics,
     keepAliveSeconds: config.server.keepAliveSeconds,
@@ -174,14 +186,14 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     // With an operations listener (runtime.ts), the public one keeps only what a balancer needs.
     listener: config.server.operationsPort === undefined ? 'all' : 'public',
   });
-  registerModelRoutes(app, config);
+  registerModelRoutes(app, config, dependencies.metering);
   registerAuthKeyRoutes(app, dependencies.metering);
-  registerFileRoutes(app, dependencies.files, { uploadLimitBytes: config.server.uploadLimitBytes });
-  registerBatchRoutes(app, dependencies.batches);
+  registerFileRoutes(app, dependencies.files, dependencies.metering, { uploadLimitBytes: config.server.uploadLimitBytes });
+  registerBatchRoutes(app, dependencies.batches, dependencies.metering);
   for (const endpoint of dependencies.generationEndpoints)
     registerGenerationRoute(app, endpoint, dependencies.generations, dependencies.decodeOptions);
   registerMessagesRoutes(app, { generation: dependencies.generation, metering: dependencies.metering });
-  registerResponsesRoutes(app, dependencies.storedResponses);
+  registerResponsesRoutes(app, dependencies.storedResponses, dependencies.metering);
   registerEmbeddingRoutes(app, dependencies.embeddings);
   registerModerationRoutes(app, dependencies.moderations);
   registerImageRoutes(app, dependencies.images);
@@ -194,7 +206,9 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
       files: dependencies.files,
     });
   }
-  options.extraRoutes?.(app);
+  options.extraRoutes?.(app, {
+    answerRequest: (request, work) => answerAdmittedRequest(dependencies.metering, callerOf(request), work),
+  });
   await app.ready();
   return app;
 }

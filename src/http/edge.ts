@@ -1,25 +1,21 @@
 /**
  * Installs the edge on a Fastify instance: request ids, auth and permission checks, JSON parsing,
  * `_metadata` on successes, the SPEC envelope on every error (404 and 405 included), CORS for browser
- * SDK use, the SSE writer and metrics. It decorates each request (`auth`, `startedAt`, `trace`,
- * `admission`, ...): request-limited routes (files, batches, models, stored responses) are admitted
- * here before their handler, and an answer's admission is kept on the request for `_metadata` and
- * for the onResponse safety net that settles one left open. Token routes are metered by their use case.
+ * SDK use, the SSE writer and metrics. It decorates each request with what the routes read (`auth`,
+ * `startedAt`, `trace`, the client's cancellation, ...), never with an admission: every route's use
+ * case admits the request itself and returns its admission with the answer (`reply.sendAnswer`), or
+ * with its failure (`AnswerFailure`), and the edge takes `_metadata` and the rate-limit headers from
+ * there, and settles an admission the answer left open (a JSON answer's when it is sent, a stream's
+ * when the stream ends), so that a reservation never leaks.
  */
 import type { ServerResponse } from 'node:http';
-import type {
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-  onRequestHookHandler,
-  onResponseHookHandler,
-  preHandlerHookHandler,
-} from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler } from 'fastify';
 import type { AuthContext, Authenticator } from '../accounts/authenticator.ts';
 import { CancellationSource } from '../core/cancellation.ts';
 import { DependencyUnavailableError, isUnreachableError } from '../core/circuit-breaker.ts';
 import { permissionDenied, ServiceError } from '../core/service-error.ts';
-import type { Answer, EventsAnswer } from '../services/answer.ts';
+import { buffer } from 'node:stream/consumers';
+import { AnswerFailure, type Answer, type ContentAnswer, type EventsAnswer } from '../services/answer.ts';
 import type { Admission } from '../services/metering/metering-service.ts';
 import { renderError, toServiceError } from './error-envelope.ts';
 import { buildMetadata, metadataWith, usageInHand, type Metadata, type MetadataSource } from './metadata.ts';
@@ -32,13 +28,11 @@ import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../core/generation-form
 import { drainRequestBody } from './drain-request-body.ts';
 import { installJsonParser } from './json-body-parser.ts';
 import { startRequestTrace } from './request-trace.ts';
-import { SPAN_NAMES, traceStep, type Tracing } from '../telemetry/trace-types.ts';
+import { SPAN_NAMES, type Tracing } from '../telemetry/trace-types.ts';
 import { SWITCHYARD } from '../telemetry/gen-ai-attributes.ts';
 
 export interface EdgeOptions extends MetadataSource {
   authenticator: Authenticator;
-  /** Rate limits and quotas. */
-  metering: { admit(auth: AuthContext, estimatedTokens: number): Promise<Admission> };
   metrics: HttpMetrics;
   /** Seconds of silence before an SSE keep-alive. */
   keepAliveSeconds: number;
@@ -99,18 +93,16 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
       done();
     });
   }
-  app.addHook('preHandler', requestLimitHook(options));
   app.addHook('onResponse', responseEndHook(options));
   app.setErrorHandler(errorHandler(options));
   app.setNotFoundHandler(notFoundHandler(options, routes));
 }
 
-/** What the edge attaches to every request: auth, timing, the admission, the client's cancellation. */
+/** What the edge attaches to every request: auth, timing, the trace, the client's cancellation. */
 function decorateRequests(app: FastifyInstance, decodeOptions: DecodeOptions): void {
   app.decorateRequest('auth', undefined);
   app.decorateRequest('startedAt', 0n);
   app.decorateRequest('usageSnapshot', undefined);
-  app.decorateRequest('admission', undefined);
   app.decorateRequest('routeFactsCache', undefined);
   app.decorateRequest('trace', undefined);
   // One frozen object shared by every request (decorating with an object value is safe when it is never mutated).
@@ -137,26 +129,45 @@ function decorateRequests(app: FastifyInstance, decodeOptions: DecodeOptions): v
   });
 }
 
-/** `reply.sendData` (a body of a route without its own admission) and `reply.sendAnswer` (a use case's answer). */
+/** `reply.sendData` (a body of a route without an admission) and `reply.sendAnswer` (a use case's answer). */
 function decorateReplies(app: FastifyInstance, options: EdgeOptions): void {
-  // Synchronous when the usage figures are in hand (every admitted request): no promise per answer.
   app.decorateReply('sendData', function sendData(this: FastifyReply, body: Record<string, unknown>, statusCode = 200) {
     const request = this.request;
-    if (request.admission !== undefined) void this.headers(request.admission.headers);
     const usage = usageInHand(request);
     if (usage !== undefined) return sendJson(this, body, statusCode, metadataWith(request, options, true, usage));
     return buildMetadata(request, options, true).then((metadata) => sendJson(this, body, statusCode, metadata));
   });
+  // Synchronous for a JSON answer (its admission has the usage figures): no promise per answer.
   app.decorateReply('sendAnswer', function sendAnswer(this: FastifyReply, answer: Answer) {
-    // Kept for the safety net (onResponse settles it should the answer end without settling it) and
-    // for `_metadata`; the route itself writes nothing on the request.
-    this.request.admission = answer.admission;
     if (answer.stream) return streamEvents(this, answer, options);
+    // The safety net: an admission must never keep its reservation (a use case settles its own; one
+    // left open is settled with nothing used). A request-only admission has nothing to settle.
+    if (answer.admission !== undefined && !answer.admission.isSettled) void settleLeftOpen(this.request, answer.admission);
+    if ('content' in answer) return sendContent(this, answer);
     void this.headers(answer.headers);
-    const metadata = metadataWith(this.request, options, true, answer.admission.totalUsage);
+    const metadata = metadataWith(this.request, options, true, answer.admission.totalUsage, answer.admission);
     if (answer.cache !== undefined) metadata.cache = answer.cache;
     return sendJson(this, answer.body, 200, metadata);
   });
+}
+
+function settleLeftOpen(request: FastifyRequest, admission: Admission): Promise<void> {
+  return admission.settle(undefined).catch((error: unknown) => request.log.warn({ err: error }, 'settling an open admission failed'));
+}
+
+/** Files up to this size are read whole and sent in one write; larger ones are streamed. */
+const BUFFERED_CONTENT_BYTES = 1024 * 1024;
+
+/**
+ * Raw bytes, not wrapped in `_metadata`. Small files go out in one write so the answer is complete
+ * the moment its last byte is sent (a streamed answer ends one read later, after the client may
+ * already have everything, which keeps the connection busy a little longer than needed).
+ */
+async function sendContent(reply: FastifyReply, answer: ContentAnswer): Promise<FastifyReply> {
+  const { content } = answer;
+  void reply.type(content.mediaType).headers(answer.headers);
+  if (content.bytes <= BUFFERED_CONTENT_BYTES) return reply.send(await buffer(content.data));
+  return reply.header('content-length', content.bytes).send(content.data);
 }
 
 function sendJson(reply: FastifyReply, body: Record<string, unknown>, statusCode: number, metadata: Metadata): FastifyReply {
@@ -202,6 +213,9 @@ async function streamEvents(reply: FastifyReply, answer: EventsAnswer, options: 
       request.trace?.fail(error, 500);
     }
     if (!reply.raw.writableEnded) reply.raw.end();
+  } finally {
+    // The stream's meter settles when the stream ends; one never pulled (the client left first) is settled here.
+    if (!answer.admission.isSettled) await settleLeftOpen(request, answer.admission);
   }
 }
 
@@ -244,42 +258,21 @@ function authenticationHook(options: EdgeOptions): onRequestHookHandler {
   };
 }
 
-/**
- * preHandler: request-only routes are admitted (one request, no tokens) before their handler; its
- * rate-limit headers and usage figures go on the answer. Token routes are metered by their use case,
- * which returns its admission with the answer (`reply.sendAnswer`).
- */
-function requestLimitHook(options: EdgeOptions): preHandlerHookHandler {
-  return (request, _reply, done) => {
-    const routeConfig = routeFacts(request).settings;
-    if (request.auth === undefined || routeConfig === undefined) return done();
-    const limits = routeConfig.limits ?? (routeConfig.permission === 'authenticated' ? 'none' : 'request');
-    if (limits !== 'request') return done();
-    const admitting = options.metering.admit(request.auth, 0);
-    (request.trace === undefined ? admitting : traceAdmission(request, admitting)).then((admission) => {
-      request.admission = admission;
-      done();
-    }, done);
-  };
-}
-
-/** onResponse: the trace and metrics; the safety net that settles an admission the answer left open. */
+/** onResponse: the trace and metrics. */
 function responseEndHook(options: EdgeOptions): onResponseHookHandler {
   return (request, reply, done) => {
     request.trace?.end(reply.statusCode);
     options.metrics.observe(request.method, routeFacts(request).url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
-    // An admission must never keep its reservation: one the answer did not settle is settled now.
-    if (request.admission !== undefined && !request.admission.isSettled) {
-      request.admission.settle(undefined).then(() => done(), done);
-      return;
-    }
     done();
   };
 }
 
 /** Every error answer: the SPEC envelope in the route's client format, with `info_metadata`. */
 function errorHandler(options: EdgeOptions) {
-  return async (error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+  return async (thrown: unknown, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    // A use case that failed after its admission: the error answer carries the admission's headers and figures.
+    const admission = thrown instanceof AnswerFailure ? thrown.admission : undefined;
+    const error = thrown instanceof AnswerFailure ? thrown.failure : thrown;
     if (clientGone(request)) {
       // Nothing can reach the client any more: log it once at info, without a stack.
       request.log.info({ reason: describeReason(error) }, 'client disconnected before the answer was complete');
@@ -292,8 +285,7 @@ function errorHandler(options: EdgeOptions) {
       request.log.debug({ err: serviceError.cause ?? error }, 'request refused: a dependency is unavailable');
     } else if (serviceError.status >= 500) request.log.error({ err: serviceError.cause ?? error }, 'request failed');
     request.trace?.fail(serviceError, serviceError.status);
-    const metadata = await buildMetadata(request, options, false);
-    const admission = request.admission;
+    const metadata = await buildMetadata(request, options, false, admission);
     void reply.headers(admission === undefined ? serviceError.headers : { ...admission.headers, ...serviceError.headers });
     // The client may still be uploading (a 413, or a refusal before the body was read): let it finish,
     // so that it reads this answer rather than a broken pipe.
@@ -359,9 +351,4 @@ function tracedAuthentication(request: FastifyRequest, done: (error?: Error) => 
     span.end();
     done(error);
   };
-}
-
-/** The admission of a request-limited route, in the limits span. */
-function traceAdmission(request: FastifyRequest, admission: Promise<Admission>): Promise<Admission> {
-  return traceStep(request.trace, SPAN_NAMES.admit, admission);
 }

@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { isUnreachableError } from '../core/circuit-breaker.ts';
 import type { AccountUsageReader, UsageInfo } from '../services/account-usage.ts';
 import type { BudgetInfo } from '../services/budgets/budget-view.ts';
+import type { Admission } from '../services/metering/metering-service.ts';
 import { routeFacts } from './route-facts.ts';
 
 export interface Metadata {
@@ -33,8 +34,14 @@ export function elapsedMilliseconds(request: FastifyRequest): number {
   return Number(process.hrtime.bigint() - request.startedAt) / 1e6;
 }
 
-export async function buildMetadata(request: FastifyRequest, source: MetadataSource, success: boolean): Promise<Metadata> {
-  let usage = usageInHand(request);
+/** The metadata object; `admission` (the answer's, or a failed use case's) gives its figures without a read. */
+export async function buildMetadata(
+  request: FastifyRequest,
+  source: MetadataSource,
+  success: boolean,
+  admission?: Admission,
+): Promise<Metadata> {
+  let usage = usageInHand(request, admission);
   if (usage === undefined) {
     try {
       usage = (await source.usage.read(request.auth!)).total;
@@ -46,17 +53,17 @@ export async function buildMetadata(request: FastifyRequest, source: MetadataSou
       usage = null;
     }
   }
-  return metadataWith(request, source, success, usage);
+  return metadataWith(request, source, success, usage, admission);
 }
 
 /**
- * `user_total_usage` when it needs no read: null without a key, else from the request's admission or
- * usage snapshot; undefined when the store must be read (`buildMetadata` does). An admitted request (every
- * generation) builds its `_metadata` without an await.
+ * `user_total_usage` when it needs no read: null without a key, else from the answer's admission or the
+ * request's usage snapshot; undefined when the store must be read (`buildMetadata` does). An admitted
+ * request (every use case's answer) builds its `_metadata` without an await.
  */
-export function usageInHand(request: FastifyRequest): UsageInfo | null | undefined {
+export function usageInHand(request: FastifyRequest, admission?: Admission): UsageInfo | null | undefined {
   if (request.auth === undefined) return null;
-  return request.admission?.totalUsage ?? request.usageSnapshot?.total;
+  return admission?.totalUsage ?? request.usageSnapshot?.total;
 }
 
 let isoMillisecond = Number.NaN;
@@ -72,8 +79,14 @@ function isoNow(): string {
   return isoText;
 }
 
-/** The metadata object with `user_total_usage` already known. */
-export function metadataWith(request: FastifyRequest, source: MetadataSource, success: boolean, usage: UsageInfo | null): Metadata {
+/** The metadata object with `user_total_usage` already known; `budgets` from the admission, when it has any. */
+export function metadataWith(
+  request: FastifyRequest,
+  source: MetadataSource,
+  success: boolean,
+  usage: UsageInfo | null,
+  admission?: Admission,
+): Metadata {
   const elapsed = elapsedMilliseconds(request);
   const metadata: Metadata = {
     creator: source.operator,
@@ -84,7 +97,7 @@ export function metadataWith(request: FastifyRequest, source: MetadataSource, su
     tier: request.auth?.tier ?? null,
     user_total_usage: usage,
   };
-  const budgets = request.admission?.budgetFigures;
+  const budgets = admission?.budgetFigures;
   if (budgets !== undefined && budgets.length > 0) metadata.budgets = budgets;
   return metadata;
 }

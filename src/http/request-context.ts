@@ -16,10 +16,11 @@ export interface SwitchyardRouteConfig {
    */
   permission: Permission | 'authenticated' | null;
   /**
-   * How the rate limiter sees the route: `request` (default for keyed routes) counts one request
-   * before the handler; `tokens` leaves admission to the route's use case, which returns its admission
-   * with its answer (`reply.sendAnswer`); `none` skips limits (key status must answer even when limits
-   * are exhausted).
+   * How the rate limiter sees the route, for readers (the edge admits nothing): `request` (default for
+   * keyed routes) means the route's use case admits one request (services/metering/admitted-request.ts);
+   * `tokens`, that it admits its tokens (`metered()`, `Admission.start`); `none`, that it skips limits
+   * (key status must answer even when limits are exhausted). Either way the use case returns its
+   * admission with its answer (`reply.sendAnswer`).
    */
   limits?: 'request' | 'tokens' | 'none';
   /** One line for the OpenAPI description. */
@@ -60,7 +61,6 @@ declare module 'fastify' {
 export {};
 
 import type { Answer } from '../services/answer.ts';
-import type { Admission } from '../services/metering/metering-service.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -68,20 +68,15 @@ declare module 'fastify' {
     clientCancellation(): CancellationSource;
     /** `clientCancellation()` as a real AbortSignal, for APIs that take one. Created on first use. */
     clientSignal(): AbortSignal;
-    /**
-     * Written by the edge only: the admission of a request-limited route (its preHandler), or the one
-     * of the answer given to `reply.sendAnswer`. Read for the answer's headers and metadata, and by the
-     * safety net that settles it when the response ends. Routes never write it.
-     */
-    admission: Admission | undefined;
   }
   interface FastifyReply {
-    /** Sends a JSON success body with `_metadata` added (routes without an admission of their own). */
+    /** Sends a JSON success body with `_metadata` added (routes without an admission: key status, embedders' routes). */
     sendData(body: Record<string, unknown>, statusCode?: number): FastifyReply | Promise<FastifyReply>;
     /**
      * Sends a use case's answer: its headers, its JSON body with `_metadata` (from its admission's
-     * figures) or its events through the single SSE writer (resolves when the stream ends).
+     * figures), its events through the single SSE writer (resolves when the stream ends) or a file's
+     * raw bytes.
      */
-    sendAnswer(answer: Answer): FastifyReply | Promise<void>;
+    sendAnswer(answer: Answer): FastifyReply | Promise<void> | Promise<FastifyReply>;
   }
 }

@@ -5,40 +5,29 @@
  *   GET    /v1/responses/{id}                  a stored response
  *   DELETE /v1/responses/{id}                  delete a stored response
  *   GET    /v1/responses/{id}/input_items      its input items, cursor pages
-
+ * Each handler hands the request to the stored-response use cases
+ * (services/responses/stored-response-requests.ts), with the queries read by the responses format
+ * (formats/openai-responses/stored-response-queries.ts), and their answer to the edge.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { invalidParameter } from '../core/service-error.ts';
-import { decodeInputItemsQuery } from '../formats/openai-responses/decode-request.ts';
+import type { FastifyInstance } from 'fastify';
+import { openAIStoredResponsesWire } from '../formats/openai-responses/stored-response-queries.ts';
+import type { RequestMetering } from '../services/metering/admitted-request.ts';
+import { StoredResponseRequests } from '../services/responses/stored-response-requests.ts';
+import { callerOf } from './caller-of.ts';
 import type { StoredResponseStore } from './generation-endpoints.ts';
 
-function organizationOf(request: FastifyRequest): string {
-  // The edge authenticates every route registered here (permission `responses`) before the handler.
-  const auth = request.auth;
-  if (auth === undefined) throw new Error('responses route reached without authentication');
-  return auth.organizationId;
-}
-
-export function registerResponsesRoutes(app: FastifyInstance, store: StoredResponseStore): void {
-  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>(
+export function registerResponsesRoutes(app: FastifyInstance, store: StoredResponseStore, metering: RequestMetering): void {
+  const requests = new StoredResponseRequests(store, metering, openAIStoredResponsesWire);
+  app.get<{ Params: { id: string } }>(
     '/v1/responses/:id',
     { config: { switchyard: { permission: 'responses', summary: 'Retrieve a stored response.', openapiPath: '/v1/responses/{id}' } } },
-    async (request, reply) => {
-      const stream = request.query['stream'];
-      if (stream === 'true' || stream === true) {
-        throw invalidParameter(
-          'stream',
-          "Invalid 'stream': replaying a stored response as events is not supported; retrieve it without 'stream'.",
-        );
-      }
-      return reply.sendData({ ...(await store.retrieve(request.params.id, organizationOf(request))) });
-    },
+    async (request, reply) => reply.sendAnswer(await requests.retrieve(callerOf(request), request.params.id, request.query)),
   );
 
   app.delete<{ Params: { id: string } }>(
     '/v1/responses/:id',
     { config: { switchyard: { permission: 'responses', summary: 'Delete a stored response.', openapiPath: '/v1/responses/{id}' } } },
-    async (request, reply) => reply.sendData({ ...(await store.delete(request.params.id, organizationOf(request))) }),
+    async (request, reply) => reply.sendAnswer(await requests.delete(callerOf(request), request.params.id)),
   );
 
   app.get<{ Params: { id: string } }>(
@@ -52,9 +41,6 @@ export function registerResponsesRoutes(app: FastifyInstance, store: StoredRespo
         },
       },
     },
-    async (request, reply) => {
-      const query = decodeInputItemsQuery(request.query);
-      return reply.sendData({ ...(await store.listInputItems(request.params.id, organizationOf(request), query)) });
-    },
+    async (request, reply) => reply.sendAnswer(await requests.listInputItems(callerOf(request), request.params.id, request.query)),
   );
 }

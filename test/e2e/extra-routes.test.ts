@@ -9,11 +9,17 @@ describe('extra routes behind the edge', () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer({
-      extraRoutes: (app) => {
+      extraRoutes: (app, tools) => {
         app.post(
           '/custom/echo',
           { config: { switchyard: { permission: 'chat.completions', limits: 'request' } } },
-          async (request, reply) => reply.sendData({ object: 'echo', body: request.body as Record<string, unknown> }),
+          async (request, reply) =>
+            reply.sendAnswer(
+              await tools.answerRequest(request, async () => ({ object: 'echo', body: request.body as Record<string, unknown> })),
+            ),
+        );
+        app.post('/custom/plain', { config: { switchyard: { permission: 'chat.completions', limits: 'none' } } }, async (_request, reply) =>
+          reply.sendData({ object: 'plain' }),
         );
       },
     });
@@ -35,8 +41,17 @@ describe('extra routes behind the edge', () => {
     assert.equal(body['_metadata'].status, true);
     assert.equal(body['_metadata'].request_id, response.headers.get('x-request-id'));
     assert.equal(body['_metadata'].tier, 'Developer');
-    // limits: 'request' admitted one request against the key's per-minute limit.
+    // tools.answerRequest admitted one request against the key's per-minute limit.
     assert.notEqual(response.headers.get('x-ratelimit-remaining-requests'), null);
+  });
+
+  test('reply.sendData answers a body with _metadata and no admission', async () => {
+    const response = await fetch(`${server.origin}/custom/plain`, { method: 'POST', headers: { authorization: `Bearer ${server.key}` } });
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as Record<string, any>;
+    assert.equal(body['object'], 'plain');
+    assert.equal(body['_metadata'].status, true);
+    assert.equal(response.headers.get('x-ratelimit-remaining-requests'), null);
   });
 
   test('without a key: 401 in the SPEC envelope', async () => {

@@ -3,7 +3,7 @@
  * one batch, and cancelling one (owners only, audited).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { toBatchObject } from '../../batches/batch-object.ts';
+import { toBatchObject } from '../../formats/openai-batches/batch-object.ts';
 import { invalidParameter } from '../../core/service-error.ts';
 import { access, pageOf, pageQuery, parseBody, signedIn, type DashboardApiDependencies } from './common.ts';
 import type { BatchObject, PageOf } from './wire.ts';

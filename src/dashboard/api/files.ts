@@ -6,7 +6,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync } from 'fastify';
 import { invalidParameter } from '../../core/service-error.ts';
-import { toFileObject } from '../../services/files/file-object.ts';
+import { toFileObject } from '../../formats/openai-files/file-object.ts';
 import { UNLISTED_FILE_PURPOSES } from '../../services/files/file-service.ts';
 import { malformedMultipart, uploadParts } from '../../http/multipart-parts.ts';
 import { access, pageOf, pageQuery, parseBody, signedIn, type DashboardApiDependencies } from './common.ts';

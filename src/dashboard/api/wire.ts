@@ -8,7 +8,7 @@ import type { PriceCardView } from '../../services/metering/price-card-view.ts';
 export type { PriceCardView };
 
 /**
- * The wire Batch object (batches/batch-object.ts) as the pages read it; kept here so the browser's type
+ * The wire Batch object (formats/openai-batches/batch-object.ts) as the pages read it; kept here so the browser's type
  * check needs no server module. The server's handlers return the real one through this type, so the two
  * cannot drift apart unnoticed.
  */
@@ -28,7 +28,7 @@ export interface BatchObject {
   unavailable_file_ids?: string[];
 }
 
-/** The wire File object (services/files/file-object.ts) as the pages read it; checked the same way. */
+/** The wire File object (formats/openai-files/file-object.ts) as the pages read it; checked the same way. */
 export interface FileObject {
   id: string;
   object: 'file';

@@ -9,7 +9,7 @@ import { assembleResult } from '../../core/assemble-result.ts';
 import type { DecodedGeneration, DecodeOptions, GenerationFormat, StartedGeneration } from '../../core/generation-format.ts';
 import type { GenerationWarning } from '../../core/generation.ts';
 import { invalidParameter } from '../../core/service-error.ts';
-import type { Answer } from '../answer.ts';
+import type { EventsAnswer, JsonAnswer } from '../answer.ts';
 import type { Caller } from '../caller.ts';
 import type { MeteredGenerationOptions, MeteredGenerations } from './metered-generations.ts';
 import { addCacheHeaders } from '../cache/cache-headers.ts';
@@ -36,7 +36,7 @@ export interface GenerationEndpoint<Context = unknown> {
 }
 
 /** A generation's answer, with the parameters that were not honoured (for a log line). */
-export type GenerationAnswer = Answer & {
+export type GenerationAnswer = (JsonAnswer | EventsAnswer) & {
   /** Wire names of parameters that were not honoured (by the decoder or the backend). */
   ignoredParameters: string[];
 };
