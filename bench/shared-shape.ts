@@ -32,6 +32,8 @@ const roundsFlag = process.argv.indexOf('--rounds');
 const rounds = roundsFlag === -1 ? 3 : Math.max(1, Number(process.argv[roundsFlag + 1]));
 const stream = process.argv.includes('--stream');
 const warmFlag = process.argv.indexOf('--warm');
+const baseFlag = process.argv.indexOf('--base');
+const baseCheckout = baseFlag === -1 ? undefined : process.argv[baseFlag + 1];
 /** Seconds of load on each server before the first measured run (`--warm S`, default 8): Switchyard's JIT settles in ~10 s of full load. */
 const warmSeconds = warmFlag === -1 ? 8 : Number(process.argv[warmFlag + 1]);
 const durationSeconds = Number(
@@ -41,8 +43,6 @@ const durationSeconds = Number(
 );
 const withTracing = process.argv.includes('--tracing');
 const tierSwap = process.argv.includes('--tier-swap');
-const baseFlag = process.argv.indexOf('--base');
-const baseCheckout = baseFlag === -1 ? undefined : process.argv[baseFlag + 1];
 const UPSTREAM_PORT = 18_440;
 const REENCODING_PORT = 18_441;
 const PASSTHROUGH_PORT = 18_442;
