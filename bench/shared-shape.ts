@@ -16,6 +16,8 @@
  * `--stream` loads streamed chat (20 chunks) instead of JSON. `--tracing` adds a Switchyard with the
  * shared configuration and every request traced to a local OTLP/HTTP sink (support/otlp-sink.ts).
  * `--tier-swap` adds a Switchyard with the shared configuration but the Enterprise tier as its default.
+ * `--base <checkout>` adds the shared configuration and body served by another checkout's build (built
+ * there with `npm run build`), e.g. the commit before a change, and prints this build over it per round.
  */
 import { printTable, runLoad, type LoadResult } from './support/load.ts';
 import { mockUpstreamConfig } from './support/mock-upstream-config.ts';
@@ -30,10 +32,14 @@ const roundsFlag = process.argv.indexOf('--rounds');
 const rounds = roundsFlag === -1 ? 3 : Math.max(1, Number(process.argv[roundsFlag + 1]));
 const stream = process.argv.includes('--stream');
 const warmFlag = process.argv.indexOf('--warm');
+const baseFlag = process.argv.indexOf('--base');
+const baseCheckout = baseFlag === -1 ? undefined : process.argv[baseFlag + 1];
 /** Seconds of load on each server before the first measured run (`--warm S`, default 8): Switchyard's JIT settles in ~10 s of full load. */
 const warmSeconds = warmFlag === -1 ? 8 : Number(process.argv[warmFlag + 1]);
 const durationSeconds = Number(
-  process.argv.find((argument, index) => /^\d+$/.test(argument) && index !== roundsFlag + 1 && index !== warmFlag + 1) ?? 5,
+  process.argv.find(
+    (argument, index) => /^\d+$/.test(argument) && index !== roundsFlag + 1 && index !== warmFlag + 1 && index !== baseFlag + 1,
+  ) ?? 5,
 );
 const withTracing = process.argv.includes('--tracing');
 const tierSwap = process.argv.includes('--tier-swap');
@@ -136,6 +142,12 @@ try {
       )
     : undefined;
   if (swapped !== undefined) started.push(swapped);
+  // `--base <checkout>`: the same configuration served by another build.
+  const base =
+    baseCheckout === undefined
+      ? undefined
+      : await startSwitchyard({ SWITCHYARD_CONFIG: sharedFile, ...untraced }, 18_448, GATEWAY_CORE, baseCheckout);
+  if (base !== undefined) started.push(base);
   const sink = withTracing ? await startProcess('bench/support/otlp-sink.ts', [String(SINK_PORT)], {}, /listening/, LOAD_CORE) : undefined;
   const traced = withTracing
     ? await startSwitchyard(
@@ -200,6 +212,15 @@ try {
       pid: () => swapped.child.pid!,
       runs: [],
     });
+  if (base !== undefined)
+    targets.push({
+      label: `switchyard at ${baseCheckout}, shared config, shared body`,
+      url: `${base.origin}${path}`,
+      body: body(SHARED_BODY),
+      headers: { ...json, authorization: `Bearer ${base.key}` },
+      pid: () => base.child.pid!,
+      runs: [],
+    });
   if (traced !== undefined)
     targets.push({
       label: 'switchyard traced, shared config, shared body',
@@ -243,6 +264,11 @@ try {
     const overReencoding = median(perRound.map((round) => cpu(target, round) / cpu(targets[1]!, round)));
     const share = median(target.runs.map((run) => (run.requestsPerSecond * (run.serverMicrosecondsPerRequest ?? Number.NaN)) / 1e6));
     console.log(`| ${target.label} | ${own} | ${share.toFixed(2)} | ${overPass.toFixed(2)}x | ${overReencoding.toFixed(2)}x |`);
+  }
+  const baseRow = targets.find((target) => target.label.startsWith('switchyard at '));
+  if (baseRow !== undefined) {
+    const overBase = median(baseRow.runs.map((_, round) => cpu(targets[4]!, round) / cpu(baseRow, round)));
+    console.log(`\nthis build over ${baseCheckout}: ${overBase.toFixed(3)}x its CPU per request (median of rounds)`);
   }
   if (traced !== undefined) {
     const tracedRow = targets.at(-1)!;

@@ -1,7 +1,8 @@
 /**
  * The access log: one `info` line per answered request (method, route pattern, status, milliseconds,
  * model, tokens, key id, request id), written through the process logger once the answer has ended.
- * Config `server.accessLog` (env `LOG_ACCESS=off`) silences it.
+ * Config `server.accessLog` (env `LOG_ACCESS=off`) silences it; with a log level above `info` (`LOG_LEVEL=warn`)
+ * the hooks are not installed at all (runtime/build-services.ts).
  *
  * Cheap on the hot path: no per-request child logger (the line is written by the root logger with the
  * request id as a field), the route pattern rather than the URL (no query strings, so no signed-link

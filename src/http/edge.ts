@@ -117,8 +117,9 @@ function decorateRequests(app: FastifyInstance, decodeOptions: DecodeOptions): v
       state[CANCELLATION] = created;
       const response = state[RESPONSE];
       // `close` on the response fires both when the answer is complete and when the client leaves
-      // early; only the latter leaves it unfinished.
-      response?.once('close', () => {
+      // early; only the latter leaves it unfinished. It fires once (node guards it), so `on`: `once`
+      // wraps and later removes the listener, for every request.
+      response?.on('close', () => {
         if (!response.writableFinished) created.abort();
       });
     }

@@ -68,13 +68,29 @@ export function usageInHand(request: FastifyRequest, admission?: Admission): Usa
 
 let isoMillisecond = Number.NaN;
 let isoText = '';
+let isoSecond = Number.NaN;
+/** 10000-01-01T00:00:00.000Z: from there on toISOString writes `+010000-...`. */
+const LAST_FOUR_DIGIT_YEAR_MS = 253_402_300_800_000;
+/** `YYYY-MM-DDTHH:MM:SS.` of `isoSecond`. */
+let isoSecondText = '';
 
-/** The current time as an ISO 8601 string, formatted once per millisecond (every answer carries one). */
-function isoNow(): string {
-  const now = Date.now();
+/**
+ * The current time as an ISO 8601 string, formatted once per millisecond (every answer carries one).
+ * `Date.prototype.toISOString` once per second, the milliseconds appended: ~1 µs a call against
+ * ~0.1 (the answers of one loaded server are a millisecond or less apart, so the first cache alone
+ * rarely hits). The same text as toISOString; outside years 1970-9999 (never Date.now()), toISOString itself.
+ */
+export function isoNow(now = Date.now()): string {
   if (now !== isoMillisecond) {
+    if (!(now >= 0 && now < LAST_FOUR_DIGIT_YEAR_MS)) return new Date(now).toISOString();
     isoMillisecond = now;
-    isoText = new Date(now).toISOString();
+    const milliseconds = now % 1000;
+    const second = now - milliseconds;
+    if (second !== isoSecond) {
+      isoSecond = second;
+      isoSecondText = new Date(second).toISOString().slice(0, 20);
+    }
+    isoText = `${isoSecondText}${milliseconds < 10 ? '00' : milliseconds < 100 ? '0' : ''}${milliseconds}Z`;
   }
   return isoText;
 }

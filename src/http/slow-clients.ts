@@ -127,18 +127,12 @@ export function installSlowClientGuards(app: FastifyInstance, options: SlowClien
   app.addHook('onRequest', (request, reply, done) => {
     if (!hasBody(request) || request.raw.complete) return done();
     const socket = request.raw.socket as Socket | null;
-    // In-process requests (app.inject, batch lines) have no real socket to watch.
-    if (socket === null || typeof socket.bytesRead !== 'number') return done();
+    // In-process requests (app.inject, batch lines) have no real socket to watch. `bytesRead` is a
+    // getter that asks libuv's handle: read once (three reads were 1% of a chat request's CPU).
+    const bytesRead = socket?.bytesRead;
+    if (socket === null || typeof bytesRead !== 'number') return done();
     const now = Date.now();
-    const upload: UploadWatch = {
-      request,
-      reply,
-      socket,
-      bytesRead: socket.bytesRead,
-      lastProgress: now,
-      startedAt: now,
-      startBytes: socket.bytesRead,
-    };
+    const upload: UploadWatch = { request, reply, socket, bytesRead, lastProgress: now, startedAt: now, startBytes: bytesRead };
     uploading.add(upload);
     (request as WatchedRequest)[UPLOAD] = upload;
     if (sweeper === undefined) {

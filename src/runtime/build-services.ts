@@ -52,7 +52,8 @@ export function buildGeneration(
     observer: new DeploymentMetrics(metrics.registry),
   });
   const usageMetrics = new UsageMetrics(metrics.registry);
-  const accessLog = config.server.accessLog ? new AccessLog(dependencies.logger) : undefined;
+  // A logger above `info` (LOG_LEVEL=warn) writes no access line: then no request pays for noting one.
+  const accessLog = config.server.accessLog && dependencies.logger.isLevelEnabled('info') ? new AccessLog(dependencies.logger) : undefined;
   dependencies.ledgerObserver.observe = (record) => {
     usageMetrics.observe(record);
     accessLog?.usageRecorded(record);

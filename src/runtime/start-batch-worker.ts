@@ -43,9 +43,14 @@ export function startBatchWorker(sources: BatchWorkerSources): BatchWorker {
   const { config, app, authenticator, batches, accountServices, clock } = sources;
   // Interactive requests in flight: batch lines yield to them (the worker claims and runs fewer).
   let interactiveInFlight = 0;
+  // One listener for every response ('close' fires once per response: node guards it), not a `once`
+  // wrapper and a closure made and removed for each request.
+  const answered = (): void => {
+    interactiveInFlight -= 1;
+  };
   app.server.on('request', (_request, response) => {
     interactiveInFlight += 1;
-    response.once('close', () => (interactiveInFlight -= 1));
+    response.on('close', answered);
   });
   const batchWorker = new BatchWorker({
     repository: new BatchesRepository(sources.database.background),

@@ -36,6 +36,23 @@ describe('formatResetDuration', () => {
     assert.equal(formatResetDuration(6 * 60_000 + 1234), '6m1.234s');
     assert.equal(formatResetDuration(3_600_000), '1h0m0s');
   });
+
+  test('writes the same text as formatting the seconds with toFixed(3), for every millisecond of two minutes and beyond', () => {
+    const reference = (milliseconds: number): string => {
+      const total = Math.max(0, Math.ceil(milliseconds));
+      if (total === 0) return '0s';
+      if (total < 1000) return `${total}ms`;
+      const hours = Math.floor(total / 3_600_000);
+      const minutes = Math.floor((total % 3_600_000) / 60_000);
+      const seconds = `${Number(((total % 60_000) / 1000).toFixed(3))}s`;
+      if (hours > 0) return `${hours}h${minutes}m${seconds}`;
+      return minutes > 0 ? `${minutes}m${seconds}` : seconds;
+    };
+    const samples: number[] = [];
+    for (let milliseconds = 0; milliseconds <= 120_000; milliseconds++) samples.push(milliseconds);
+    samples.push(0.4, 999.2, 1000.5, 59_999.01, 3_600_000 + 5, 3_600_000 + 59_050, 86_400_000 - 1, 31 * 86_400_000 + 12_345);
+    for (const milliseconds of samples) assert.equal(formatResetDuration(milliseconds), reference(milliseconds), String(milliseconds));
+  });
 });
 
 describe('rateLimitHeaders', () => {
