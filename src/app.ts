@@ -34,7 +34,7 @@ import { registerOperationsRoutes, type ReadinessReport } from './routes/operati
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { registerGenerationRoute } from './routes/generation-routes.ts';
 import { registerResponsesRoutes } from './routes/responses.ts';
-import type { DecodeOptions } from './core/generation-format.ts';
+import type { PromptTokenCountDependencies } from './services/generation/count-prompt-tokens.ts';
 import type { GenerationService } from './services/generation/generation-service.ts';
 import type { MeteredGenerations } from './services/generation/metered-generations.ts';
 import type { GenerationEndpoint } from './services/generation/run-generation-endpoint.ts';
@@ -67,8 +67,8 @@ export interface AppDependencies {
   generations: MeteredGenerations;
   /** The text-generation endpoints (routes/generation-endpoints.ts), one route each. */
   generationEndpoints: readonly GenerationEndpoint[];
-  /** How strictly generation requests are read. */
-  decodeOptions: DecodeOptions;
+  /** The token-count use case of `/v1/messages/count_tokens`. */
+  countTokens: PromptTokenCountDependencies;
   /** Stored conversations of the responses endpoint (`store: true`, `previous_response_id`). */
   storedResponses: StoredResponseStore;
   /** The owners' dashboard under /dashboard (absent: not mounted). */
@@ -156,7 +156,6 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     metrics,
     keepAliveSeconds: config.server.keepAliveSeconds,
     streamStallTimeoutMs: config.server.streamStallTimeoutMs,
-    decodeOptions: dependencies.decodeOptions,
     tracing: dependencies.tracing,
   });
   dependencies.accessLog?.install(app);
@@ -178,9 +177,8 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   registerAuthKeyRoutes(app, dependencies.metering);
   registerFileRoutes(app, dependencies.files, { uploadLimitBytes: config.server.uploadLimitBytes });
   registerBatchRoutes(app, dependencies.batches);
-  for (const endpoint of dependencies.generationEndpoints)
-    registerGenerationRoute(app, endpoint, dependencies.generations, dependencies.decodeOptions);
-  registerMessagesRoutes(app, { generation: dependencies.generation, metering: dependencies.metering });
+  for (const endpoint of dependencies.generationEndpoints) registerGenerationRoute(app, endpoint, dependencies.generations);
+  registerMessagesRoutes(app, dependencies.countTokens);
   registerResponsesRoutes(app, dependencies.storedResponses);
   registerEmbeddingRoutes(app, dependencies.embeddings);
   registerModerationRoutes(app, dependencies.moderations);

@@ -25,7 +25,7 @@ export function registerMessagesRoutes(app: FastifyInstance, dependencies: Promp
       },
     },
     async (request, reply) => {
-      const decoded = decodeCountTokensRequest(request.body, request.decodeOptions);
+      const decoded = decodeCountTokensRequest(request.body, dependencies.decodeOptions);
       const { value: inputTokens, admission } = await countPromptTokens(
         dependencies,
         callerOf(request),

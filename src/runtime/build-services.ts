@@ -76,12 +76,14 @@ export function buildMeteredServices(
 ) {
   const { generation, metering, registry, cache } = dependencies;
   const inputModeration = new InputModeration(config, registry);
-  const generations = new MeteredGenerations({ generation, metering, inputModeration, cache });
-  const endpoints = generationEndpoints(dependencies.storedResponses);
+  // How strictly request bodies are read: one frozen value, a dependency of every use case that decodes.
   const decodeOptions: DecodeOptions = Object.freeze({ validation: config.requestValidation });
+  const generations = new MeteredGenerations({ generation, metering, inputModeration, cache, decodeOptions });
+  const endpoints = generationEndpoints(dependencies.storedResponses);
+  const countTokens = { generation, metering, decodeOptions };
   const oneShot = { config, models: generation, registry, metering };
   const embeddings = new EmbeddingsService({ ...oneShot, decodeOptions, wire: openAiEmbeddingsWire, cache });
   const moderations = new ModerationsService({ ...oneShot, wire: openAiModerationsWire });
   const images = new ImagesService({ ...oneShot, files: dependencies.files, wire: openAiImagesWire });
-  return { generations, endpoints, decodeOptions, embeddings, moderations, images };
+  return { generations, endpoints, countTokens, embeddings, moderations, images };
 }

@@ -5,6 +5,7 @@
  * the daily and monthly totals) and recorded in the ledger as the model's input tokens.
  */
 import { countRequestTokensAsync } from '../../core/count-tokens.ts';
+import type { DecodeOptions } from '../../core/generation-format.ts';
 import type { GenerationRequest } from '../../core/generation.ts';
 import { emptyUsage } from '../../core/usage.ts';
 import { ledgerContextOf, type Caller } from '../caller.ts';
@@ -15,6 +16,8 @@ import type { GenerationService } from './generation-service.ts';
 export interface PromptTokenCountDependencies {
   generation: Pick<GenerationService, 'resolve'>;
   metering: Pick<MeteringService, 'admit'>;
+  /** How strictly the request body is read (config `requestValidation`), as for every other use case. */
+  decodeOptions: DecodeOptions;
 }
 
 /** The prompt's tokens, metered as `endpoint`. */

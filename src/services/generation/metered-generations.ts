@@ -7,6 +7,7 @@
  * the answer ends.
  */
 import type { ModelConfig } from '../../config/index.ts';
+import type { DecodeOptions } from '../../core/generation-format.ts';
 import type { PriceCard } from '../../core/price-card.ts';
 import { OutputCap } from '../../core/cap-output-tokens.ts';
 import { countRequestTokensAsync, countShortRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
@@ -62,10 +63,17 @@ export interface MeteredGenerationsDependencies {
   inputModeration: Pick<InputModeration, 'applies' | 'check'>;
   /** The response cache, when configured (services/cache/generation-cache.ts). */
   cache?: Pick<GenerationCache, 'lookup' | 'chargeFor'> | undefined;
+  /** How strictly request bodies are read (config `requestValidation`): handed to the format's decoder. */
+  decodeOptions: DecodeOptions;
 }
 
 export class MeteredGenerations {
   constructor(private readonly dependencies: MeteredGenerationsDependencies) {}
+
+  /** How strictly request bodies are read (run-generation-endpoint.ts decodes with it). */
+  get decodeOptions(): DecodeOptions {
+    return this.dependencies.decodeOptions;
+  }
 
   /**
    * Starts a metered generation. Throws a ServiceError (404/400 model, 400 moderation, 429 limits, or
