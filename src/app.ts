@@ -26,7 +26,7 @@ import { registerFileRoutes } from './routes/files.ts';
 import { registerEmbeddingRoutes } from './routes/embeddings.ts';
 import { registerImageRoutes } from './routes/images.ts';
 import { registerModerationRoutes } from './routes/moderations.ts';
-import { registerMessagesRoutes } from './routes/messages.ts';
+import { registerCountTokensRoute } from './routes/count-tokens.ts';
 import { registerModelRoutes } from './routes/models.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerRootRoute } from './routes/root.ts';
@@ -34,7 +34,7 @@ import { registerOperationsRoutes, type ReadinessReport } from './routes/operati
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { registerGenerationRoute } from './routes/generation-routes.ts';
 import { registerResponsesRoutes } from './routes/responses.ts';
-import type { PromptTokenCountDependencies } from './services/generation/count-prompt-tokens.ts';
+import type { CountTokensService } from './services/count-tokens/count-tokens-service.ts';
 import type { GenerationService } from './services/generation/generation-service.ts';
 import type { MeteredGenerations } from './services/generation/metered-generations.ts';
 import type { GenerationEndpoint } from './services/generation/run-generation-endpoint.ts';
@@ -68,7 +68,7 @@ export interface AppDependencies {
   /** The text-generation endpoints (routes/generation-endpoints.ts), one route each. */
   generationEndpoints: readonly GenerationEndpoint[];
   /** The token-count use case of `/v1/messages/count_tokens`. */
-  countTokens: PromptTokenCountDependencies;
+  countTokens: Pick<CountTokensService, 'run' | 'decodeOptions'>;
   /** Stored conversations of the responses endpoint (`store: true`, `previous_response_id`). */
   storedResponses: StoredResponseStore;
   /** The owners' dashboard under /dashboard (absent: not mounted). */
@@ -178,7 +178,7 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   registerFileRoutes(app, dependencies.files, { uploadLimitBytes: config.server.uploadLimitBytes });
   registerBatchRoutes(app, dependencies.batches);
   for (const endpoint of dependencies.generationEndpoints) registerGenerationRoute(app, endpoint, dependencies.generations);
-  registerMessagesRoutes(app, dependencies.countTokens);
+  registerCountTokensRoute(app, dependencies.countTokens);
   registerResponsesRoutes(app, dependencies.storedResponses);
   registerEmbeddingRoutes(app, dependencies.embeddings);
   registerModerationRoutes(app, dependencies.moderations);

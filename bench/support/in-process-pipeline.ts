@@ -26,7 +26,7 @@ import { MeteredGenerations } from '../../src/services/generation/metered-genera
 import { runGenerationEndpoint, type GenerationEndpoint } from '../../src/services/generation/run-generation-endpoint.ts';
 import { MeteringService } from '../../src/services/metering/metering-service.ts';
 import { UsageLedger } from '../../src/services/metering/usage-ledger.ts';
-import { InputModeration } from '../../src/services/moderation/input-moderation.ts';
+import { InputModeration } from '../../src/services/generation/input-moderation.ts';
 import type { StoredResponseStore } from '../../src/routes/generation-endpoints.ts';
 
 // The upstream answer, as bench/support/mock-openai-upstream.ts sends it.

@@ -16,6 +16,7 @@ import { generationEndpoints, type StoredResponseStore } from '../routes/generat
 import { openAiImagesWire } from '../routes/images.ts';
 import { openAiModerationsWire } from '../routes/moderations.ts';
 import type { GenerationCache } from '../services/cache/generation-cache.ts';
+import { CountTokensService } from '../services/count-tokens/count-tokens-service.ts';
 import { EmbeddingsService } from '../services/embeddings/embeddings-service.ts';
 import type { FileService } from '../services/files/file-service.ts';
 import { GenerationService } from '../services/generation/generation-service.ts';
@@ -25,7 +26,7 @@ import { Router } from '../services/generation/routing/router.ts';
 import { ImagesService } from '../services/images/images-service.ts';
 import type { MeteringService } from '../services/metering/metering-service.ts';
 import type { LedgerRecord } from '../services/metering/usage-ledger.ts';
-import { InputModeration } from '../services/moderation/input-moderation.ts';
+import { InputModeration } from '../services/generation/input-moderation.ts';
 import { ModerationsService } from '../services/moderations/moderations-service.ts';
 
 /**
@@ -80,7 +81,7 @@ export function buildMeteredServices(
   const decodeOptions: DecodeOptions = Object.freeze({ validation: config.requestValidation });
   const generations = new MeteredGenerations({ generation, metering, inputModeration, cache, decodeOptions });
   const endpoints = generationEndpoints(dependencies.storedResponses);
-  const countTokens = { generation, metering, decodeOptions };
+  const countTokens = new CountTokensService({ generation, metering, decodeOptions });
   const oneShot = { config, models: generation, registry, metering };
   const embeddings = new EmbeddingsService({ ...oneShot, decodeOptions, wire: openAiEmbeddingsWire, cache });
   const moderations = new ModerationsService({ ...oneShot, wire: openAiModerationsWire });

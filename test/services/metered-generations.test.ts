@@ -16,7 +16,7 @@ import { GenerationService } from '../../src/services/generation/generation-serv
 import { MeteredGenerations } from '../../src/services/generation/metered-generations.ts';
 import { MeteringService } from '../../src/services/metering/metering-service.ts';
 import { UsageLedger, type LedgerRecord } from '../../src/services/metering/usage-ledger.ts';
-import { InputModeration } from '../../src/services/moderation/input-moderation.ts';
+import { InputModeration } from '../../src/services/generation/input-moderation.ts';
 import { MockOpenAIServer } from '../support/mock-upstreams/index.ts';
 
 const TIGHT = {

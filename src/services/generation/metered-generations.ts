@@ -16,7 +16,7 @@ import { isServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { ledgerContextOf, type Caller } from '../caller.ts';
 import type { Admission, MeteringService } from '../metering/metering-service.ts';
-import type { InputModeration } from '../moderation/input-moderation.ts';
+import type { InputModeration } from './input-moderation.ts';
 import type { GenerationService, GenerationStream, GenerationStreamOptions } from './generation-service.ts';
 import { SPAN_NAMES, traceStep } from '../../telemetry/trace-types.ts';
 import type { BatchStage } from '../../core/batched.ts';
