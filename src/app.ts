@@ -35,7 +35,6 @@ import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { registerGenerationRoute } from './routes/generation-routes.ts';
 import { registerResponsesRoutes } from './routes/responses.ts';
 import type { CountTokensService } from './services/count-tokens/count-tokens-service.ts';
-import type { GenerationService } from './services/generation/generation-service.ts';
 import type { MeteredGenerations } from './services/generation/metered-generations.ts';
 import type { GenerationEndpoint } from './services/generation/run-generation-endpoint.ts';
 import type { EmbeddingsService } from './services/embeddings/embeddings-service.ts';
@@ -55,8 +54,6 @@ export interface AppDependencies {
   files: FileService;
   /** The batch API (the work itself is done by the BatchWorker runtime.ts starts). */
   batches: BatchService;
-  /** Model resolution, retries, fallbacks and the canonical stream for the text endpoints. */
-  generation: GenerationService;
   /** The embeddings use case (services/embeddings/), also serving batch lines. */
   embeddings: Pick<EmbeddingsService, 'run'>;
   /** The moderations use case (services/moderations/). */

@@ -250,7 +250,6 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
       database,
       authenticator,
       metering,
-      generation,
       generationEndpoints: useCases.endpoints,
       storedResponses,
       dashboard: { ...dashboard, responseCache: responseCacheAdmin(responseCache, database), budgets: stores.budgets },
