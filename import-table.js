@@ -45,20 +45,29 @@ export const IMPORT_TABLE = {
     why: 'the blob store port (top-level files) and its backends; knows nothing of who stores what',
   },
   db: {
-    may: ['core', 'services/metering/usage-ledger.ts', 'services/files/file-record.ts', 'batches/batch-records.ts'],
-    why: 'storage: repositories implement the records their owners declare (ledger, files, batches) and nothing else of theirs',
+    may: [
+      'core',
+      'services/metering/usage-ledger.ts',
+      'services/files/file-record.ts',
+      'services/budgets/budget-records.ts',
+      'services/alerts/alert-records.ts',
+      'services/responses/stored-response-records.ts',
+      'batches/batch-records.ts',
+      'batches/batch-store.ts',
+    ],
+    why: 'storage: repositories implement the records and ports their owners declare (ledger, files, budgets, alerts, stored responses, batches) and nothing else of theirs',
   },
   accounts: {
     may: ['core', 'config', 'db/repositories', 'db/schema.ts', 'services/caller-identity.ts'],
     why: 'keys, organizations, owners and plans: account rules over the repositories; a key becomes the caller identity the use cases declare',
   },
   services: {
-    may: ['core', 'config', 'telemetry', 'limits/*.ts', 'files/*.ts', 'db/repositories'],
-    why: 'the use cases: reach storage only through ports and repositories, never HTTP, a format or a backend',
+    may: ['core', 'config', 'telemetry', 'limits/*.ts', 'files/*.ts'],
+    why: 'the use cases: reach storage only through the ports they declare (db implements them), never a repository, HTTP, a format or a backend',
   },
   batches: {
-    may: ['core', 'config', 'telemetry', 'limits/*.ts', 'db/repositories', 'services'],
-    why: 'the batch engine runs lines through the same use cases the routes use, off the HTTP path',
+    may: ['core', 'config', 'telemetry', 'limits/*.ts', 'services'],
+    why: 'the batch engine runs lines through the same use cases the routes use, off the HTTP path; its storage through the ports it declares (batch-store.ts)',
   },
   http: {
     may: ['core', 'config', 'telemetry', 'accounts/authenticator.ts', 'services'],

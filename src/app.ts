@@ -26,7 +26,7 @@ import { registerFileRoutes } from './routes/files.ts';
 import { registerEmbeddingRoutes } from './routes/embeddings.ts';
 import { registerImageRoutes } from './routes/images.ts';
 import { registerModerationRoutes } from './routes/moderations.ts';
-import { registerMessagesRoutes } from './routes/messages.ts';
+import { registerCountTokensRoute } from './routes/count-tokens.ts';
 import { registerModelRoutes } from './routes/models.ts';
 import { registerOpenApiRoute } from './routes/openapi.ts';
 import { registerRootRoute } from './routes/root.ts';
@@ -34,8 +34,7 @@ import { registerOperationsRoutes, type ReadinessReport } from './routes/operati
 import type { StoredResponseStore } from './routes/generation-endpoints.ts';
 import { registerGenerationRoute } from './routes/generation-routes.ts';
 import { registerResponsesRoutes } from './routes/responses.ts';
-import type { DecodeOptions } from './core/generation-format.ts';
-import type { GenerationService } from './services/generation/generation-service.ts';
+import type { CountTokensService } from './services/count-tokens/count-tokens-service.ts';
 import type { MeteredGenerations } from './services/generation/metered-generations.ts';
 import type { GenerationEndpoint } from './services/generation/run-generation-endpoint.ts';
 import type { EmbeddingsService } from './services/embeddings/embeddings-service.ts';
@@ -58,8 +57,6 @@ export interface AppDependencies {
   files: FileService;
   /** The batch API (the work itself is done by the BatchWorker runtime.ts starts). */
   batches: BatchService;
-  /** Model resolution, retries, fallbacks and the canonical stream for the text endpoints. */
-  generation: GenerationService;
   /** The embeddings use case (services/embeddings/), also serving batch lines. */
   embeddings: Pick<EmbeddingsService, 'run'>;
   /** The moderations use case (services/moderations/). */
@@ -70,8 +67,8 @@ export interface AppDependencies {
   generations: MeteredGenerations;
   /** The text-generation endpoints (routes/generation-endpoints.ts), one route each. */
   generationEndpoints: readonly GenerationEndpoint[];
-  /** How strictly generation requests are read. */
-  decodeOptions: DecodeOptions;
+  /** The token-count use case of `/v1/messages/count_tokens`. */
+  countTokens: Pick<CountTokensService, 'run' | 'decodeOptions'>;
   /** Stored conversations of the responses endpoint (`store: true`, `previous_response_id`). */
   storedResponses: StoredResponseStore;
   /** The owners' dashboard under /dashboard (absent: not mounted). */
@@ -168,7 +165,6 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
     metrics,
     keepAliveSeconds: config.server.keepAliveSeconds,
     streamStallTimeoutMs: config.server.streamStallTimeoutMs,
-    decodeOptions: dependencies.decodeOptions,
     tracing: dependencies.tracing,
   });
   dependencies.accessLog?.install(app);
@@ -190,9 +186,8 @@ export async function buildApp(dependencies: AppDependencies, options: BuildAppO
   registerAuthKeyRoutes(app, dependencies.metering);
   registerFileRoutes(app, dependencies.files, dependencies.metering, { uploadLimitBytes: config.server.uploadLimitBytes });
   registerBatchRoutes(app, dependencies.batches, dependencies.metering);
-  for (const endpoint of dependencies.generationEndpoints)
-    registerGenerationRoute(app, endpoint, dependencies.generations, dependencies.decodeOptions);
-  registerMessagesRoutes(app, { generation: dependencies.generation, metering: dependencies.metering });
+  for (const endpoint of dependencies.generationEndpoints) registerGenerationRoute(app, endpoint, dependencies.generations);
+  registerCountTokensRoute(app, dependencies.countTokens);
   registerResponsesRoutes(app, dependencies.storedResponses, dependencies.metering);
   registerEmbeddingRoutes(app, dependencies.embeddings);
   registerModerationRoutes(app, dependencies.moderations);

@@ -11,7 +11,7 @@ import { AccountsRetention, type AccountsRetentionOptions } from './accounts/acc
 import type { AccountServices } from './accounts/account-services.ts';
 import type { KeyService } from './accounts/key-service.ts';
 import type { OrganizationService } from './accounts/organizations.ts';
-import { OwnerAccounts, type OwnerAccountsOptions } from './accounts/owner-accounts.ts';
+import { DashboardAccounts, type DashboardAccountsOptions } from './accounts/dashboard-accounts.ts';
 import type { PeopleService } from './accounts/people.ts';
 import { createSsoSignIn } from './accounts/sso/create-sso-sign-in.ts';
 import { buildApp, type BuildAppOptions } from './app.ts';
@@ -78,7 +78,7 @@ export interface Runtime {
    */
   createFirstStartSecrets(): Promise<FirstStartSecrets | undefined>;
   /** The dashboard's owners, sessions and audit log. */
-  accounts: OwnerAccounts;
+  accounts: DashboardAccounts;
   /** Traces, when an OTLP endpoint is configured (`forceFlush()` exports what has ended). */
   tracing: Tracing | undefined;
   /** Organizations, plans and suspension (the operator console and CLI). */
@@ -104,8 +104,8 @@ export interface StartRuntimeOptions extends BuildAppOptions {
   clock?: Clock;
   /** Run the batch worker in this process (default true); an object tunes it. */
   batchWorker?: boolean | BatchWorkerTuning;
-  /** Session lifetimes and sign-in throttling of the dashboard (defaults in owner-accounts.ts). */
-  dashboardAccounts?: OwnerAccountsOptions;
+  /** Session lifetimes and sign-in throttling of the dashboard (defaults in dashboard-accounts.ts). */
+  dashboardAccounts?: DashboardAccountsOptions;
   /** While the database cannot be reached at start, wait for it (logging once) instead of failing (`serve`). */
   waitForDatabase?: boolean;
   /** Retention of sign-in attempts, audit entries and expired sessions (defaults in accounts-retention.ts). */
@@ -250,7 +250,6 @@ async function startOnDatabase(config: Config, options: StartRuntimeOptions, sta
       database,
       authenticator,
       metering,
-      generation,
       generationEndpoints: useCases.endpoints,
       storedResponses,
       dashboard: { ...dashboard, responseCache: responseCacheAdmin(responseCache, database), budgets: stores.budgets },
@@ -325,7 +324,7 @@ function openDashboardAccounts(
 ) {
   const { database, accountServices } = open;
   const ownersRepository = new OwnersRepository(database.db, database.dialect);
-  const accounts = new OwnerAccounts(ownersRepository, options.dashboardAccounts);
+  const accounts = new DashboardAccounts(ownersRepository, options.dashboardAccounts);
   const retention = new AccountsRetention(
     new OwnersRepository(database.background, database.dialect),
     open.logger,

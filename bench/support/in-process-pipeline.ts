@@ -26,7 +26,7 @@ import { MeteredGenerations } from '../../src/services/generation/metered-genera
 import { runGenerationEndpoint, type GenerationEndpoint } from '../../src/services/generation/run-generation-endpoint.ts';
 import { MeteringService } from '../../src/services/metering/metering-service.ts';
 import { UsageLedger } from '../../src/services/metering/usage-ledger.ts';
-import { InputModeration } from '../../src/services/moderation/input-moderation.ts';
+import { InputModeration } from '../../src/services/generation/input-moderation.ts';
 import type { StoredResponseStore } from '../../src/routes/generation-endpoints.ts';
 
 // The upstream answer, as bench/support/mock-openai-upstream.ts sends it.
@@ -56,7 +56,12 @@ const registry = { languageModel: (_model: ModelConfig) => model };
 const generation = new GenerationService({ config, registry });
 const ledger = new UsageLedger({ sink: { insertMany: () => Promise.resolve() } as never });
 const metering = new MeteringService(config, new MemoryLimitStore(), ledger);
-const generations = new MeteredGenerations({ generation, metering, inputModeration: new InputModeration(config, providers) });
+const generations = new MeteredGenerations({
+  generation,
+  metering,
+  inputModeration: new InputModeration(config, providers),
+  decodeOptions: SPEC_DECODE_OPTIONS,
+});
 const auth: AuthContext = { keyId: 'key_bench', organizationId: 'org_bench', tier: 'Enterprise', permissions: new Set(), expiresAt: null };
 const noStore = {
   findItems: () => Promise.resolve([]),
@@ -73,7 +78,7 @@ export const ENDPOINTS: Record<GenerationCase['path'], GenerationEndpoint> = {
 /** One request through the pipeline; returns the characters the client would receive. */
 export async function throughPipeline(endpoint: GenerationEndpoint, bodyText: string): Promise<number> {
   const caller = { auth, requestId: 'req_bench', batch: false, startedAt: process.hrtime.bigint(), signal: new CancellationSource() };
-  const answer = await runGenerationEndpoint(endpoint, caller, JSON.parse(bodyText), generations, SPEC_DECODE_OPTIONS);
+  const answer = await runGenerationEndpoint(endpoint, caller, JSON.parse(bodyText), generations);
   if (!answer.stream) return JSON.stringify(answer.body).length;
   let characters = 0;
   for await (const batch of batchesOf(answer.events)) for (const event of batch) characters += serializeSseEvent(event).length;

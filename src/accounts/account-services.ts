@@ -13,7 +13,7 @@ import { PeopleRepository } from '../db/repositories/people-repository.ts';
 import type { DatabaseSchema } from '../db/schema.ts';
 import { createMailer, type MailLog, type Mailer } from './mailer.ts';
 import { OrganizationService } from './organizations.ts';
-import type { OwnerAccounts } from './owner-accounts.ts';
+import type { DashboardAccounts } from './dashboard-accounts.ts';
 import { PeopleService } from './people.ts';
 import { effectivePlan, keyLimits, parseOverrides, type KeyPlanLimits } from './plans.ts';
 
@@ -22,7 +22,7 @@ export interface AccountServices {
   operatorAudit: OperatorAuditRepository;
   mailer: Mailer;
   /** Builds the people service once the owner accounts exist. */
-  people(accounts: OwnerAccounts): PeopleService;
+  people(accounts: DashboardAccounts): PeopleService;
 }
 
 /** A key's limits from the plan read with it; before the plan backfill, the key's own tier stands for the plan. */

@@ -32,7 +32,7 @@ export interface AuthenticatorOptions {
   planLimits?: (record: ApiKeyRecord) => KeyPlanLimits;
 }
 
-/** A SPEC 401 `auth_error` with the given code (API keys here; dashboard sessions in owner-accounts.ts). */
+/** A SPEC 401 `auth_error` with the given code (API keys here; dashboard sessions in dashboard-accounts.ts). */
 export function authError(code: string, message: string): ServiceError {
   return new ServiceError({ status: 401, type: 'auth_error', code, message });
 }

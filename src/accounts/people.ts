@@ -2,15 +2,15 @@
  * People in an organization and the operators themselves: owners invite members by email (owner or
  * read-only), change roles and remove people (their sessions end at once); everyone changes their own
  * password with the current one; the operator issues a new set-password link for anyone. Invitations
- * and links are mailed (mailer.ts). Sign-in, sessions, TOTP and CSRF stay in owner-accounts.ts.
+ * and links are mailed (mailer.ts). Sign-in, sessions, TOTP and CSRF stay in dashboard-accounts.ts.
  */
 import { invalidParameter, notFound, ServiceError } from '../core/service-error.ts';
-import type { OwnerRecord, OwnerRole, OwnersRepository } from '../db/repositories/owners-repository.ts';
+import type { AccountRecord, AccountRole, OwnersRepository } from '../db/repositories/owners-repository.ts';
 import type { PeopleRepository, PersonRecord } from '../db/repositories/people-repository.ts';
 import { OPERATORS_ORGANIZATION } from '../db/repositories/organizations-repository.ts';
 import { randomAlphanumeric } from '../core/ids.ts';
 import type { Mailer } from './mailer.ts';
-import type { OwnerAccounts } from './owner-accounts.ts';
+import type { DashboardAccounts } from './dashboard-accounts.ts';
 import { requirePlainEmailAddress } from './email-address.ts';
 import { hashPassword, passwordProblem } from './passwords.ts';
 
@@ -23,7 +23,7 @@ export function setPasswordLink(baseUrl: string, token: string): string {
 }
 
 export interface PeopleServiceOptions {
-  accounts: OwnerAccounts;
+  accounts: DashboardAccounts;
   owners: OwnersRepository;
   people: PeopleRepository;
   mailer: Mailer;
@@ -33,7 +33,7 @@ export interface PeopleServiceOptions {
 }
 
 export interface IssuedLink {
-  person: OwnerRecord;
+  person: AccountRecord;
   link: string;
   /** `sent` by SMTP, or `logged` without SMTP. */
   delivery: 'sent' | 'logged';
@@ -51,7 +51,7 @@ export class PeopleService {
   }
 
   /** The person, only if they belong to `organizationId`; 404 otherwise. */
-  async find(organizationId: string, personId: string): Promise<OwnerRecord> {
+  async find(organizationId: string, personId: string): Promise<AccountRecord> {
     const person = await this.options.owners.findOwnerById(personId);
     if (person === undefined || person.organizationId !== organizationId)
       throw notFound('person_not_found', `No person ${personId} in organization ${organizationId}.`, 'person');
@@ -98,7 +98,7 @@ export class PeopleService {
   }
 
   /** A pending invitation of another organization whose links all expired: it holds the address for nobody. */
-  private async replaceableInvitation(existing: OwnerRecord): Promise<boolean> {
+  private async replaceableInvitation(existing: AccountRecord): Promise<boolean> {
     if (existing.role === 'operator' || existing.passwordHash !== null) return false;
     return !(await this.options.owners.hasLiveLink(existing.id, this.now()));
   }
@@ -110,12 +110,12 @@ export class PeopleService {
    * is a fresh token that no account holds: it answers "unknown, used or expired" like any dead link.
    */
   private async inviteElsewhere(
-    existing: OwnerRecord,
+    existing: AccountRecord,
     organizationId: string,
     role: 'owner' | 'member',
     baseUrl: string,
   ): Promise<IssuedLink> {
-    const person: OwnerRecord = {
+    const person: AccountRecord = {
       ...existing,
       id: `own_${randomAlphanumeric(16)}`,
       organizationId,
@@ -165,7 +165,7 @@ export class PeopleService {
   }
 
   /** A new one-time set-password link for the person, mailed to them (without SMTP: logged). */
-  async resetLink(person: OwnerRecord, baseUrl: string, subject = 'Set your Switchyard password'): Promise<IssuedLink> {
+  async resetLink(person: AccountRecord, baseUrl: string, subject = 'Set your Switchyard password'): Promise<IssuedLink> {
     const link = setPasswordLink(baseUrl, await this.options.accounts.issueLink(person.id));
     const delivery = await this.mail(
       person,
@@ -177,14 +177,14 @@ export class PeopleService {
   }
 
   /** Changes a person's role; an organization always keeps at least one owner. */
-  async setRole(person: OwnerRecord, role: 'owner' | 'member'): Promise<void> {
+  async setRole(person: AccountRecord, role: 'owner' | 'member'): Promise<void> {
     if (person.role === 'operator') throw invalidParameter('role', 'Operators have no organization role.');
     if (person.role === 'owner' && role !== 'owner') await this.keepOneOwner(person.organizationId);
     await this.options.people.setRole(person.id, role);
   }
 
   /** Removes a person: their sessions and links end at once (the next request with their cookie is refused). */
-  async remove(person: OwnerRecord): Promise<void> {
+  async remove(person: AccountRecord): Promise<void> {
     if (person.role === 'owner') await this.keepOneOwner(person.organizationId);
     await this.options.people.remove(person.id);
   }
@@ -204,7 +204,7 @@ export class PeopleService {
    * The person's own password change: the current password is required, the new one follows the
    * password rules, and every other session of theirs ends.
    */
-  async changePassword(person: OwnerRecord, currentSessionId: string, current: string, next: string, address: string): Promise<void> {
+  async changePassword(person: AccountRecord, currentSessionId: string, current: string, next: string, address: string): Promise<void> {
     const problem = passwordProblem(next);
     if (problem !== undefined) throw invalidParameter('new_password', problem);
     // Counted and audited like every re-authentication (429 past the limit, `reauthentication.failed`).
@@ -216,7 +216,7 @@ export class PeopleService {
     await this.options.accounts.audit(person, 'password.changed', null, address);
   }
 
-  private async mail(person: OwnerRecord, subject: string, text: string, link: string | undefined): Promise<'sent' | 'logged'> {
+  private async mail(person: AccountRecord, subject: string, text: string, link: string | undefined): Promise<'sent' | 'logged'> {
     try {
       return await this.options.mailer.send({ to: person.email, subject, text, ...(link === undefined ? {} : { link }) });
     } catch (error) {
@@ -247,4 +247,4 @@ function mailSafe(text: string): string {
   return text.slice(0, 254).replace(/[^A-Za-z0-9._@+-]/g, '?');
 }
 
-export type { OwnerRole };
+export type { AccountRole };

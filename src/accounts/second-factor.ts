@@ -10,7 +10,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import QRCode from 'qrcode';
 import { invalidParameter } from '../core/service-error.ts';
-import type { OwnerRecord, OwnersRepository } from '../db/repositories/owners-repository.ts';
+import type { AccountRecord, OwnersRepository } from '../db/repositories/owners-repository.ts';
 
 const PERIOD_SECONDS = 30;
 const RECOVERY_CODE_COUNT = 10;
@@ -51,7 +51,7 @@ export class SecondFactor {
   ) {}
 
   /** Starts enrolment: a new server-made secret, kept pending (TOTP stays as it is until `enable`). */
-  async enrol(owner: OwnerRecord): Promise<TotpEnrolment> {
+  async enrol(owner: AccountRecord): Promise<TotpEnrolment> {
     const secret = new Secret({ size: 20 }).base32;
     await this.repository.secondFactor.setPendingTotpSecret(owner.id, secret);
     const uri = this.totp(secret, owner.email).toString();
@@ -59,7 +59,7 @@ export class SecondFactor {
   }
 
   /** Turns TOTP on with the pending secret once `code` matches it; returns the new recovery codes (shown once). */
-  async enable(owner: OwnerRecord, code: string): Promise<string[]> {
+  async enable(owner: AccountRecord, code: string): Promise<string[]> {
     const secret = await this.repository.secondFactor.pendingTotpSecret(owner.id);
     if (secret === undefined) throw invalidParameter('code', 'Start the set-up first: no authenticator secret is waiting for a code.');
     const step = this.matchingStep(secret, code);
@@ -75,7 +75,7 @@ export class SecondFactor {
     return recoveryCodes;
   }
 
-  disable(owner: OwnerRecord): Promise<void> {
+  disable(owner: AccountRecord): Promise<void> {
     return this.repository.secondFactor.disableTotp(owner.id);
   }
 
@@ -84,7 +84,7 @@ export class SecondFactor {
    * before or after, for clock drift) later than the last accepted one, or an unused recovery code.
    * An accepted code is used up at once (atomically, on any instance).
    */
-  async check(owner: OwnerRecord, presented: string): Promise<SecondFactorCheck> {
+  async check(owner: AccountRecord, presented: string): Promise<SecondFactorCheck> {
     if (owner.totpSecret === null) return 'wrong';
     if (/^\d{6}$/.test(presented)) {
       const step = this.matchingStep(owner.totpSecret, presented);

@@ -15,7 +15,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../core/service-error.ts';
 import type { ThrottleSubject } from '../db/repositories/sign-in-attempts-repository.ts';
-import type { OwnerRecord, OwnersRepository } from '../db/repositories/owners-repository.ts';
+import type { AccountRecord, OwnersRepository } from '../db/repositories/owners-repository.ts';
 
 export interface SignInThrottleOptions {
   /** Failures per account (and per known device) within `windowMs` before attempts are refused. */
@@ -43,7 +43,7 @@ export interface AttemptSource {
   email: string;
   address: string;
   /** The account behind the email, when there is one. */
-  owner: OwnerRecord | undefined;
+  owner: AccountRecord | undefined;
   /** The id of a valid, unexpired session of that account the request carried, if any. */
   sessionId: string | undefined;
 }

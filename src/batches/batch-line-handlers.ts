@@ -3,7 +3,6 @@
  * (service-line-executor.ts): the same use cases the HTTP routes serve, a line's body in, the
  * endpoint's response body out.
  */
-import type { DecodeOptions } from '../core/generation-format.ts';
 import type { EmbeddingsService } from '../services/embeddings/embeddings-service.ts';
 import type { MeteredGenerations } from '../services/generation/metered-generations.ts';
 import { runGenerationEndpoint, type GenerationEndpoint } from '../services/generation/run-generation-endpoint.ts';
@@ -14,7 +13,6 @@ export interface BatchLineHandlerDependencies {
   /** The text-generation endpoints (the composition root's table); those in BATCH_ENDPOINTS get a handler. */
   endpoints: readonly GenerationEndpoint[];
   generations: MeteredGenerations;
-  decodeOptions: DecodeOptions;
   embeddings: Pick<EmbeddingsService, 'run'>;
 }
 
@@ -23,9 +21,7 @@ export function batchLineHandlers(dependencies: BatchLineHandlerDependencies): M
   for (const endpoint of dependencies.endpoints) {
     if (!(BATCH_ENDPOINTS as readonly string[]).includes(endpoint.path)) continue;
     handlers.set(endpoint.path, async (caller, body) => {
-      const answer = await runGenerationEndpoint(endpoint, caller, body, dependencies.generations, dependencies.decodeOptions, {
-        allowStream: false,
-      });
+      const answer = await runGenerationEndpoint(endpoint, caller, body, dependencies.generations, { allowStream: false });
       // allowStream: false means the answer is one body; a stream here would be a bug of the runner.
       if (answer.stream) throw new Error('a batch line was answered as a stream');
       return answer.body;

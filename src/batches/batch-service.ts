@@ -6,7 +6,7 @@ import type { AuthContext } from '../services/caller-identity.ts';
 import type { Permission } from '../config/index.ts';
 import { newId } from '../core/ids.ts';
 import { invalidFormat, invalidParameter, isServiceError, permissionDenied, type ServiceError } from '../core/service-error.ts';
-import type { BatchesRepository } from '../db/repositories/batches-repository.ts';
+import type { BatchStore } from './batch-store.ts';
 import { systemClock, type Clock } from '../limits/clock.ts';
 import type { FileService } from '../services/files/file-service.ts';
 import {
@@ -34,7 +34,7 @@ const ENDPOINT_PERMISSIONS: Readonly<Record<(typeof BATCH_ENDPOINTS)[number], Pe
 export const COMPLETION_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export interface BatchServiceOptions {
-  repository: BatchesRepository;
+  repository: BatchStore;
   files: FileService;
   /** Tier settings by name; `concurrentBatches` 0 means no batch API. */
   tiers: Readonly<Record<string, { concurrentBatches: number }>>;
@@ -78,7 +78,7 @@ function requiredString(body: Record<string, unknown>, field: string): string {
 }
 
 export class BatchService {
-  private readonly repository: BatchesRepository;
+  private readonly repository: BatchStore;
   private readonly files: FileService;
   private readonly tiers: Readonly<Record<string, { concurrentBatches: number }>>;
   private readonly clock: Clock;

@@ -16,8 +16,8 @@
 import { backoff, type BackoffPolicy } from '../core/retry.ts';
 import { isUnreachableError } from '../core/circuit-breaker.ts';
 import { isServiceError } from '../core/service-error.ts';
-import type { BatchChanges } from '../db/repositories/batch-leases.ts';
-import type { FileRecord } from '../db/repositories/files-repository.ts';
+import type { FileRecord } from '../services/files/file-record.ts';
+import type { BatchChanges } from './batch-store.ts';
 import type { FileService } from '../services/files/file-service.ts';
 import type { Tracing } from '../telemetry/trace-types.ts';
 import type { BatchRecord, BatchStatus } from './batch-records.ts';

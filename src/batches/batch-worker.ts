@@ -25,7 +25,7 @@
  */
 import { randomAlphanumeric } from '../core/ids.ts';
 import { backoff, type BackoffPolicy } from '../core/retry.ts';
-import type { BatchesRepository } from '../db/repositories/batches-repository.ts';
+import type { BatchStore } from './batch-store.ts';
 import { systemClock, type Clock } from '../limits/clock.ts';
 import type { FileService } from '../services/files/file-service.ts';
 import type { Tracing } from '../telemetry/trace-types.ts';
@@ -39,7 +39,7 @@ export { retryDelayMs } from './line-outcome.ts';
 export type { WorkerLog } from './worker-state.ts';
 
 export interface BatchWorkerOptions {
-  repository: BatchesRepository;
+  repository: BatchStore;
   files: FileService;
   execute: LineExecutor;
   /** Largest input line, bytes (the JSON request body limit). */
@@ -146,7 +146,7 @@ export class BatchWorker {
     this.purgeIntervalMs = options.purgeIntervalMs ?? 600_000;
   }
 
-  private get repository(): BatchesRepository {
+  private get repository(): BatchStore {
     return this.state.repository;
   }
 

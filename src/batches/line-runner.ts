@@ -8,7 +8,7 @@
  * last line of a batch to leave moves the batch to finalizing when nothing is pending.
  */
 import { isUnreachableError } from '../core/circuit-breaker.ts';
-import type { ClaimedLines } from '../db/repositories/batch-leases.ts';
+import type { ClaimedLines } from './batch-store.ts';
 import type { BatchRecord, BatchRequestRow, BatchStatus } from './batch-records.ts';
 import { KeptOutcomes } from './kept-outcomes.ts';
 import {

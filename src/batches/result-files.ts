@@ -4,8 +4,8 @@
  * output line", "Batch error line"; batch-result-lines.ts), and left out when it would be empty.
  * Recording them with the batch's final status is the caller's (batch-steps.ts `finalize`).
  */
-import type { FileRecord } from '../db/repositories/files-repository.ts';
-import type { BatchLines } from '../db/repositories/batch-lines.ts';
+import type { FileRecord } from '../services/files/file-record.ts';
+import type { BatchLineStore } from './batch-store.ts';
 import type { Clock } from '../limits/clock.ts';
 import { BATCH_FILE_LIFETIME_MS, type FileService } from '../services/files/file-service.ts';
 import type { BatchRecord } from './batch-records.ts';
@@ -16,7 +16,7 @@ const RESULT_PAGE = 500;
 
 export class ResultFiles {
   constructor(
-    private readonly lines: BatchLines,
+    private readonly lines: BatchLineStore,
     private readonly files: FileService,
     private readonly clock: Clock,
   ) {}

@@ -3,7 +3,7 @@
  * through, its clock and log, whether it is stopping, and the doorbell that wakes its sleeps.
  */
 import { performance } from 'node:perf_hooks';
-import type { BatchesRepository } from '../db/repositories/batches-repository.ts';
+import type { BatchStore } from './batch-store.ts';
 import type { Clock } from '../limits/clock.ts';
 
 export interface WorkerLog {
@@ -53,7 +53,7 @@ export class WorkerState {
 
   constructor(
     readonly workerId: string,
-    readonly repository: BatchesRepository,
+    readonly repository: BatchStore,
     readonly clock: Clock,
     readonly log: WorkerLog | undefined,
   ) {}

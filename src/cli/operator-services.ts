@@ -6,7 +6,7 @@
 import { createAccountServices } from '../accounts/account-services.ts';
 import { KeyService } from '../accounts/key-service.ts';
 import type { OrganizationService } from '../accounts/organizations.ts';
-import { OwnerAccounts } from '../accounts/owner-accounts.ts';
+import { DashboardAccounts } from '../accounts/dashboard-accounts.ts';
 import type { PeopleService } from '../accounts/people.ts';
 import type { Config } from '../config/index.ts';
 import { isServiceError } from '../core/service-error.ts';
@@ -20,7 +20,7 @@ export interface OperatorServices {
   organizations: OrganizationService;
   people: PeopleService;
   keys: KeyService;
-  accounts: OwnerAccounts;
+  accounts: DashboardAccounts;
   owners: OwnersRepository;
   /** The migrated database the services stand on (closed when the work is done). */
   database: Database;
@@ -52,7 +52,7 @@ export async function withOperatorServices<T>(config: Config, work: (services: O
   });
   try {
     const owners = new OwnersRepository(database.db);
-    const accounts = new OwnerAccounts(owners);
+    const accounts = new DashboardAccounts(owners);
     return await work({
       organizations: services.organizations,
       people: services.people(accounts),

@@ -3,7 +3,7 @@
  * the operator creates a dashboard account and gets a one-time set-password link (24 h), or sets the
  * password from standard input.
  */
-import { OwnerAccounts } from '../accounts/owner-accounts.ts';
+import { DashboardAccounts } from '../accounts/dashboard-accounts.ts';
 import { ownTier, type Config } from '../config/index.ts';
 import { isServiceError } from '../core/service-error.ts';
 import { OwnersRepository } from '../db/repositories/owners-repository.ts';
@@ -61,7 +61,7 @@ export async function ownersCommand(
   const password = parsed.flags['password-stdin'] === true ? await readStdin(stdin) : undefined;
   const database = await openMigratedDatabase(config);
   try {
-    const accounts = new OwnerAccounts(new OwnersRepository(database.db, database.dialect));
+    const accounts = new DashboardAccounts(new OwnersRepository(database.db, database.dialect));
     const { owner, linkToken } = await accounts.createOwner({
       organization,
       email,

@@ -4,7 +4,7 @@
  * routes of the owners' API (session, sign-out, sessions, TOTP, password), never an organization's.
  * People of a suspended organization read only (`suspendedRefusal`).
  */
-import type { OwnerRecord } from '../db/repositories/owners-repository.ts';
+import type { AccountRecord } from '../db/repositories/owners-repository.ts';
 
 export type Access = 'public' | 'member' | 'owner' | 'operator';
 
@@ -12,7 +12,7 @@ export type Access = 'public' | 'member' | 'owner' | 'operator';
 const ACCOUNT_ROUTES = /^\/dashboard\/api\/(session|sign-out|sessions|totp|password)(\/|$)/;
 
 /** Why a person of `role` may not call a route of `access` at `url`, or undefined. */
-export function accessRefusal(access: Access, role: OwnerRecord['role'], url: string): string | undefined {
+export function accessRefusal(access: Access, role: AccountRecord['role'], url: string): string | undefined {
   if (access === 'operator') return role === 'operator' ? undefined : 'Only operators may do this.';
   if (role === 'operator' && !(access === 'member' && ACCOUNT_ROUTES.test(url)))
     return "Operators work in the operator area (/dashboard/operator), not in an organization's pages.";

@@ -24,7 +24,6 @@ import { routeFacts } from './route-facts.ts';
 import { unknownRouteError, unusableAuthorization } from './route-hints.ts';
 import { RouteTable } from './route-table.ts';
 import { writeSse } from './sse-writer.ts';
-import { SPEC_DECODE_OPTIONS, type DecodeOptions } from '../core/generation-format.ts';
 import { drainRequestBody } from './drain-request-body.ts';
 import { installJsonParser } from './json-body-parser.ts';
 import { startRequestTrace } from './request-trace.ts';
@@ -36,8 +35,6 @@ export interface EdgeOptions extends MetadataSource {
   metrics: HttpMetrics;
   /** Seconds of silence before an SSE keep-alive. */
   keepAliveSeconds: number;
-  /** Handed to every request decoder (`request.decodeOptions`): config `requestValidation`. */
-  decodeOptions?: DecodeOptions;
   /** Longest wait for a client that stopped reading a stream, milliseconds (then it is cut). */
   streamStallTimeoutMs?: number;
   /** Traces (undefined: tracing off, and no request carries a trace). */
@@ -80,7 +77,7 @@ function describeReason(error: unknown): string {
 export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   const routes = new RouteTable();
   app.addHook('onRoute', (route) => routes.add(route.method, route.url, route.config?.switchyard?.format));
-  decorateRequests(app, options.decodeOptions ?? SPEC_DECODE_OPTIONS);
+  decorateRequests(app);
   decorateReplies(app, options);
   installJsonParser(app);
   // The per-request hooks use callbacks, not async functions: on the common path (a cached key, a
@@ -99,14 +96,12 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
 }
 
 /** What the edge attaches to every request: auth, timing, the trace, the client's cancellation. */
-function decorateRequests(app: FastifyInstance, decodeOptions: DecodeOptions): void {
+function decorateRequests(app: FastifyInstance): void {
   app.decorateRequest('auth', undefined);
   app.decorateRequest('startedAt', 0n);
   app.decorateRequest('usageSnapshot', undefined);
   app.decorateRequest('routeFactsCache', undefined);
   app.decorateRequest('trace', undefined);
-  // One frozen object shared by every request (decorating with an object value is safe when it is never mutated).
-  app.decorateRequest('decodeOptions', { getter: () => decodeOptions });
   // A CancellationSource, not an AbortController: no EventTarget per request (core/cancellation.ts).
   app.decorateRequest('clientCancellation', function clientCancellation(this: FastifyRequest) {
     const state = this as FastifyRequest & { [RESPONSE]?: ServerResponse; [CANCELLATION]?: CancellationSource };

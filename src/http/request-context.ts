@@ -3,7 +3,6 @@
  */
 import type { AuthContext } from '../accounts/authenticator.ts';
 import type { CancellationSource } from '../core/cancellation.ts';
-import type { DecodeOptions } from '../core/generation-format.ts';
 import type { Permission } from '../config/index.ts';
 import type { GenerationFormat } from '../core/generation-format.ts';
 import type { AccountUsageSnapshot } from '../services/account-usage.ts';
@@ -50,8 +49,6 @@ declare module 'fastify' {
     startedAt: bigint;
     /** Usage figures already known for this request (e.g. from the rate limiter), saving a read. */
     usageSnapshot: AccountUsageSnapshot | undefined;
-    /** What the request decoders take beside the body (config `requestValidation`). */
-    readonly decodeOptions: DecodeOptions;
   }
   interface FastifyContextConfig {
     switchyard?: SwitchyardRouteConfig;

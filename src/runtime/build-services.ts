@@ -16,6 +16,7 @@ import { generationEndpoints, type StoredResponseStore } from '../routes/generat
 import { openAiImagesWire } from '../routes/images.ts';
 import { openAiModerationsWire } from '../routes/moderations.ts';
 import type { GenerationCache } from '../services/cache/generation-cache.ts';
+import { CountTokensService } from '../services/count-tokens/count-tokens-service.ts';
 import { EmbeddingsService } from '../services/embeddings/embeddings-service.ts';
 import type { FileService } from '../services/files/file-service.ts';
 import { GenerationService } from '../services/generation/generation-service.ts';
@@ -25,7 +26,7 @@ import { Router } from '../services/generation/routing/router.ts';
 import { ImagesService } from '../services/images/images-service.ts';
 import type { MeteringService } from '../services/metering/metering-service.ts';
 import type { LedgerRecord } from '../services/metering/usage-ledger.ts';
-import { InputModeration } from '../services/moderation/input-moderation.ts';
+import { InputModeration } from '../services/generation/input-moderation.ts';
 import { ModerationsService } from '../services/moderations/moderations-service.ts';
 
 /**
@@ -77,12 +78,14 @@ export function buildMeteredServices(
 ) {
   const { generation, metering, registry, cache } = dependencies;
   const inputModeration = new InputModeration(config, registry);
-  const generations = new MeteredGenerations({ generation, metering, inputModeration, cache });
-  const endpoints = generationEndpoints(dependencies.storedResponses);
+  // How strictly request bodies are read: one frozen value, a dependency of every use case that decodes.
   const decodeOptions: DecodeOptions = Object.freeze({ validation: config.requestValidation });
+  const generations = new MeteredGenerations({ generation, metering, inputModeration, cache, decodeOptions });
+  const endpoints = generationEndpoints(dependencies.storedResponses);
+  const countTokens = new CountTokensService({ generation, metering, decodeOptions });
   const oneShot = { config, models: generation, registry, metering };
   const embeddings = new EmbeddingsService({ ...oneShot, decodeOptions, wire: openAiEmbeddingsWire, cache });
   const moderations = new ModerationsService({ ...oneShot, wire: openAiModerationsWire });
   const images = new ImagesService({ ...oneShot, files: dependencies.files, wire: openAiImagesWire });
-  return { generations, endpoints, decodeOptions, embeddings, moderations, images };
+  return { generations, endpoints, countTokens, embeddings, moderations, images };
 }

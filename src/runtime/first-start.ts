@@ -3,7 +3,7 @@
  * set-password link, created by exactly one of several instances starting together.
  */
 import type { CreatedKey, KeyService } from '../accounts/key-service.ts';
-import type { OwnerAccounts } from '../accounts/owner-accounts.ts';
+import type { DashboardAccounts } from '../accounts/dashboard-accounts.ts';
 import type { Config } from '../config/index.ts';
 import { randomHex } from '../core/ids.ts';
 import type { ApiKeysRepository } from '../db/repositories/api-keys-repository.ts';
@@ -27,7 +27,7 @@ export interface FirstStartSources {
   /** Holds the settings table (the claim marker). */
   filesRepository: FilesRepository;
   keys: KeyService;
-  accounts: OwnerAccounts;
+  accounts: DashboardAccounts;
 }
 
 export function firstStartSecrets(sources: FirstStartSources): () => Promise<FirstStartSecrets | undefined> {

@@ -17,7 +17,7 @@ import { DashboardClient, type DashboardResponse } from '../support/dashboard-cl
 
 const PASSWORD = 'the right password';
 const SLOWED_MS = 400;
-/** The throttle's counting window (owner-accounts.ts's default): failed sign-ins are one audit row per window. */
+/** The throttle's counting window (dashboard-accounts.ts's default): failed sign-ins are one audit row per window. */
 const THROTTLE_WINDOW_MS = 15 * 60_000;
 
 /** Signs in as if from `address` (X-Forwarded-For), optionally carrying a session cookie. */

@@ -102,6 +102,20 @@ describe('house rules (import-table.js)', () => {
     assert.deepEqual(against, []);
   });
 
+  test('services/ and batches/ reach storage through their own ports: no import of db/, of a value or a type', () => {
+    const table: Record<string, { may: string[] }> = IMPORT_TABLE;
+    for (const folder of ['services', 'batches']) {
+      assert.ok(
+        !table[folder]!.may.some((allowed) => allowed === 'db' || allowed.startsWith('db/')),
+        `the import table lets ${folder}/ import db/`,
+      );
+    }
+    const intoDb = importEdges(src, files)
+      .filter(({ from, to }) => /^(services|batches)\//.test(from) && to.startsWith('db/'))
+      .map(({ from, to, typeOnly }) => `${from} -> ${to}${typeOnly ? ' (type)' : ''}`);
+    assert.deepEqual(intoDb, []);
+  });
+
   test('folder READMEs link the import table and keep no import rule of their own', () => {
     for (const folder of folders) {
       const readme = join(src, folder, 'README.md');

@@ -6,13 +6,13 @@ import { OwnersRepository } from '../../db/repositories/owners-repository.ts';
 import { PeopleRepository } from '../../db/repositories/people-repository.ts';
 import { SsoRepository } from '../../db/repositories/sso-repository.ts';
 import type { DatabaseSchema } from '../../db/schema.ts';
-import type { OwnerAccounts } from '../owner-accounts.ts';
+import type { DashboardAccounts } from '../dashboard-accounts.ts';
 import { SsoSignIn } from './sso-sign-in.ts';
 
 export function createSsoSignIn(
   config: Config,
   database: { db: Kysely<DatabaseSchema>; dialect: 'sqlite' | 'postgres' },
-  accounts: OwnerAccounts,
+  accounts: DashboardAccounts,
   operatorAudit: OperatorAuditRepository,
 ): SsoSignIn {
   return new SsoSignIn({

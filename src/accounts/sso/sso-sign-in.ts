@@ -14,10 +14,10 @@ import { randomAlphanumeric } from '../../core/ids.ts';
 import { notFound } from '../../core/service-error.ts';
 import { OPERATORS_ORGANIZATION } from '../../db/repositories/organizations-repository.ts';
 import type { OperatorAuditRepository } from '../../db/repositories/operator-audit-repository.ts';
-import type { OwnerRecord, OwnersRepository } from '../../db/repositories/owners-repository.ts';
+import type { AccountRecord, OwnersRepository } from '../../db/repositories/owners-repository.ts';
 import type { PeopleRepository } from '../../db/repositories/people-repository.ts';
 import type { SsoRepository } from '../../db/repositories/sso-repository.ts';
-import type { OwnerAccounts, SignedIn } from '../owner-accounts.ts';
+import type { DashboardAccounts, SignedIn } from '../dashboard-accounts.ts';
 import { accessFromClaims, type MappedAccess } from './claim-rules.ts';
 import { OidcClients, providerName, type VerifiedClaims } from './oidc-clients.ts';
 import { SsoError } from './sso-errors.ts';
@@ -37,7 +37,7 @@ export interface StartedSignIn {
 
 export interface SsoSignInOptions {
   config: SsoConfig;
-  accounts: OwnerAccounts;
+  accounts: DashboardAccounts;
   owners: OwnersRepository;
   people: PeopleRepository;
   repository: SsoRepository;
@@ -185,7 +185,7 @@ export class SsoSignIn {
    * never an organization's person through one (and the reverse), the same organization. Otherwise the
    * sign-in is refused and the account's sessions end.
    */
-  private async checkAccess(owner: OwnerRecord, access: MappedAccess, via: string, client: SsoClient): Promise<void> {
+  private async checkAccess(owner: AccountRecord, access: MappedAccess, via: string, client: SsoClient): Promise<void> {
     if ((access.role === 'operator') !== (owner.role === 'operator')) {
       await this.refuse(owner, via, client, true);
       throw new SsoError(
@@ -207,12 +207,12 @@ export class SsoSignIn {
   }
 
   /** A refused sign-in: audited naming the provider; with `endSessions`, the person's open sessions end at once. */
-  private async refuse(owner: OwnerRecord, via: string, client: SsoClient, endSessions: boolean): Promise<void> {
+  private async refuse(owner: AccountRecord, via: string, client: SsoClient, endSessions: boolean): Promise<void> {
     if (endSessions) await this.options.owners.revokeSessions(owner.id, this.now());
     await this.options.accounts.audit(owner, 'sign_in.refused', via, client.address);
   }
 
-  private async createAccount(email: string, access: MappedAccess): Promise<OwnerRecord> {
+  private async createAccount(email: string, access: MappedAccess): Promise<AccountRecord> {
     return this.options.owners.createOwner({
       id: `own_${randomAlphanumeric(16)}`,
       organizationId: access.role === 'operator' ? OPERATORS_ORGANIZATION : access.organization,

@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { KeyService } from '../../accounts/key-service.ts';
 import type { OrganizationService } from '../../accounts/organizations.ts';
-import type { OwnerAccounts } from '../../accounts/owner-accounts.ts';
+import type { DashboardAccounts } from '../../accounts/dashboard-accounts.ts';
 import type { PeopleService } from '../../accounts/people.ts';
 import type { SsoSignIn } from '../../accounts/sso/sso-sign-in.ts';
 import type { BatchService } from '../../batches/batch-service.ts';
@@ -18,7 +18,7 @@ import type { BatchesRepository } from '../../db/repositories/batches-repository
 import type { FilesRepository } from '../../db/repositories/files-repository.ts';
 import type { InstancesRepository } from '../../db/repositories/instances-repository.ts';
 import type { OperatorAuditRepository } from '../../db/repositories/operator-audit-repository.ts';
-import type { OwnerRecord, OwnersRepository, SessionRecord } from '../../db/repositories/owners-repository.ts';
+import type { AccountRecord, OwnersRepository, SessionRecord } from '../../db/repositories/owners-repository.ts';
 import type { UsageRollupsRepository } from '../../db/repositories/usage-rollups-repository.ts';
 import type { DeploymentStateStore } from '../../limits/deployment-state.ts';
 import type { AccountUsageReader } from '../../services/account-usage.ts';
@@ -51,7 +51,7 @@ export interface DashboardLists {
 
 export interface DashboardApiDependencies {
   config: Config;
-  accounts: OwnerAccounts;
+  accounts: DashboardAccounts;
   keys: KeyService;
   usage: AccountUsageReader;
   rollups: UsageRollupsRepository;
@@ -86,7 +86,7 @@ export type WithOperator = DashboardApiDependencies & { operator: OperatorApiDep
 export interface DashboardContext {
   token: string;
   session: SessionRecord;
-  owner: OwnerRecord;
+  owner: AccountRecord;
 }
 
 declare module 'fastify' {

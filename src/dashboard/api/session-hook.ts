@@ -9,14 +9,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { authError } from '../../accounts/authenticator.ts';
-import type { OwnerAccounts } from '../../accounts/owner-accounts.ts';
+import type { DashboardAccounts } from '../../accounts/dashboard-accounts.ts';
 import { ServiceError } from '../../core/service-error.ts';
 import { accessRefusal, suspendedRefusal } from '../dashboard-access.ts';
 import { CSRF_HEADER, SESSION_COOKIE } from './common.ts';
 
 export function installSessionHook(
   app: FastifyInstance,
-  accounts: OwnerAccounts,
+  accounts: DashboardAccounts,
   isSuspended?: (organizationId: string) => Promise<boolean>,
 ): void {
   app.decorateRequest('dashboard', undefined);

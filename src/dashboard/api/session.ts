@@ -6,7 +6,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { SignedIn } from '../../accounts/owner-accounts.ts';
+import type { SignedIn } from '../../accounts/dashboard-accounts.ts';
 import { notFound, ServiceError } from '../../core/service-error.ts';
 import {
   access,

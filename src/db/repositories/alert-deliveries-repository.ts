@@ -7,58 +7,26 @@
  */
 import { PostgresAdapter, type Kysely, type Selectable } from 'kysely';
 import type { AlertDeliveriesTable } from '../alerts-schema.ts';
+import type {
+  AlertDeliveryRecords,
+  DeliveryKind,
+  DeliveryPageQuery,
+  DeliveryRecord,
+  DeliveryStatus,
+  FailedAttempt,
+  NewDelivery,
+} from '../../services/alerts/alert-records.ts';
 import type { DatabaseSchema } from '../schema.ts';
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-export type DeliveryKind = 'email' | 'webhook';
-
-export interface DeliveryRecord {
-  /** `msg_...`, the webhook's `webhook-id`. */
-  id: string;
-  alertId: string | null;
-  eventType: string;
-  organizationId: string | null;
-  /** Whose log shows it: an organization, or null for an operator endpoint's delivery. */
-  audienceOrganizationId: string | null;
-  kind: DeliveryKind;
-  endpointId: string | null;
-  /** An email address, or the endpoint's URL. */
-  target: string;
-  /** A webhook's JSON body, or an email's `{ subject, text }` as JSON. */
-  payload: string;
-  status: DeliveryStatus;
-  attempts: number;
-  /** Milliseconds since the epoch, as every time below. */
-  nextAttemptAt: number;
-  giveUpAt: number;
-  lastError: string | null;
-  lastStatusCode: number | null;
-  lastAttemptAt: number | null;
-  createdAt: number;
-  finishedAt: number | null;
-}
-
-/** A delivery as queued: pending, no attempt yet. */
-export type NewDelivery = Omit<DeliveryRecord, 'status' | 'attempts' | 'lastError' | 'lastStatusCode' | 'lastAttemptAt' | 'finishedAt'>;
-
-export interface DeliveryPageQuery {
-  /** Only the log of this organization's owners; absent: every delivery (operators). */
-  audienceOrganizationId?: string;
-  /** Only deliveries about this organization. */
-  organizationId?: string;
-  status?: DeliveryStatus;
-  /** Most rows returned. */
-  limit: number;
-  /** Cursor: rows strictly older than this one (newest first). */
-  after?: { createdAt: number; id: string };
-}
-
-/** The outcome of a failed attempt: retried at `retryAt`, or (null) marked failed. */
-export interface FailedAttempt {
-  error: string;
-  statusCode: number | null;
-  retryAt: number | null;
-}
+// The records and the port are the alerts service's (services/alerts/alert-records.ts).
+export type {
+  DeliveryKind,
+  DeliveryPageQuery,
+  DeliveryRecord,
+  DeliveryStatus,
+  FailedAttempt,
+  NewDelivery,
+} from '../../services/alerts/alert-records.ts';
 
 function toRecord(row: Selectable<AlertDeliveriesTable>): DeliveryRecord {
   const optional = (value: number | null) => (value === null ? null : Number(value));
@@ -104,7 +72,7 @@ export function deliveryRow(delivery: NewDelivery) {
   };
 }
 
-export class AlertDeliveriesRepository {
+export class AlertDeliveriesRepository implements AlertDeliveryRecords {
   /** Postgres takes row locks with SKIP LOCKED; SQLite runs one writer at a time anyway. */
   private readonly postgres: boolean;
 

@@ -13,28 +13,20 @@
  * Leases are renewed while work goes on, given back on stop, lapse when their holder dies, and are
  * freed at start by a restarted instance under the same worker id.
  */
-import { PostgresAdapter, type Kysely, type Updateable } from 'kysely';
-import type { BatchRecord, BatchRequestRow, BatchStatus } from '../../batches/batch-records.ts';
-import type { BatchesTable, DatabaseSchema } from '../schema.ts';
+import { PostgresAdapter, type Kysely } from 'kysely';
+import type { BatchRecord, BatchStatus } from '../../batches/batch-records.ts';
+import type { BatchChanges, BatchLeaseStore, ClaimedLines } from '../../batches/batch-store.ts';
+import type { DatabaseSchema } from '../schema.ts';
 import { toRecord, toRequestRow } from './batch-rows.ts';
 import { FilesRepository, type FileRecord } from './files-repository.ts';
 
-/** A column change a worker makes on its leased batch (snake_case, as stored). */
-export type BatchChanges = Omit<
-  Updateable<BatchesTable>,
-  'id' | 'organization_id' | 'key_id' | 'lease_owner' | 'lease_expires_at' | 'step_attempts' | 'retry_at'
->;
-
-/** A chunk of lines claimed by one worker, with the batch they belong to. */
-export interface ClaimedLines {
-  batch: BatchRecord;
-  lines: BatchRequestRow[];
-}
+// The change and the claimed chunk are the batch engine's (batches/batch-store.ts).
+export type { BatchChanges, ClaimedLines } from '../../batches/batch-store.ts';
 
 /** Thrown inside a transaction to roll it back when the lease turned out to be lost. */
 class LeaseLost extends Error {}
 
-export class BatchLeases {
+export class BatchLeases implements BatchLeaseStore {
   /** Postgres takes row locks with SKIP LOCKED; SQLite runs one writer at a time anyway. */
   private readonly postgres: boolean;
 

@@ -7,6 +7,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { BatchOutcome, BatchRequestRow, NewBatchRequest } from '../../batches/batch-records.ts';
+import type { BatchLineStore } from '../../batches/batch-store.ts';
 import type { LedgerRecord } from '../../services/metering/usage-ledger.ts';
 import type { DatabaseSchema } from '../schema.ts';
 import { toRequestRow } from './batch-rows.ts';
@@ -42,7 +43,7 @@ export async function failPendingLines(
   return count;
 }
 
-export class BatchLines {
+export class BatchLines implements BatchLineStore {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   async deleteRequests(batchId: string): Promise<void> {

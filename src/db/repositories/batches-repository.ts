@@ -6,24 +6,18 @@
  * pages). The records are the batch engine's own (batches/batch-records.ts).
  */
 import type { Kysely } from 'kysely';
-import { ACTIVE_BATCH_STATUSES, type BatchError, type BatchRecord, type BatchStatus } from '../../batches/batch-records.ts';
+import { ACTIVE_BATCH_STATUSES, type BatchError, type BatchRecord } from '../../batches/batch-records.ts';
+import type { BatchListQuery, BatchStore } from '../../batches/batch-store.ts';
 import type { DatabaseSchema } from '../schema.ts';
 import { BatchLeases } from './batch-leases.ts';
 import { BatchLines, failPendingLines } from './batch-lines.ts';
 import { toRecord } from './batch-rows.ts';
 import { containsText } from './text-search.ts';
 
-export interface BatchListQuery {
-  organizationId: string;
-  limit: number;
-  /** Cursor: batches strictly older than this one (newest first). */
-  after?: { createdAt: number; id: string };
-  status?: BatchStatus;
-  /** Only batches whose id, endpoint or status contains this text (the dashboard's search). */
-  search?: string;
-}
+// The list query and the port are the batch engine's (batches/batch-store.ts).
+export type { BatchListQuery } from '../../batches/batch-store.ts';
 
-export class BatchesRepository {
+export class BatchesRepository implements BatchStore {
   /** Batch and line leases, and the state changes made under a batch lease. */
   readonly leases: BatchLeases;
   /** The per-line requests of every batch. */

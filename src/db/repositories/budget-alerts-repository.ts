@@ -6,43 +6,14 @@
  */
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.ts';
-import { deliveryRow, type NewDelivery } from './alert-deliveries-repository.ts';
-import { WebhookEndpointsRepository, type WebhookEndpointRecord } from './webhook-endpoints-repository.ts';
+import type { AlertAudience, BudgetAlertRecords, FiredAlert, NewDelivery } from '../../services/alerts/alert-records.ts';
+import { deliveryRow } from './alert-deliveries-repository.ts';
+import { WebhookEndpointsRepository } from './webhook-endpoints-repository.ts';
 
-export interface FiredAlert {
-  /** `alert_...`. */
-  id: string;
-  budgetId: string;
-  /** Milliseconds since the epoch (0 for a `total` budget), as every time below. */
-  periodStart: number;
-  /** `threshold:<percent>` or `projected`. */
-  rule: string;
-  organizationId: string;
-  keyId: string | null;
-  scope: 'organization' | 'key';
-  period: 'day' | 'week' | 'month' | 'total';
-  periodEnd: number | null;
-  /** Micro-USD, as every amount below. */
-  amountMicroUsd: number;
-  spentMicroUsd: number;
-  /** Percent of the amount; null for the projected rule. */
-  thresholdPercent: number | null;
-  projectedMicroUsd: number | null;
-  requestId: string;
-  createdAt: number;
-}
+// The records and the port are the alerts service's (services/alerts/alert-records.ts).
+export type { AlertAudience, FiredAlert } from '../../services/alerts/alert-records.ts';
 
-/** Who an alert goes to, read in the transaction that inserts it. */
-export interface AlertAudience {
-  /** Emails of the organization's owners (role `owner`), sorted. */
-  ownerEmails: string[];
-  /** The organization's endpoints and the operators' that take the event type. */
-  endpoints: WebhookEndpointRecord[];
-  /** The key of a key budget as people know it (its name, else its redacted form); null for an organization budget. */
-  keyLabel: string | null;
-}
-
-export class BudgetAlertsRepository {
+export class BudgetAlertsRepository implements BudgetAlertRecords {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   /**

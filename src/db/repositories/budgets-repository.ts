@@ -5,17 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { BudgetRecords, BudgetRow } from '../../services/budgets/budget-records.ts';
 import type { DatabaseSchema } from '../schema.ts';
 
-export interface BudgetRow {
-  organizationId: string;
-  /** null: the organization's own budget. */
-  keyId: string | null;
-  period: 'day' | 'week' | 'month' | 'total';
-  amountMicroUsd: number;
-  updatedBy: string;
-  updatedAt: number;
-}
+// The row and the port are the budget service's (services/budgets/budget-records.ts).
+export type { BudgetRow } from '../../services/budgets/budget-records.ts';
 
 function toRow(row: {
   organization_id: string;
@@ -35,7 +29,7 @@ function toRow(row: {
   };
 }
 
-export class BudgetsRepository {
+export class BudgetsRepository implements BudgetRecords {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   /** The organization's override and its keys' budgets. */

@@ -3,29 +3,12 @@
  * Works over the database or inside a transaction (`new FilesRepository(transaction)`).
  */
 import type { Kysely, Selectable } from 'kysely';
-import type { FileRecord } from '../../services/files/file-record.ts';
+import type { FileListQuery, FileRecord, FileRecords } from '../../services/files/file-record.ts';
 import type { DatabaseSchema, FilesTable } from '../schema.ts';
 import { containsText } from './text-search.ts';
 
-// The record is the file service's (services/files/file-record.ts); this repository stores it.
-export type { FileRecord } from '../../services/files/file-record.ts';
-
-export interface FileListQuery {
-  organizationId: string;
-  purpose?: string;
-  /** Purposes left out of the list (when no `purpose` is asked for). */
-  excludePurposes?: readonly string[];
-  /** `desc`: newest first. */
-  order: 'asc' | 'desc';
-  /** Most rows returned. */
-  limit: number;
-  /** Cursor: rows strictly after this one in the chosen order. */
-  after?: { createdAt: number; id: string };
-  /** Milliseconds since epoch: files expired at this time are left out. */
-  now: number;
-  /** Only files whose name or id contains this text (the dashboard's search). */
-  search?: string;
-}
+// The record, the list query and the port are the file service's (services/files/file-record.ts); this repository implements them.
+export type { FileListQuery, FileRecord } from '../../services/files/file-record.ts';
 
 function toRecord(row: Selectable<FilesTable>): FileRecord {
   return {
@@ -42,7 +25,7 @@ function toRecord(row: Selectable<FilesTable>): FileRecord {
   };
 }
 
-export class FilesRepository {
+export class FilesRepository implements FileRecords {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   async insert(record: FileRecord): Promise<void> {

@@ -10,13 +10,13 @@ import { containsText } from './text-search.ts';
 import { SignInAttemptsRepository } from './sign-in-attempts-repository.ts';
 
 /** `operator`: runs the service for every organization (the operator console; reserved organization `_operators`). */
-export type OwnerRole = 'owner' | 'member' | 'operator';
+export type AccountRole = 'owner' | 'member' | 'operator';
 
-export interface OwnerRecord {
+export interface AccountRecord {
   id: string;
   organizationId: string;
   email: string;
-  role: OwnerRole;
+  role: AccountRole;
   passwordHash: string | null;
   totpSecret: string | null;
   /** The last accepted TOTP time step, or null. */
@@ -49,7 +49,7 @@ export interface AuditEntry {
   occurrences: number;
 }
 
-function toOwner(row: Selectable<OwnersTable>): OwnerRecord {
+function toOwner(row: Selectable<OwnersTable>): AccountRecord {
   return {
     id: row.id,
     organizationId: row.organization_id,
@@ -93,9 +93,9 @@ export class OwnersRepository {
 
   /** Creates the organization if needed (with `allowedTiers` when given), then the owner. */
   async createOwner(
-    owner: Omit<OwnerRecord, 'passwordHash' | 'totpSecret' | 'totpLastStep'> & { passwordHash: string | null },
+    owner: Omit<AccountRecord, 'passwordHash' | 'totpSecret' | 'totpLastStep'> & { passwordHash: string | null },
     allowedTiers?: string[],
-  ): Promise<OwnerRecord> {
+  ): Promise<AccountRecord> {
     await this.db.transaction().execute(async (transaction) => {
       await transaction
         .insertInto('organizations')
@@ -130,12 +130,12 @@ export class OwnersRepository {
     return { ...owner, totpSecret: null, totpLastStep: null };
   }
 
-  async findOwnerByEmail(email: string): Promise<OwnerRecord | undefined> {
+  async findOwnerByEmail(email: string): Promise<AccountRecord | undefined> {
     const row = await this.db.selectFrom('owners').selectAll().where('email', '=', email).executeTakeFirst();
     return row === undefined ? undefined : toOwner(row);
   }
 
-  async findOwnerById(id: string): Promise<OwnerRecord | undefined> {
+  async findOwnerById(id: string): Promise<AccountRecord | undefined> {
     const row = await this.db.selectFrom('owners').selectAll().where('id', '=', id).executeTakeFirst();
     return row === undefined ? undefined : toOwner(row);
   }

@@ -5,13 +5,13 @@
  */
 import type { Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.ts';
-import type { OwnerRole } from './owners-repository.ts';
+import type { AccountRole } from './owners-repository.ts';
 
 export interface PersonRecord {
   id: string;
   organizationId: string;
   email: string;
-  role: OwnerRole;
+  role: AccountRole;
   /** False until the set-password link was used. */
   passwordSet: boolean;
   totpEnabled: boolean;
@@ -61,7 +61,7 @@ export class PeopleRepository {
     return Number(row.total);
   }
 
-  async setRole(id: string, role: OwnerRole): Promise<void> {
+  async setRole(id: string, role: AccountRole): Promise<void> {
     await this.db.updateTable('owners').set({ role }).where('id', '=', id).execute();
   }
 

@@ -6,35 +6,17 @@
  * together; recording the file replaces its reservation in one transaction.
  */
 import type { Kysely, Transaction } from 'kysely';
-import type { FileRecord } from '../../services/files/file-record.ts';
+import type { FileRecord, ReserveRequest, StorageFigures, StorageQuotaRecords } from '../../services/files/file-record.ts';
+
+// The figures, the request and the port are the file service's (services/files/file-record.ts).
+export type { ReserveRequest, StorageFigures } from '../../services/files/file-record.ts';
 import type { DatabaseSchema } from '../schema.ts';
 import { FilesRepository } from './files-repository.ts';
 import { inOrganizationLock } from './organization-lock.ts';
 
-export interface StorageFigures {
-  /** Bytes of the organization's stored files (not deleted, not purged). */
-  storedBytes: number;
-  /** Bytes held by its uploads in flight (live reservations). */
-  reservedBytes: number;
-}
-
-export interface ReserveRequest {
-  /** The upload's file id. */
-  reservationId: string;
-  organizationId: string;
-  /** Bytes to add to the reservation. */
-  bytes: number;
-  /** The quota, bytes (> 0). */
-  limitBytes: number;
-  /** Milliseconds since epoch. */
-  now: number;
-  /** The reservation lapses this many milliseconds after its last step (a dead process's holds end). */
-  ttlMs: number;
-}
-
 type Executor = Kysely<DatabaseSchema> | Transaction<DatabaseSchema>;
 
-export class StorageQuotaRepository {
+export class StorageQuotaRepository implements StorageQuotaRecords {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   /** Stored and reserved bytes of the organization at `now`. */

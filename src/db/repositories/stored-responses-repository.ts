@@ -6,28 +6,11 @@
  * JSON columns are opaque here: the responses service writes them and is the only reader.
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
+import type { StoredResponseRecord, StoredResponseRecords } from '../../services/responses/stored-response-records.ts';
 import type { DatabaseSchema, StoredResponsesTable } from '../schema.ts';
 
-export interface StoredResponseRecord {
-  /** `resp_` + 48 hex. */
-  id: string;
-  organizationId: string;
-  /** The response this one continued, or null for the first turn. */
-  previousResponseId: string | null;
-  model: string;
-  /** Response status (`completed`, `incomplete`, `failed`). */
-  status: string;
-  /** The request's `instructions` (a string or a message array), or null. Not part of the chain's items. */
-  instructions: unknown;
-  /** The whole Response object (without `_metadata`). */
-  response: unknown;
-  /** This turn's input items, each with an id, in request order. */
-  inputItems: unknown[];
-  /** Ids of the response's output items, indexed for `item_reference` lookups (`findByItemIds`). */
-  outputItemIds?: readonly string[];
-  /** Milliseconds since epoch. */
-  createdAt: number;
-}
+// The record and the port are the responses service's (services/responses/stored-response-records.ts).
+export type { StoredResponseRecord } from '../../services/responses/stored-response-records.ts';
 
 /** Longest chain followed back from one response, turns; deeper ancestors are not read. */
 export const MAX_CHAIN_DEPTH = 10_000;
@@ -46,7 +29,7 @@ function toRecord(row: Selectable<StoredResponsesTable>): StoredResponseRecord {
   };
 }
 
-export class StoredResponsesRepository {
+export class StoredResponsesRepository implements StoredResponseRecords {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   async insert(record: StoredResponseRecord): Promise<void> {

@@ -6,23 +6,11 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { WebhookEndpointsTable } from '../alerts-schema.ts';
+import type { WebhookEndpointRecord, WebhookEndpointRecords } from '../../services/alerts/alert-records.ts';
 import type { DatabaseSchema } from '../schema.ts';
 
-export interface WebhookEndpointRecord {
-  /** `whep_...`. */
-  id: string;
-  /** Null for an operator's endpoint (every organization's alerts). */
-  organizationId: string | null;
-  url: string;
-  description: string | null;
-  /** Event types it receives. */
-  events: string[];
-  /** As stored: `whsec_...`, or `enc1:...` when encrypted at rest. */
-  secret: string;
-  createdBy: string;
-  /** Milliseconds since the epoch. */
-  createdAt: number;
-}
+// The record and the port are the alerts service's (services/alerts/alert-records.ts).
+export type { WebhookEndpointRecord } from '../../services/alerts/alert-records.ts';
 
 export function toEndpointRecord(row: Selectable<WebhookEndpointsTable>): WebhookEndpointRecord {
   return {
@@ -37,7 +25,7 @@ export function toEndpointRecord(row: Selectable<WebhookEndpointsTable>): Webhoo
   };
 }
 
-export class WebhookEndpointsRepository {
+export class WebhookEndpointsRepository implements WebhookEndpointRecords {
   constructor(private readonly db: Kysely<DatabaseSchema>) {}
 
   async insert(record: WebhookEndpointRecord): Promise<void> {

@@ -3,7 +3,7 @@
  * payloads) and the plain-text email. Money is formatted from integer micro-USD without floats; every
  * value a person chose (a key's name) is made safe for one line of plain text and a mail subject.
  */
-import type { FiredAlert } from '../../db/repositories/budget-alerts-repository.ts';
+import type { FiredAlert } from './alert-records.ts';
 
 /** The events alerts send, one per rule kind. */
 export const ALERT_EVENT_TYPES = ['budget.threshold_reached', 'budget.projected_to_exceed'] as const;

@@ -17,8 +17,7 @@ import type { Logger } from 'pino';
 import type { AlertsConfig } from '../../config/index.ts';
 import { randomAlphanumeric } from '../../core/ids.ts';
 import { backoff } from '../../core/retry.ts';
-import type { NewDelivery } from '../../db/repositories/alert-deliveries-repository.ts';
-import type { AlertAudience, BudgetAlertsRepository, FiredAlert } from '../../db/repositories/budget-alerts-repository.ts';
+import type { AlertAudience, BudgetAlertRecords, FiredAlert, NewDelivery } from './alert-records.ts';
 import type { BudgetSpend, SpendObservation, SpendObserver } from '../budgets/spend-observer.ts';
 import { alertEmail, alertPayload, eventTypeOf } from './alert-messages.ts';
 import { ruleName, rulesMet, type AlertRule } from './alert-rules.ts';
@@ -30,7 +29,7 @@ const MAX_REMEMBERED = 50_000;
 const WRITE_BACKOFF = { initialMs: 500, maxMs: 30_000, jitter: 0.5 };
 
 export interface BudgetAlertsOptions {
-  repository: Pick<BudgetAlertsRepository, 'fire'>;
+  repository: Pick<BudgetAlertRecords, 'fire'>;
   config: AlertsConfig;
   /** The operator's name, signing the emails. */
   operator: string;

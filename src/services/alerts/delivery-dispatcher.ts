@@ -14,9 +14,7 @@ import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import type { AlertsConfig } from '../../config/index.ts';
 import { backoff, retryDelay } from '../../core/retry.ts';
-import type { AlertDeliveriesRepository, DeliveryRecord, FailedAttempt } from '../../db/repositories/alert-deliveries-repository.ts';
-import type { BudgetAlertsRepository } from '../../db/repositories/budget-alerts-repository.ts';
-import type { WebhookEndpointsRepository } from '../../db/repositories/webhook-endpoints-repository.ts';
+import type { AlertDeliveryRecords, BudgetAlertRecords, DeliveryRecord, FailedAttempt, WebhookEndpointRecords } from './alert-records.ts';
 import type { SigningSecrets } from './signing-secrets.ts';
 import type { PostOutcome, WebhookSender } from './webhook-sender.ts';
 
@@ -30,11 +28,11 @@ export interface AlertMail {
 
 export interface DeliveryDispatcherOptions {
   deliveries: Pick<
-    AlertDeliveriesRepository,
+    AlertDeliveryRecords,
     'claim' | 'delivered' | 'attemptFailed' | 'postponeEndpoint' | 'releaseHeldBy' | 'purgeFinishedBefore'
   >;
-  endpoints: Pick<WebhookEndpointsRepository, 'find'>;
-  alerts: Pick<BudgetAlertsRepository, 'purgeEndedBefore'>;
+  endpoints: Pick<WebhookEndpointRecords, 'find'>;
+  alerts: Pick<BudgetAlertRecords, 'purgeEndedBefore'>;
   mail: AlertMail;
   webhooks: Pick<WebhookSender, 'post'>;
   secrets: SigningSecrets;

@@ -8,12 +8,13 @@
 import { randomAlphanumeric } from '../../core/ids.ts';
 import { invalidParameter, notFound, ServiceError } from '../../core/service-error.ts';
 import type {
-  AlertDeliveriesRepository,
+  AlertDeliveryRecords,
   DeliveryRecord,
   DeliveryStatus,
   NewDelivery,
-} from '../../db/repositories/alert-deliveries-repository.ts';
-import type { WebhookEndpointRecord, WebhookEndpointsRepository } from '../../db/repositories/webhook-endpoints-repository.ts';
+  WebhookEndpointRecord,
+  WebhookEndpointRecords,
+} from './alert-records.ts';
 import type { AlertsConfig } from '../../config/index.ts';
 import { ALERT_EVENT_TYPES, testPayload, WEBHOOK_EVENT_TYPES } from './alert-messages.ts';
 import { newMessageId } from './budget-alerts.ts';
@@ -45,8 +46,8 @@ export interface DeliveryLogQuery {
 }
 
 export interface WebhookEndpointsOptions {
-  endpoints: Pick<WebhookEndpointsRepository, 'insert' | 'list' | 'count' | 'find' | 'delete'>;
-  deliveries: Pick<AlertDeliveriesRepository, 'insert' | 'find' | 'page' | 'countPending'>;
+  endpoints: Pick<WebhookEndpointRecords, 'insert' | 'list' | 'count' | 'find' | 'delete'>;
+  deliveries: Pick<AlertDeliveryRecords, 'insert' | 'find' | 'page' | 'countPending'>;
   secrets: SigningSecrets;
   config: AlertsConfig;
   /** A test sample was queued: wakes this instance's dispatcher. */

@@ -11,7 +11,7 @@
  */
 import { invalidParameter } from '../../core/service-error.ts';
 import { BUDGET_PERIODS, type BudgetPeriod, type Config } from '../../config/index.ts';
-import type { BudgetRow, BudgetsRepository } from '../../db/repositories/budgets-repository.ts';
+import type { BudgetRecords, BudgetRow } from './budget-records.ts';
 import type { BudgetCharge } from '../../limits/limit-store.ts';
 import { budgetWindow, type BudgetWindow } from './budget-periods.ts';
 
@@ -86,7 +86,7 @@ export class BudgetService {
 
   constructor(
     private readonly config: Pick<Config, 'tiers'>,
-    private readonly repository: BudgetsRepository,
+    private readonly repository: BudgetRecords,
     options: BudgetServiceOptions = {},
   ) {
     this.clock = options.clock ?? { now: () => Date.now() };

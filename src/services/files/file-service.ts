@@ -7,8 +7,7 @@ import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { newId, randomHex } from '../../core/ids.ts';
 import { invalidParameter, missingParameter, serverError } from '../../core/service-error.ts';
-import type { FilesRepository } from '../../db/repositories/files-repository.ts';
-import type { FileRecord } from './file-record.ts';
+import type { FileRecord, FileRecords } from './file-record.ts';
 import { BlobTooLargeError, type BlobSource, type BlobStore } from '../../files/blob-store.ts';
 import { buildSignedFileUrl, checkSignedFileUrl } from '../../files/signed-url.ts';
 import { systemClock, type Clock } from '../../limits/clock.ts';
@@ -63,7 +62,7 @@ export interface FileListOptions {
 }
 
 export interface FileServiceOptions {
-  repository: FilesRepository;
+  repository: FileRecords;
   store: BlobStore;
   clock?: Clock;
   /** Secret for signed links; when absent one is generated once and kept in the database. */
@@ -99,7 +98,7 @@ function discardRest(source: BlobSource): void {
 }
 
 export class FileService {
-  private readonly repository: FilesRepository;
+  private readonly repository: FileRecords;
   private readonly store: BlobStore;
   private readonly clock: Clock;
   private signingSecret: string | undefined;

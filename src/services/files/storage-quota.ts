@@ -6,7 +6,7 @@
  * upload releases it; a dead process's reservation lapses `RESERVATION_TTL_MS` after its last step.
  * The server's own files (batch results, generated images) are counted once recorded, never refused.
  */
-import type { StorageQuotaRepository } from '../../db/repositories/storage-quota-repository.ts';
+import type { StorageQuotaRecords } from './file-record.ts';
 import type { BlobSource } from '../../files/blob-store.ts';
 import type { Clock } from '../../limits/clock.ts';
 import type { ServiceError } from '../../core/service-error.ts';
@@ -50,7 +50,7 @@ export class UploadReservation {
   refusal: ServiceError | undefined;
 
   constructor(
-    private readonly repository: StorageQuotaRepository,
+    private readonly repository: StorageQuotaRecords,
     private readonly clock: Clock,
     private readonly reservationId: string,
     private readonly organizationId: string,
@@ -121,7 +121,7 @@ export class UploadReservation {
 
 export class StorageQuota {
   constructor(
-    private readonly repository: StorageQuotaRepository,
+    private readonly repository: StorageQuotaRecords,
     private readonly limits: StorageQuotaLimits,
     private readonly clock: Clock,
   ) {}

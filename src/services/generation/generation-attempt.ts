@@ -105,7 +105,7 @@ export class AttemptRunner {
         attempt.disarm();
         if (result.done === true) {
           attempt.dispose(false);
-          return { error: serverError('internal_error', 'The model backend ended its answer without a result.') };
+          return { error: backendEndedWithoutResult() };
         }
         const batch = result.value;
         const first = batch.findIndex((part) => part.type !== 'response-metadata');
@@ -193,7 +193,7 @@ export class AttemptRunner {
           }
           if (result?.done === true) {
             backendDone = true;
-            failure = serverError('service_unavailable', 'The model backend ended its answer without a result.');
+            failure = backendEndedWithoutResult();
           }
           if (failure !== undefined) {
             attempt.trace?.fail(failure);
@@ -357,4 +357,14 @@ function normaliseUsage(usage: Usage, request: GenerationRequest, output: Output
     outputTokens: usage.outputTokens > 0 ? usage.outputTokens : output.countTokens(),
     estimated: true,
   };
+}
+
+/**
+ * The backend's stream ended with neither a `finish` nor an `error` part (a backend that broke the
+ * LanguageModel contract, core/language-model.ts). One fault, one code wherever it is noticed: before
+ * the commit point it is the attempt's error (the loop may try another deployment), after it the
+ * stream's final error part; both are 500 `service_unavailable`, like every other upstream fault.
+ */
+export function backendEndedWithoutResult(): ServiceError {
+  return serverError('service_unavailable', 'The model backend ended its answer without a result.');
 }

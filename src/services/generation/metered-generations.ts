@@ -7,6 +7,7 @@
  * the answer ends.
  */
 import type { ModelConfig } from '../../config/index.ts';
+import type { DecodeOptions } from '../../core/generation-format.ts';
 import type { PriceCard } from '../../core/price-card.ts';
 import { OutputCap } from '../../core/cap-output-tokens.ts';
 import { countRequestTokensAsync, countShortRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
@@ -15,8 +16,8 @@ import { isServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { ledgerContextOf, type Caller } from '../caller.ts';
 import type { Admission, MeteringService } from '../metering/metering-service.ts';
-import type { InputModeration } from '../moderation/input-moderation.ts';
-import type { GenerationService, GenerationStreamOptions } from './generation-service.ts';
+import type { InputModeration } from './input-moderation.ts';
+import type { GenerationService, GenerationStream, GenerationStreamOptions } from './generation-service.ts';
 import { SPAN_NAMES, traceStep } from '../../telemetry/trace-types.ts';
 import type { BatchStage } from '../../core/batched.ts';
 import type { CacheRecorder } from '../cache/cache-recorder.ts';
@@ -62,10 +63,17 @@ export interface MeteredGenerationsDependencies {
   inputModeration: Pick<InputModeration, 'applies' | 'check'>;
   /** The response cache, when configured (services/cache/generation-cache.ts). */
   cache?: Pick<GenerationCache, 'lookup' | 'chargeFor'> | undefined;
+  /** How strictly request bodies are read (config `requestValidation`): handed to the format's decoder. */
+  decodeOptions: DecodeOptions;
 }
 
 export class MeteredGenerations {
   constructor(private readonly dependencies: MeteredGenerationsDependencies) {}
+
+  /** How strictly request bodies are read (run-generation-endpoint.ts decodes with it). */
+  get decodeOptions(): DecodeOptions {
+    return this.dependencies.decodeOptions;
+  }
 
   /**
    * Starts a metered generation. Throws a ServiceError (404/400 model, 400 moderation, 429 limits, or
@@ -127,14 +135,15 @@ export class MeteredGenerations {
     const { model } = resolved;
     // A long prompt is counted in slices that yield to the event loop: it cannot stall the instance.
     const promptTokens = countShortRequestTokens(request) ?? (await countRequestTokensAsync(request));
-    const admission = await traceStep(
+    const admitted = await traceStep(
       trace,
       SPAN_NAMES.admit,
-      this.admitWithinBudget(caller, request, promptTokens, model.maxOutputTokens, model.pricing),
+      this.admitWithinBudget(caller, request.maxOutputTokens, promptTokens, model.maxOutputTokens, model.pricing),
     );
+    const { admission, cappedMaxOutputTokens } = admitted;
+    // A budget that fits only part of the default output caps the answer: the backend is asked for that much.
+    const upstreamRequest = cappedMaxOutputTokens === undefined ? request : { ...request, maxOutputTokens: cappedMaxOutputTokens };
     const ledger = ledgerContextOf(caller, model, options.endpoint);
-    let warnings: readonly GenerationWarning[] = [];
-    let deployment = '';
     // The prompt is counted once, here: the service takes the count (deployments' token limits, usage a backend did not report).
     const streamOptions: GenerationStreamOptions = { signal: caller.signal, requestId: caller.requestId, promptTokens };
     if (options.capabilities !== undefined) streamOptions.capabilities = options.capabilities;
@@ -143,26 +152,26 @@ export class MeteredGenerations {
     if (trace !== undefined) streamOptions.requestTrace = trace;
     // Switchyard enforces the cap itself: an upstream that ignores it is cut, never charged past it. The
     // cap and the meter run as stages of the service's own loop (core/batched.ts), not as layers.
-    const cap = new OutputCap(request.maxOutputTokens ?? model.maxOutputTokens, countTextTokens, { inputTokens: promptTokens });
-    const parts = await admission.start(
-      async (meter) => {
-        const stages: BatchStage<StreamPart>[] = [cap, meter];
-        if (trace !== undefined) stages.push(new GenerationTraceStage(trace));
-        if (recorder !== undefined) {
-          recorder.promptTokens = promptTokens;
-          stages.push(recorder);
-        }
-        streamOptions.stages = stages;
-        const stream = await generation.streamResolved(resolved, request, streamOptions);
-        warnings = stream.warnings;
-        deployment = stream.deployment;
-        ledger.deployment = deployment;
-        return stream;
-      },
-      ledger,
-      promptTokens,
-    );
-    return { parts, model, promptTokens, admission, warnings, deployment };
+    const cap = new OutputCap(upstreamRequest.maxOutputTokens ?? model.maxOutputTokens, countTextTokens, { inputTokens: promptTokens });
+    // The stages, in order: the cap, the meter (settles the admission when the stream is over), the trace, the cache recorder.
+    const stages: BatchStage<StreamPart>[] = [cap, admission.meter(ledger, promptTokens)];
+    if (trace !== undefined) stages.push(new GenerationTraceStage(trace));
+    if (recorder !== undefined) {
+      recorder.promptTokens = promptTokens;
+      stages.push(recorder);
+    }
+    streamOptions.stages = stages;
+    let stream: GenerationStream;
+    try {
+      stream = await generation.streamResolved(resolved, upstreamRequest, streamOptions);
+    } catch (error) {
+      // Nothing was used: the reservation is released and the failure recorded, then the caller gets the error.
+      await admission.settleFailedStart(error, ledger);
+      throw error;
+    }
+    // The meter settles later, from the stream's end: the ledger row names the deployment that answered.
+    ledger.deployment = stream.deployment;
+    return { parts: stream, model, promptTokens, admission, warnings: stream.warnings, deployment: stream.deployment };
   }
 
   /**
@@ -171,16 +180,16 @@ export class MeteredGenerations {
    * but the prompt and some output still do, the answer is capped to what is left (it may end with
    * finish reason `length`) instead of refused: otherwise a 10,000-token monthly plan would refuse
    * default requests after a few thousand tokens. A maximum the client named is never lowered.
+   * Returns the admission and, when it capped the answer, the cap (the request itself is not touched).
    */
   private async admitWithinBudget(
     caller: Caller,
-    request: GenerationRequest,
+    named: number | undefined,
     promptTokens: number,
     defaultMaxOutputTokens: number,
     pricing: PriceCard,
-  ): Promise<Admission> {
+  ): Promise<{ admission: Admission; cappedMaxOutputTokens?: number }> {
     const { metering } = this.dependencies;
-    const named = request.maxOutputTokens;
     // Budgets reserve the worst case: the counted prompt at its dearest input price plus the output cap at the output price.
     const admitOptions = (maxOutputTokens: number) => ({
       batch: caller.batch,
@@ -189,12 +198,12 @@ export class MeteredGenerations {
     });
     const maxOutput = named ?? defaultMaxOutputTokens;
     try {
-      return await metering.admit(caller.auth, promptTokens + maxOutput, admitOptions(maxOutput));
+      return { admission: await metering.admit(caller.auth, promptTokens + maxOutput, admitOptions(maxOutput)) };
     } catch (error) {
       const remaining = isServiceError(error) && TOKEN_LIMIT_CODES.has(error.code) ? error.details?.['remaining'] : undefined;
       if (named !== undefined || typeof remaining !== 'number' || remaining <= promptTokens) throw error;
-      request.maxOutputTokens = remaining - promptTokens;
-      return metering.admit(caller.auth, remaining, admitOptions(remaining - promptTokens));
+      const cappedMaxOutputTokens = remaining - promptTokens;
+      return { admission: await metering.admit(caller.auth, remaining, admitOptions(cappedMaxOutputTokens)), cappedMaxOutputTokens };
     }
   }
 }

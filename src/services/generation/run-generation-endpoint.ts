@@ -6,7 +6,7 @@
  */
 import type { Capability, ModelConfig, Permission } from '../../config/index.ts';
 import { assembleResult } from '../../core/assemble-result.ts';
-import type { DecodedGeneration, DecodeOptions, GenerationFormat, StartedGeneration } from '../../core/generation-format.ts';
+import type { DecodedGeneration, GenerationFormat, StartedGeneration } from '../../core/generation-format.ts';
 import type { GenerationWarning } from '../../core/generation.ts';
 import { invalidParameter } from '../../core/service-error.ts';
 import type { EventsAnswer, JsonAnswer } from '../answer.ts';
@@ -57,11 +57,10 @@ export async function runGenerationEndpoint<Context>(
   caller: Caller,
   body: unknown,
   generations: MeteredGenerations,
-  settings: DecodeOptions,
   options: { allowStream?: boolean } = {},
 ): Promise<GenerationAnswer> {
   const { format } = endpoint;
-  const decoded = format.decode(body, settings);
+  const decoded = format.decode(body, generations.decodeOptions);
   if (decoded.stream && options.allowStream === false)
     throw invalidParameter('stream', "Invalid 'stream': batch requests cannot stream; leave 'stream' out or set it to false.");
   // Objects here are built field by field: spreads of conditional parts take V8's slow path, and this

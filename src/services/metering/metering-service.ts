@@ -8,7 +8,7 @@ import type { AuthContext } from '../caller-identity.ts';
 import { effectiveTiers, type Config } from '../../config/index.ts';
 import { countTextTokens } from '../../core/count-tokens.ts';
 import { isServiceError } from '../../core/service-error.ts';
-import type { Batched, BatchStage } from '../../core/batched.ts';
+import type { BatchStage } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { answeredUsage, emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
 import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitStore, type Reservation } from '../../limits/limit-store.ts';
@@ -172,22 +172,20 @@ export class Admission {
   }
 
   /**
-   * Starts a generation and meters it. `begin` receives the meter (a stage, core/batched.ts) and must
-   * run it over the stream it returns: the generation service runs it in its own loop. If starting
-   * fails (upstream refused, model unavailable) the admission is settled with nothing used and the
-   * failure recorded, then the error is rethrown.
+   * The meter of a generation: a stage (core/batched.ts) for the caller to run over the generation's
+   * stream (the generation service runs it in its own loop). It settles this admission once the stream
+   * is over, with the reported usage or, when the stream did not finish, with what was produced.
    */
-  async start(
-    begin: (meter: BatchStage<StreamPart>) => Promise<Batched<StreamPart>>,
-    ledgerContext: LedgerContext,
-    promptTokens: number,
-  ): Promise<Batched<StreamPart>> {
-    try {
-      return await begin(new UsageMeter(this, ledgerContext, promptTokens));
-    } catch (error) {
-      await this.settle(undefined, ledgerContext, isServiceError(error) ? error.status : 500);
-      throw error;
-    }
+  meter(ledgerContext: LedgerContext, promptTokens: number): BatchStage<StreamPart> {
+    return new UsageMeter(this, ledgerContext, promptTokens);
+  }
+
+  /**
+   * The generation could not start (upstream refused, model unavailable): settles with nothing used
+   * and records the failure with its status (500 for anything that is not a ServiceError).
+   */
+  settleFailedStart(error: unknown, ledgerContext: LedgerContext): Promise<void> {
+    return this.settle(undefined, ledgerContext, isServiceError(error) ? error.status : 500);
   }
 }
 

@@ -9,7 +9,7 @@
  * is answered exactly like an unknown one.
  */
 import { invalidParameter, notFound } from '../../core/service-error.ts';
-import type { StoredResponseRecord, StoredResponsesRepository } from '../../db/repositories/stored-responses-repository.ts';
+import type { StoredResponseRecord, StoredResponseRecords } from './stored-response-records.ts';
 
 /** What the store needs of a conversation item (formats/openai-responses `ResponseItem` is one). */
 export interface StorableItem {
@@ -58,7 +58,7 @@ export interface SaveResponseInput<Item extends StorableItem, Response extends S
 
 export class StoredResponses<Item extends StorableItem, Response extends StorableResponse<Item>> {
   constructor(
-    private readonly repository: StoredResponsesRepository,
+    private readonly repository: StoredResponseRecords,
     /** Milliseconds since epoch (injected in tests). */
     private readonly now: () => number = Date.now,
   ) {}

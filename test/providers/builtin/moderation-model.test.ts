@@ -14,7 +14,7 @@ import {
   assertInputsAllowed,
   generationInputs,
   moderateText,
-} from '../../../src/services/moderation/input-moderation.ts';
+} from '../../../src/services/generation/input-moderation.ts';
 
 const encoder = createSentenceEncoder();
 const model = createBuiltinModerationModel(encoder);

@@ -1,7 +1,7 @@
 /**
  * The built-in `ModerationModel` (`ModerationClassifier`: lexicon + few-shot classifier on the sentence
  * encoder). The pre-check on generation inputs that uses any ModerationModel lives in
- * services/moderation/input-moderation.ts.
+ * services/generation/input-moderation.ts.
  */
 import type { ModerationModel, ModerationVerdict, CallOptions } from '../../../core/language-model.ts';
 import { leaseSharedSentenceEncoder } from '../embedding/embedding-sentence-encoder.ts';

@@ -1,7 +1,7 @@
-/** What the dashboard's accounts (owner-accounts.ts) take and give: options, sign-in requests, sessions. */
-import type { OwnerRecord, SessionRecord } from '../db/repositories/owners-repository.ts';
+/** What the dashboard's accounts (dashboard-accounts.ts) take and give: options, sign-in requests, sessions. */
+import type { AccountRecord, SessionRecord } from '../db/repositories/owners-repository.ts';
 
-export interface OwnerAccountsOptions {
+export interface DashboardAccountsOptions {
   /** Session lifetime without use; default 2 hours. */
   idleTimeoutMs?: number;
   /** Session lifetime from sign-in, however it is used; default 24 hours. */
@@ -42,16 +42,16 @@ export interface SignedIn {
   /** The cookie value (shown once to the browser, stored only as a hash). */
   token: string;
   session: SessionRecord;
-  owner: OwnerRecord;
+  owner: AccountRecord;
 }
 
 /** A link set the password of an account with TOTP on: no session yet, the person signs in with their code. */
 export interface PasswordSet {
   secondFactorRequired: true;
-  owner: OwnerRecord;
+  owner: AccountRecord;
 }
 
 export interface ResolvedSession {
   session: SessionRecord;
-  owner: OwnerRecord;
+  owner: AccountRecord;
 }

@@ -9,29 +9,29 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { invalidParameter, missingParameter } from '../core/service-error.ts';
 import { randomAlphanumeric } from '../core/ids.ts';
-import type { OwnerRecord, OwnerRole, OwnersRepository, SessionRecord } from '../db/repositories/owners-repository.ts';
+import type { AccountRecord, AccountRole, OwnersRepository, SessionRecord } from '../db/repositories/owners-repository.ts';
 import { authError } from './authenticator.ts';
 import { requirePlainEmailAddress } from './email-address.ts';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { SecondFactor, type TotpEnrolment } from './second-factor.ts';
 import { SignInThrottle, type Reservation } from './sign-in-throttle.ts';
 import type {
-  OwnerAccountsOptions,
+  DashboardAccountsOptions,
   PasswordSet,
   Reauthentication,
   ResolvedSession,
   SignedIn,
   SignInRequest,
-} from './owner-account-types.ts';
+} from './dashboard-account-types.ts';
 
 export type {
-  OwnerAccountsOptions,
+  DashboardAccountsOptions,
   PasswordSet,
   Reauthentication,
   ResolvedSession,
   SignedIn,
   SignInRequest,
-} from './owner-account-types.ts';
+} from './dashboard-account-types.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -44,7 +44,7 @@ function sha256(text: string): string {
 /** Organization ids follow the key service's rule. */
 const ORGANIZATION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
-export class OwnerAccounts {
+export class DashboardAccounts {
   private readonly idleTimeoutMs: number;
   private readonly absoluteTimeoutMs: number;
   private readonly linkLifetimeMs: number;
@@ -55,7 +55,7 @@ export class OwnerAccounts {
 
   constructor(
     private readonly repository: OwnersRepository,
-    options: OwnerAccountsOptions = {},
+    options: DashboardAccountsOptions = {},
   ) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? 2 * HOUR;
     this.absoluteTimeoutMs = options.absoluteTimeoutMs ?? 24 * HOUR;
@@ -81,10 +81,10 @@ export class OwnerAccounts {
   async createOwner(request: {
     organization: string;
     email: string;
-    role?: OwnerRole;
+    role?: AccountRole;
     password?: string;
     allowedTiers?: string[];
-  }): Promise<{ owner: OwnerRecord; linkToken: string | undefined }> {
+  }): Promise<{ owner: AccountRecord; linkToken: string | undefined }> {
     if (!ORGANIZATION_PATTERN.test(request.organization)) {
       throw invalidParameter('organization', 'Organization ids use letters, digits, dot, dash and underscore (at most 100 characters).');
     }
@@ -123,7 +123,7 @@ export class OwnerAccounts {
   /** The accounts' clock (the people service reads links' expiry with the same one). */
   readonly time = (): number => this.now();
 
-  findOwnerByEmail(email: string): Promise<OwnerRecord | undefined> {
+  findOwnerByEmail(email: string): Promise<AccountRecord | undefined> {
     return this.repository.findOwnerByEmail(email.trim().toLowerCase());
   }
 
@@ -194,13 +194,13 @@ export class OwnerAccounts {
    * the same session as a password sign-in (cookie, CSRF, idle and absolute expiry), audited as
    * `sign_in.succeeded` with `via` (e.g. `sso:okta`) as its target.
    */
-  async signInVerified(owner: OwnerRecord, client: { address: string; userAgent: string | null }, via: string): Promise<SignedIn> {
+  async signInVerified(owner: AccountRecord, client: { address: string; userAgent: string | null }, via: string): Promise<SignedIn> {
     await this.audit(owner, 'sign_in.succeeded', via, client.address);
     return this.openSession(owner, client);
   }
 
   /** The id of the unrevoked, unexpired session of `owner` behind a cookie value, if it is one. */
-  private async validSessionOf(owner: OwnerRecord, token: string | undefined): Promise<string | undefined> {
+  private async validSessionOf(owner: AccountRecord, token: string | undefined): Promise<string | undefined> {
     if (token === undefined || !/^[A-Za-z0-9]{43}$/.test(token)) return undefined;
     const session = await this.repository.findSessionByTokenHash(sha256(token));
     const now = this.now();
@@ -209,7 +209,7 @@ export class OwnerAccounts {
   }
 
   /** Failed sign-ins are one audit row per account and throttle window, so a flood cannot push real entries out. */
-  private auditFailedSignIn(owner: OwnerRecord, address: string, action = 'sign_in.failed'): Promise<void> {
+  private auditFailedSignIn(owner: AccountRecord, address: string, action = 'sign_in.failed'): Promise<void> {
     const now = this.now();
     return this.repository.appendAggregatedAudit(
       { organizationId: owner.organizationId, actor: owner.email, action, target: null, address, createdAt: now },
@@ -217,7 +217,7 @@ export class OwnerAccounts {
     );
   }
 
-  private async openSession(owner: OwnerRecord, client: { address: string; userAgent: string | null }): Promise<SignedIn> {
+  private async openSession(owner: AccountRecord, client: { address: string; userAgent: string | null }): Promise<SignedIn> {
     const token = randomAlphanumeric(43);
     const now = this.now();
     const session: SessionRecord = {
@@ -286,7 +286,7 @@ export class OwnerAccounts {
    * Starts TOTP enrolment: a new server-made secret, its otpauth:// URI and QR code, pending until
    * `enableTotp` confirms a code and the password (so a session holder cannot enrol their own app).
    */
-  totpEnrolment(owner: OwnerRecord): Promise<TotpEnrolment> {
+  totpEnrolment(owner: AccountRecord): Promise<TotpEnrolment> {
     return this.secondFactor.enrol(owner);
   }
 
@@ -295,7 +295,7 @@ export class OwnerAccounts {
    * is them (the current password). Ends the owner's other sessions; returns the recovery codes, shown once.
    */
   async enableTotp(
-    owner: OwnerRecord,
+    owner: AccountRecord,
     code: string,
     proof: Reauthentication,
     client: { sessionId: string; address: string },
@@ -308,7 +308,7 @@ export class OwnerAccounts {
   }
 
   /** Turns TOTP off with the current password or a current code; ends the owner's other sessions. */
-  async disableTotp(owner: OwnerRecord, proof: Reauthentication, client: { sessionId: string; address: string }): Promise<void> {
+  async disableTotp(owner: AccountRecord, proof: Reauthentication, client: { sessionId: string; address: string }): Promise<void> {
     await this.reauthenticate(owner, proof, client.address);
     await this.secondFactor.disable(owner);
     await this.repository.revokeSessions(owner.id, this.now(), { except: client.sessionId });
@@ -321,7 +321,7 @@ export class OwnerAccounts {
    * (429 past the account's limit) and every failure audited (`reauthentication.failed`). Used before
    * the second factor changes, a password change and an operator minting someone's set-password link.
    */
-  async reauthenticate(owner: OwnerRecord, proof: Reauthentication, address: string, passwordParam = 'password'): Promise<void> {
+  async reauthenticate(owner: AccountRecord, proof: Reauthentication, address: string, passwordParam = 'password'): Promise<void> {
     const password = proof.password ?? '';
     const code = proof.code ?? '';
     if (password === '' && (code === '' || owner.totpSecret === null))
@@ -346,7 +346,7 @@ export class OwnerAccounts {
 
   /** Appends to the organization's audit log. */
   audit(
-    actor: OwnerRecord | { organizationId: string; email: string },
+    actor: AccountRecord | { organizationId: string; email: string },
     action: string,
     target: string | null,
     address: string | null,
