@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { Migrator, sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { createMigrations } from '../../src/db/migrations/index.ts';
-import { InvitationsRepository } from '../../src/db/repositories/invitations-repository.ts';
+import type { InvitationsRepository } from '../../src/db/repositories/invitations-repository.ts';
 import { OwnersRepository } from '../../src/db/repositories/owners-repository.ts';
 import { createTestDatabase, storageBackends, type TestDatabase } from '../support/databases.ts';
 
