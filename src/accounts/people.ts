@@ -67,6 +67,7 @@ export class PeopleService {
       email: invitation.email,
       role: invitation.role,
       passwordSet: false,
+      invitation: true,
       totpEnabled: false,
       createdAt: invitation.createdAt,
       lastSeenAt: null,

@@ -156,9 +156,9 @@ for (const smtp of [true, false]) {
           link: smtp ? null : '/dashboard/set-password#token=<token>',
         },
       );
-      const [, , listed] = fresh[1] as [string, number, { role: string; password_set: boolean; you: boolean }[]];
+      const [, , listed] = fresh[1] as [string, number, { role: string; password_set: boolean; invitation: boolean; you: boolean }[]];
       assert.equal(listed.length, 1, 'the pending invitation is in the People list');
-      assert.deepEqual([listed[0]!.role, listed[0]!.password_set, listed[0]!.you], ['member', false, false]);
+      assert.deepEqual([listed[0]!.role, listed[0]!.password_set, listed[0]!.invitation, listed[0]!.you], ['member', false, true, false]);
       assert.equal((fresh[4] as [string, number])[1], 200, 'role change');
       assert.equal((fresh[6] as [string, number])[1], 200, 'revoke');
       assert.deepEqual((fresh[7] as [string, number, unknown[]])[2], [], 'revoked: no longer listed');

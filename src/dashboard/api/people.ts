@@ -1,7 +1,8 @@
 /**
  * The organization itself and its people, for its owners and members: the organization's status and
  * plan (people of a suspended organization see a banner), its people and pending invitations,
- * invitations by email (re-sent or revoked by id), role changes and removal (owners only; a removed person's sessions end at once).
+ * invitations by email (re-sent or revoked by id), role changes and removal (owners only; a removed
+ * person's sessions end at once).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
@@ -41,6 +42,7 @@ export const peopleApi: FastifyPluginAsync<WithOperator> = async (app, { operato
         role: person.role,
         you: person.id === me.id,
         password_set: person.passwordSet,
+        invitation: person.invitation,
         totp_enabled: person.totpEnabled,
         created_at: person.createdAt,
         last_seen_at: person.lastSeenAt,
