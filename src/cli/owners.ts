@@ -109,7 +109,7 @@ async function managePeople(
       if (parsed.flags['json'] === true) return print(JSON.stringify(list));
       for (const person of list)
         print(
-          `${person.email}  ${person.role}  ${person.passwordSet ? 'password set' : 'no password yet'}  ${person.totpEnabled ? 'TOTP on' : 'TOTP off'}  last seen ${person.lastSeenAt === null ? '-' : new Date(person.lastSeenAt).toISOString()}`,
+          `${person.email}  ${person.role}  ${person.passwordSet ? 'password set' : person.invitation ? 'invited' : 'no password yet'}  ${person.totpEnabled ? 'TOTP on' : 'TOTP off'}  last seen ${person.lastSeenAt === null ? '-' : new Date(person.lastSeenAt).toISOString()}`,
         );
       if (list.length === 0) print(`No people in ${organization}.`);
       return;
