@@ -4,11 +4,14 @@
 // the expiry voids the older link; two organizations may invite one address and the first accepted
 // voids the other (also when both are accepted at the same moment); and migration 0230 moves an older
 // version's pending invitation (a password-less account) with its id and live link, leaving operators,
-// single sign-on accounts and accounts with a password where they are.
+// single sign-on accounts and accounts with a password where they are. Retention deletes closed
+// invitations past their age and keeps pending ones.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Migrator, sql } from 'kysely';
+import { pino } from 'pino';
+import { AccountsRetention } from '../../src/accounts/accounts-retention.ts';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { createMigrations } from '../../src/db/migrations/index.ts';
 import type { InvitationsRepository } from '../../src/db/repositories/invitations-repository.ts';
@@ -121,6 +124,25 @@ for (const backend of storageBackends()) {
       assert.equal(
         account?.id,
         results.find((result) => result !== undefined),
+      );
+    });
+
+    test('retention deletes closed invitations past their age, never a pending one', async () => {
+      await invite('own_old_pending', 'org-b', 'old-pending@x.test', 'tok-6a', NOW + 1);
+      await invite('own_old_revoked', 'org-b', 'old-revoked@x.test', 'tok-6b');
+      await invitations.revoke('own_old_revoked', NOW);
+      const retention = new AccountsRetention(owners, pino({ level: 'silent' }), { now: () => NOW + 31 * DAY, batchSize: 1 });
+      const result = await retention.pruneOnce();
+      assert.ok(result.invitations >= 1, JSON.stringify(result));
+      const left = await database.db.selectFrom('invitations').select(['id', 'state']).execute();
+      assert.ok(!left.some((row) => row.id === 'own_old_revoked'));
+      assert.ok(
+        left.some((row) => row.id === 'own_old_pending'),
+        'a pending invitation stays (it can be sent again)',
+      );
+      assert.ok(
+        left.every((row) => row.state === 'pending'),
+        JSON.stringify(left),
       );
     });
 

@@ -134,6 +134,17 @@ export class InvitationsRepository {
       .execute();
   }
 
+  /** Deletes at most `batchSize` invitations accepted, revoked or voided before `beforeMs`; returns how many. */
+  async deleteClosedBefore(beforeMs: number, batchSize: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('invitations')
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('invitations').select('id').where('state', '<>', 'pending').where('updated_at', '<', beforeMs).limit(batchSize),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   /**
    * Uses an invitation's link, in one transaction: takes the pending, unexpired invitation (atomically:
    * a second use finds none), makes its account (the invitation's id, organization, email and role, no
