@@ -116,12 +116,8 @@ export class PeopleService {
     const invitations = this.options.owners.invitations;
     const { token, tokenHash, expiresAt } = this.options.accounts.newInvitationLink();
     const fields = { role, invitedBy, tokenHash, expiresAt, now: this.now() };
-    const pending = await invitations.findPendingByEmail(organizationId, address);
     // One live link per invitation: renewing replaces the stored hash, so the older link stops working.
-    const person =
-      pending !== undefined && (await invitations.renew(pending.id, fields))
-        ? { ...pending, role }
-        : await invitations.create({ id: `own_${randomAlphanumeric(16)}`, organizationId, email: address, ...fields });
+    const person = await invitations.open({ id: `own_${randomAlphanumeric(16)}`, organizationId, email: address, ...fields });
     const link = setPasswordLink(baseUrl, token);
     // The row is written before the mail: a failed mail leaves an invitation that can be sent again.
     const delivery = existing === undefined ? await this.mailInvitation(person, invitedBy, link) : await this.mailElsewhere(person);

@@ -1,7 +1,8 @@
 // Invitations' storage on every backend (SQLite; Postgres with TEST_DATABASE_URL), issue 40 item 4
 // bullet 2: an invitation is a row of its own whatever its address is; its link makes the account
 // only when used, once, and never for an address that has an account; a newer link, a revocation or
-// the expiry voids the older link; two organizations may invite one address and the first accepted
+// the expiry voids the older link; an organization has one pending invitation per address (racing
+// invitations renew one row); two organizations may invite one address and the first accepted
 // voids the other (also when both are accepted at the same moment); and migration 0230 moves an older
 // version's pending invitation (a password-less account) with its id and live link, leaving operators,
 // single sign-on accounts and accounts with a password where they are. Retention deletes closed
@@ -95,6 +96,31 @@ for (const backend of storageBackends()) {
       assert.equal(await invitations.accept(hash('tok-2b'), NOW + 2), undefined);
       assert.equal(await invitations.findPendingByEmail('org-a', 'renew@x.test'), undefined);
       assert.equal(await owners.findOwnerByEmail('renew@x.test'), undefined);
+    });
+
+    test('one pending invitation per organization and address: opening it again (also racing) renews the row', async () => {
+      const open = (id: string, token: string) =>
+        invitations.open({
+          id,
+          organizationId: 'org-a',
+          email: 'once@x.test',
+          role: 'member',
+          invitedBy: null,
+          tokenHash: hash(token),
+          expiresAt: NOW + DAY,
+          now: NOW,
+        });
+      const opened = await Promise.all([open('own_once1', 'tok-7a'), open('own_once2', 'tok-7b'), open('own_once3', 'tok-7c')]);
+      const rows = (await invitations.listPending('org-a')).filter((row) => row.email === 'once@x.test');
+      assert.equal(rows.length, 1, JSON.stringify(rows));
+      assert.ok(
+        opened.every((row) => row.id === rows[0]!.id),
+        JSON.stringify(opened),
+      );
+      const again = await open('own_once4', 'tok-7d');
+      assert.equal(again.id, rows[0]!.id);
+      for (const token of ['tok-7a', 'tok-7b', 'tok-7c']) assert.equal(await invitations.accept(hash(token), NOW + 1), undefined, token);
+      assert.equal(await invitations.accept(hash('tok-7d'), NOW + 1), rows[0]!.id, 'only the newest link works');
     });
 
     test('an address with an account elsewhere: the link does nothing and the invitation stays as it was', async () => {

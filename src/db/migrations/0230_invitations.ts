@@ -26,6 +26,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('invitations_organization').on('invitations').columns(['organization_id', 'state']).execute();
   await db.schema.createIndex('invitations_email').on('invitations').columns(['email', 'state']).execute();
+  // One pending invitation per organization and address (inviting it again renews that row).
+  await db.schema
+    .createIndex('invitations_pending_address')
+    .on('invitations')
+    .columns(['organization_id', 'email'])
+    .unique()
+    .where(sql<boolean>`state = 'pending'`)
+    .execute();
 
   // The pending invitations of older versions, moved with their id, live link and expiry.
   await sql`

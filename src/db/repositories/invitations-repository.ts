@@ -43,7 +43,11 @@ export interface InvitationLink {
 }
 
 export class InvitationsRepository {
-  constructor(private readonly db: Kysely<DatabaseSchema>) {}
+  constructor(
+    private readonly db: Kysely<DatabaseSchema>,
+    /** On Postgres an acceptance locks the address's pending invitations first (SQLite runs one transaction at a time). */
+    private readonly postgres = false,
+  ) {}
 
   async create(invitation: { id: string; organizationId: string; email: string } & InvitationLink): Promise<InvitationRecord> {
     await this.db
@@ -71,6 +75,24 @@ export class InvitationsRepository {
       expiresAt: invitation.expiresAt,
       state: 'pending',
     };
+  }
+
+  /**
+   * The organization's pending invitation to the address with a new link (and role), or a new one with
+   * `invitation.id` when it has none. One pending invitation per organization and address (a partial
+   * unique index): of two racing to create it, the second renews the first's row.
+   */
+  async open(invitation: { id: string; organizationId: string; email: string } & InvitationLink): Promise<InvitationRecord> {
+    for (let attempt = 0; ; attempt++) {
+      const pending = await this.findPendingByEmail(invitation.organizationId, invitation.email);
+      if (pending !== undefined && (await this.renew(pending.id, invitation)))
+        return { ...pending, role: invitation.role, expiresAt: invitation.expiresAt };
+      try {
+        return await this.create(invitation);
+      } catch (error) {
+        if (attempt > 0 || !isUniqueViolation(error)) throw error;
+      }
+    }
   }
 
   /** The organization's pending invitation to `email` (expired links included: it can be sent again). */
@@ -155,6 +177,19 @@ export class InvitationsRepository {
   async accept(tokenHash: string, now: number): Promise<string | undefined> {
     try {
       return await this.db.transaction().execute(async (transaction) => {
+        const target = await transaction.selectFrom('invitations').select('email').where('token_hash', '=', tokenHash).executeTakeFirst();
+        if (target === undefined) return undefined;
+        // Every acceptance of the address locks its pending invitations in one order before writing, so
+        // two accepted at once wait for each other instead of deadlocking (the second then finds its own voided).
+        if (this.postgres)
+          await transaction
+            .selectFrom('invitations')
+            .select('id')
+            .where('email', '=', target.email)
+            .where('state', '=', 'pending')
+            .orderBy('id')
+            .forUpdate()
+            .execute();
         const taken = await transaction
           .updateTable('invitations')
           .set({ state: 'accepted', token_hash: null, updated_at: now })

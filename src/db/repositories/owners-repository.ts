@@ -92,7 +92,7 @@ export class OwnersRepository {
   ) {
     this.attempts = new SignInAttemptsRepository(db, dialect === 'postgres');
     this.secondFactor = new SecondFactorRepository(db);
-    this.invitations = new InvitationsRepository(db);
+    this.invitations = new InvitationsRepository(db, dialect === 'postgres');
   }
 
   /** Creates the organization if needed (with `allowedTiers` when given), then the owner. */
