@@ -71,7 +71,7 @@ export async function ownersCommand(
     });
     await accounts.audit({ organizationId: owner.organizationId, email: 'operator' }, 'owner.created', owner.email, null);
     // A new organization's plan: the highest of `--tiers` (else the default tier); keys are bounded by it.
-    const services = createAccountServices(config, database.db, { info: () => undefined, error: () => undefined });
+    const services = createAccountServices(config, database.db, { info: () => undefined, error: () => undefined }, database.dialect);
     await services.organizations.backfillPlans();
     services.mailer.close();
     print(`Created ${owner.role} ${owner.email} of organization ${owner.organizationId}.`);
