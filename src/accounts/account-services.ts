@@ -34,7 +34,13 @@ export function planLimitsOf(config: Config): (record: ApiKeyRecord) => KeyPlanL
   };
 }
 
-export function createAccountServices(config: Config, db: Kysely<DatabaseSchema>, log: MailLog): AccountServices {
+/** `dialect`: on Postgres the invitation limits reserve their count behind an advisory lock (sign-in-attempts-repository.ts). */
+export function createAccountServices(
+  config: Config,
+  db: Kysely<DatabaseSchema>,
+  log: MailLog,
+  dialect: 'sqlite' | 'postgres' = 'sqlite',
+): AccountServices {
   const operatorAudit = new OperatorAuditRepository(db);
   const organizations = new OrganizationService(config, new OrganizationsRepository(db), operatorAudit);
   const mailer = createMailer(config.smtp, log);
@@ -45,7 +51,7 @@ export function createAccountServices(config: Config, db: Kysely<DatabaseSchema>
     people: (accounts) =>
       new PeopleService({
         accounts,
-        owners: new OwnersRepository(db),
+        owners: new OwnersRepository(db, dialect),
         people: new PeopleRepository(db),
         mailer,
         limits: config.invitations,

@@ -1,9 +1,10 @@
 /**
  * Retention of the dashboard's bookkeeping: a timer on every instance deletes sign-in attempts, audit
- * entries and long-expired sessions past their age, in bounded batches (so one run never holds a long
+ * entries, long-expired sessions and closed invitations past their age, in bounded batches (so one run never holds a long
  * lock or a long transaction, and instances pruning at once only share the work). Defaults: attempts
  * 7 days (the throttle needs 15 minutes), audit entries 365 days, sessions 30 days past their absolute
- * expiry (a session opened within the known-device window, 30 days, marks its address as known).
+ * expiry (a session opened within the known-device window, 30 days, marks its address as known),
+ * invitations 30 days after they were accepted, revoked or voided (pending ones stay: they can be sent again).
  */
 import type { Logger } from 'pino';
 import type { OwnersRepository } from '../db/repositories/owners-repository.ts';
@@ -17,6 +18,8 @@ export interface AccountsRetentionOptions {
   auditMs: number;
   /** Sessions whose absolute expiry is older than this are deleted, milliseconds; default 30 days. */
   expiredSessionsMs: number;
+  /** Invitations accepted, revoked or voided longer ago than this are deleted, milliseconds; default 30 days. */
+  closedInvitationsMs: number;
   /** How often the timer runs, milliseconds; default 1 hour. */
   intervalMs: number;
   /** Rows one delete statement removes at most; default 1,000. */
@@ -30,6 +33,7 @@ export const DEFAULT_ACCOUNTS_RETENTION: AccountsRetentionOptions = Object.freez
   signInAttemptsMs: 7 * DAY,
   auditMs: 365 * DAY,
   expiredSessionsMs: 30 * DAY,
+  closedInvitationsMs: 30 * DAY,
   intervalMs: 3_600_000,
   batchSize: 1_000,
   maxBatchesPerRun: 50,
@@ -40,6 +44,7 @@ export interface PruneResult {
   signInAttempts: number;
   auditEntries: number;
   sessions: number;
+  invitations: number;
 }
 
 export class AccountsRetention {
@@ -71,7 +76,7 @@ export class AccountsRetention {
     await this.running?.catch(() => undefined);
   }
 
-  /** One pass over the three tables (a run already in progress is joined, not doubled). */
+  /** One pass over the four tables (a run already in progress is joined, not doubled). */
   pruneOnce(): Promise<PruneResult> {
     this.running ??= this.prune().finally(() => (this.running = undefined));
     return this.running;
@@ -83,8 +88,11 @@ export class AccountsRetention {
       signInAttempts: await this.inBatches((size) => this.repository.attempts.deleteOlderThan(now - this.options.signInAttemptsMs, size)),
       auditEntries: await this.inBatches((size) => this.repository.deleteAuditOlderThan(now - this.options.auditMs, size)),
       sessions: await this.inBatches((size) => this.repository.deleteSessionsExpiredBefore(now - this.options.expiredSessionsMs, size)),
+      invitations: await this.inBatches((size) =>
+        this.repository.invitations.deleteClosedBefore(now - this.options.closedInvitationsMs, size),
+      ),
     };
-    if (result.signInAttempts + result.auditEntries + result.sessions > 0)
+    if (result.signInAttempts + result.auditEntries + result.sessions + result.invitations > 0)
       this.logger.info(result, 'dashboard retention: old rows deleted');
     return result;
   }

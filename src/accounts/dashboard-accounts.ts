@@ -120,6 +120,12 @@ export class DashboardAccounts {
     return token;
   }
 
+  /** A new invitation link: its token, the hash its invitation row keeps and its expiry (the same lifetime as every link). */
+  newInvitationLink(): { token: string; tokenHash: string; expiresAt: number } {
+    const token = randomAlphanumeric(43);
+    return { token, tokenHash: sha256(token), expiresAt: this.now() + this.linkLifetimeMs };
+  }
+
   /** The accounts' clock (the people service reads links' expiry with the same one). */
   readonly time = (): number => this.now();
 
@@ -139,7 +145,10 @@ export class DashboardAccounts {
   ): Promise<SignedIn | PasswordSet> {
     const problem = passwordProblem(password);
     if (problem !== undefined) throw invalidParameter('password', problem);
-    const ownerId = await this.repository.consumeLink(sha256(token), this.now());
+    const tokenHash = sha256(token);
+    // An account's own link, or an invitation's: using that makes the account (and voids the address's other invitations).
+    const ownerId =
+      (await this.repository.consumeLink(tokenHash, this.now())) ?? (await this.repository.invitations.accept(tokenHash, this.now()));
     if (ownerId === undefined)
       throw authError('invalid_token', 'This sign-in link is unknown, already used or expired. Ask the operator for a new one.');
     const owner = await this.repository.findOwnerById(ownerId);

@@ -1,6 +1,7 @@
 /**
  * People in an organization and the operators themselves: owners invite members by email (owner or
- * read-only), change roles and remove people (their sessions end at once); everyone changes their own
+ * read-only; invitations are rows of their own until accepted, invitations-repository.ts), re-send or
+ * revoke invitations, change roles and remove people (their sessions end at once); everyone changes their own
  * password with the current one; the operator issues a new set-password link for anyone. Invitations
  * and links are mailed (mailer.ts). Sign-in, sessions, TOTP and CSRF stay in dashboard-accounts.ts.
  */
@@ -32,8 +33,16 @@ export interface PeopleServiceOptions {
   now?: () => number;
 }
 
+/** Whom a link is for: an account, or an invitation. */
+export interface Invitee {
+  id: string;
+  organizationId: string;
+  email: string;
+  role: AccountRole;
+}
+
 export interface IssuedLink {
-  person: AccountRecord;
+  person: Invitee;
   link: string;
   /** `sent` by SMTP, or `logged` without SMTP. */
   delivery: 'sent' | 'logged';
@@ -46,8 +55,24 @@ export class PeopleService {
     this.now = options.now ?? Date.now;
   }
 
-  list(organizationId: string): Promise<PersonRecord[]> {
-    return this.options.people.list(organizationId);
+  /** The organization's people: its accounts and its pending invitations (one row each, alike whatever the address), by email. */
+  async list(organizationId: string): Promise<PersonRecord[]> {
+    const [accounts, invitations] = await Promise.all([
+      this.options.people.list(organizationId),
+      this.options.owners.invitations.listPending(organizationId),
+    ]);
+    const pending = invitations.map((invitation): PersonRecord => ({
+      id: invitation.id,
+      organizationId: invitation.organizationId,
+      email: invitation.email,
+      role: invitation.role,
+      passwordSet: false,
+      invitation: true,
+      totpEnabled: false,
+      createdAt: invitation.createdAt,
+      lastSeenAt: null,
+    }));
+    return [...accounts, ...pending].sort((left, right) => (left.email < right.email ? -1 : left.email > right.email ? 1 : 0));
   }
 
   /** The person, only if they belong to `organizationId`; 404 otherwise. */
@@ -59,21 +84,20 @@ export class PeopleService {
   }
 
   /**
-   * Invites `email` to the organization with `role`: an account without a password and a mailed link.
-   * Bounded per organization per hour and per day (429 `too_many_invitations`, every instance counts
-   * the same rows). The answer never says whether the address has an account elsewhere (another
-   * organization, an operator): such an invitation answers like any other, and with SMTP the person is
-   * told by mail, without a link. A pending invitation whose links all expired blocks nobody: the next
-   * invitation from any organization replaces it. Inviting a pending person of the same organization
-   * again re-sends their invitation (a new link; the older ones stop working).
+   * Invites `email` to the organization with `role`: an invitation row and a mailed link; the account
+   * is made when the link is used (`DashboardAccounts.setPasswordWithLink`). Bounded per organization per
+   * hour and per day (429 `too_many_invitations`, every instance counts the same rows). Every
+   * invitation makes one row and answers alike whatever the address is: when it has an account
+   * elsewhere (another organization, an operator) the person is told by mail, without a link, and the
+   * link handed back without SMTP does nothing (an address has one account). No invitation holds an
+   * address: every organization may invite it, and the first invitation accepted voids the others.
+   * Inviting an address the organization has a pending invitation for re-sends it (a new link; the
+   * older one stops working).
    */
   async invite(organizationId: string, email: string, role: 'owner' | 'member', invitedBy: string, baseUrl: string): Promise<IssuedLink> {
     const address = requirePlainEmailAddress(email);
     await this.reserveInvitation(organizationId);
     const existing = await this.options.owners.findOwnerByEmail(address);
-    const text = (link: string): string =>
-      `${mailSafe(invitedBy)} invited you to the organization ${mailSafe(organizationId)} on Switchyard as ${role === 'owner' ? 'an owner' : 'a read-only member'}.\n\nSet your password and sign in (the link works once, for 24 hours):\n${link}\n`;
-    const subject = `You are invited to ${mailSafe(organizationId)} on Switchyard`;
     if (existing !== undefined && existing.organizationId === organizationId) {
       if (existing.passwordHash !== null)
         throw new ServiceError({
@@ -83,55 +107,75 @@ export class PeopleService {
           param: 'email',
           message: `${address} is already in this organization.`,
         });
-      // Re-sending a pending invitation: the role asked now, a new link, the older links void.
+      // An account of this organization made without a password (by the operator): a new link for it, the role asked now.
       if (existing.role !== role && existing.role !== 'operator') await this.options.people.setRole(existing.id, role);
       const person = { ...existing, role };
       const link = setPasswordLink(baseUrl, await this.options.accounts.issueLink(existing.id));
-      return { person, link, delivery: await this.mail(person, subject, text(link), link) };
+      return { person, link, delivery: await this.mailInvitation(person, invitedBy, link) };
     }
-    if (existing !== undefined && !(await this.replaceableInvitation(existing)))
-      return this.inviteElsewhere(existing, organizationId, role, baseUrl);
-    if (existing !== undefined) await this.options.people.remove(existing.id);
-    const { owner, linkToken } = await this.options.accounts.createOwner({ organization: organizationId, email: address, role });
-    const link = setPasswordLink(baseUrl, linkToken!);
-    return { person: owner, link, delivery: await this.mail(owner, subject, text(link), link) };
+    const invitations = this.options.owners.invitations;
+    const { token, tokenHash, expiresAt } = this.options.accounts.newInvitationLink();
+    const fields = { role, invitedBy, tokenHash, expiresAt, now: this.now() };
+    // One live link per invitation: renewing replaces the stored hash, so the older link stops working.
+    const person = await invitations.open({ id: `own_${randomAlphanumeric(16)}`, organizationId, email: address, ...fields });
+    const link = setPasswordLink(baseUrl, token);
+    // The row is written before the mail: a failed mail leaves an invitation that can be sent again.
+    const delivery = existing === undefined ? await this.mailInvitation(person, invitedBy, link) : await this.mailElsewhere(person);
+    return { person, link, delivery };
   }
 
-  /** A pending invitation of another organization whose links all expired: it holds the address for nobody. */
-  private async replaceableInvitation(existing: AccountRecord): Promise<boolean> {
-    if (existing.role === 'operator' || existing.passwordHash !== null) return false;
-    return !(await this.options.owners.hasLiveLink(existing.id, this.now()));
+  /** Sends the pending invitation (or password-less account) `id` of the organization again, like inviting its address again. */
+  async resend(organizationId: string, id: string, invitedBy: string, baseUrl: string): Promise<IssuedLink> {
+    const invitation = await this.options.owners.invitations.findPending(organizationId, id);
+    const target = invitation ?? (await this.find(organizationId, id));
+    if (target.role === 'operator') throw invalidParameter('person', 'Operators have no organization invitation.');
+    return this.invite(organizationId, target.email, target.role, invitedBy, baseUrl);
   }
 
-  /**
-   * An invitation to an address that already has an account elsewhere: answered like any other (a new
-   * id, the same delivery), so the inviter learns nothing; with SMTP the person is told by mail (no
-   * link: an account is only ever reached through its own sign-in). Without SMTP the link handed back
-   * is a fresh token that no account holds: it answers "unknown, used or expired" like any dead link.
-   */
-  private async inviteElsewhere(
-    existing: AccountRecord,
+  /** Changes the role of the organization's person or pending invitation `id`; returns its email and former role. */
+  async changeRole(
     organizationId: string,
+    id: string,
     role: 'owner' | 'member',
-    baseUrl: string,
-  ): Promise<IssuedLink> {
-    const person: AccountRecord = {
-      ...existing,
-      id: `own_${randomAlphanumeric(16)}`,
-      organizationId,
-      role,
-      passwordHash: null,
-      totpSecret: null,
-      createdAt: this.now(),
-    };
-    const link = setPasswordLink(baseUrl, randomAlphanumeric(43));
-    const delivery = await this.mail(
-      existing,
-      `An invitation to ${mailSafe(organizationId)} on Switchyard`,
-      `Someone invited ${existing.email} to the organization ${mailSafe(organizationId)} on Switchyard, but this address already has an account on this Switchyard.\nOne address belongs to one organization here: nothing changes for your account. If you want to join, ask the operator.\n`,
+  ): Promise<{ id: string; email: string; previous: AccountRole }> {
+    const invitation = await this.options.owners.invitations.findPending(organizationId, id);
+    if (invitation !== undefined) {
+      await this.options.owners.invitations.setRole(id, role, this.now());
+      return { id, email: invitation.email, previous: invitation.role };
+    }
+    const person = await this.find(organizationId, id);
+    await this.setRole(person, role);
+    return { id, email: person.email, previous: person.role };
+  }
+
+  /** Removes the organization's person `id`, or revokes its pending invitation `id` (the link stops working at once). */
+  async removeById(organizationId: string, id: string): Promise<{ id: string; email: string; invitation: boolean }> {
+    const invitation = await this.options.owners.invitations.findPending(organizationId, id);
+    if (invitation !== undefined) {
+      await this.options.owners.invitations.revoke(id, this.now());
+      return { id, email: invitation.email, invitation: true };
+    }
+    const person = await this.find(organizationId, id);
+    await this.remove(person);
+    return { id, email: person.email, invitation: false };
+  }
+
+  private mailInvitation(person: Invitee, invitedBy: string, link: string): Promise<'sent' | 'logged'> {
+    const organizationId = mailSafe(person.organizationId);
+    const role = person.role === 'owner' ? 'an owner' : 'a read-only member';
+    const text = `${mailSafe(invitedBy)} invited you to the organization ${organizationId} on Switchyard as ${role}.\n\nSet your password and sign in (the link works once, for 24 hours):\n${link}\n`;
+    return this.mail(person, `You are invited to ${organizationId} on Switchyard`, text, link);
+  }
+
+  /** The mail to an address with an account elsewhere: no link (an account is only ever reached through its own sign-in). */
+  private mailElsewhere(person: Invitee): Promise<'sent' | 'logged'> {
+    const organizationId = mailSafe(person.organizationId);
+    return this.mail(
+      person,
+      `An invitation to ${organizationId} on Switchyard`,
+      `Someone invited ${person.email} to the organization ${organizationId} on Switchyard, but this address already has an account on this Switchyard.\nOne address belongs to one organization here: nothing changes for your account. If you want to join, ask the operator.\n`,
       undefined,
     );
-    return { person, link, delivery };
   }
 
   /** Counts one invitation of the organization against its hourly and daily limits, or throws 429. */
@@ -216,7 +260,7 @@ export class PeopleService {
     await this.options.accounts.audit(person, 'password.changed', null, address);
   }
 
-  private async mail(person: AccountRecord, subject: string, text: string, link: string | undefined): Promise<'sent' | 'logged'> {
+  private async mail(person: Invitee, subject: string, text: string, link: string | undefined): Promise<'sent' | 'logged'> {
     try {
       return await this.options.mailer.send({ to: person.email, subject, text, ...(link === undefined ? {} : { link }) });
     } catch (error) {

@@ -42,7 +42,12 @@ export async function keysCommand(config: Config, parsed: ParsedArguments, print
   const database = await openMigratedDatabase(config);
   try {
     // Keys are bounded by their organization's plan (accounts/plans.ts).
-    const { organizations } = createAccountServices(config, database.db, { info: () => undefined, error: () => undefined });
+    const { organizations } = createAccountServices(
+      config,
+      database.db,
+      { info: () => undefined, error: () => undefined },
+      database.dialect,
+    );
     const keys = new KeyService(config, new ApiKeysRepository(database.db), Date.now, organizations);
     const owners = new OwnersRepository(database.db);
     const audit = (organizationId: string, action: string, target: string): Promise<void> =>

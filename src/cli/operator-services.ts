@@ -45,13 +45,18 @@ export function linkBaseNote(config: Config, parsed: ParsedArguments): string | 
 /** Runs `work` with the services on a migrated database; SPEC errors become one-line CLI errors. */
 export async function withOperatorServices<T>(config: Config, work: (services: OperatorServices) => Promise<T>): Promise<T> {
   const database = await openMigratedDatabase(config);
-  const services = createAccountServices(config, database.db, {
-    // The commands print the links themselves; only a failure to send is worth a line.
-    info: () => undefined,
-    error: (object, message) => process.stderr.write(`${message}: ${String((object as { err?: unknown }).err)}\n`),
-  });
+  const services = createAccountServices(
+    config,
+    database.db,
+    {
+      // The commands print the links themselves; only a failure to send is worth a line.
+      info: () => undefined,
+      error: (object, message) => process.stderr.write(`${message}: ${String((object as { err?: unknown }).err)}\n`),
+    },
+    database.dialect,
+  );
   try {
-    const owners = new OwnersRepository(database.db);
+    const owners = new OwnersRepository(database.db, database.dialect);
     const accounts = new DashboardAccounts(owners);
     return await work({
       organizations: services.organizations,

@@ -71,7 +71,7 @@ export async function ownersCommand(
     });
     await accounts.audit({ organizationId: owner.organizationId, email: 'operator' }, 'owner.created', owner.email, null);
     // A new organization's plan: the highest of `--tiers` (else the default tier); keys are bounded by it.
-    const services = createAccountServices(config, database.db, { info: () => undefined, error: () => undefined });
+    const services = createAccountServices(config, database.db, { info: () => undefined, error: () => undefined }, database.dialect);
     await services.organizations.backfillPlans();
     services.mailer.close();
     print(`Created ${owner.role} ${owner.email} of organization ${owner.organizationId}.`);
@@ -109,7 +109,7 @@ async function managePeople(
       if (parsed.flags['json'] === true) return print(JSON.stringify(list));
       for (const person of list)
         print(
-          `${person.email}  ${person.role}  ${person.passwordSet ? 'password set' : 'no password yet'}  ${person.totpEnabled ? 'TOTP on' : 'TOTP off'}  last seen ${person.lastSeenAt === null ? '-' : new Date(person.lastSeenAt).toISOString()}`,
+          `${person.email}  ${person.role}  ${person.passwordSet ? 'password set' : person.invitation ? 'invited' : 'no password yet'}  ${person.totpEnabled ? 'TOTP on' : 'TOTP off'}  last seen ${person.lastSeenAt === null ? '-' : new Date(person.lastSeenAt).toISOString()}`,
         );
       if (list.length === 0) print(`No people in ${organization}.`);
       return;

@@ -6,6 +6,7 @@
 import type { Generated } from 'kysely';
 import type { AlertsSchema } from './alerts-schema.ts';
 import type { SsoSchema } from './sso-schema.ts';
+import type { InvitationsSchema } from './invitations-schema.ts';
 import type { StorageSchema } from './storage-schema.ts';
 import type { BudgetsSchema } from './budgets-schema.ts';
 
@@ -362,9 +363,10 @@ export interface InstancesTable {
 
 /**
  * Every table; budget alerts' tables are declared in alerts-schema.ts, budgets' in budgets-schema.ts,
- * the storage quota's in storage-schema.ts, single sign-on's in sso-schema.ts.
+ * the storage quota's in storage-schema.ts, single sign-on's in sso-schema.ts, invitations' in
+ * invitations-schema.ts.
  */
-export interface DatabaseSchema extends AlertsSchema, BudgetsSchema, StorageSchema, SsoSchema {
+export interface DatabaseSchema extends AlertsSchema, BudgetsSchema, StorageSchema, SsoSchema, InvitationsSchema {
   operator_audit: OperatorAuditTable;
   instances: InstancesTable;
   organizations: OrganizationsTable;

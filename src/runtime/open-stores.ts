@@ -53,7 +53,7 @@ export async function openAccounts(config: Config, database: Database, logger: L
   const droppedPlans = unconfiguredTiers(config, [...organizationsByPlan.keys()]);
   if (droppedPlans.length > 0) throw droppedPlansError(config, new Map(droppedPlans.map((tier) => [tier, organizationsByPlan.get(tier)!])));
   // Plans per organization (accounts/plans.ts): keys are bounded by them and limited under them.
-  const accountServices = createAccountServices(config, database.db, logger);
+  const accountServices = createAccountServices(config, database.db, logger, database.dialect);
   await accountServices.organizations.backfillPlans();
   const keys = new KeyService(config, repository, Date.now, accountServices.organizations);
   const authenticator = new Authenticator(repository, {

@@ -4,8 +4,10 @@
 // another plan (the new limits show in /v1/auth/key), gives it a custom plan of 60,000 requests per
 // batch (a 55,000-line batch is accepted for it only), suspends it (its SDK calls fail with the
 // suspension error while another organization's go on, its owner sees a banner) and reactivates it.
-// An owner invites a member by email, the member signs in through the mailed link, is made read-only,
-// then removed, and their open session is refused at once. A key outside the plan cannot be created.
+// An owner invites a member by email (listed as invited, sent again), the member signs in through the
+// newer mailed link, is made read-only, then removed, and their open session is refused at once; an
+// invitation to an address with an account elsewhere is listed like any other and revoked. A key
+// outside the plan cannot be created.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
@@ -179,8 +181,17 @@ describe('operator console in Chromium', { skip: !available }, () => {
     await ownerPage.getByLabel('Role').selectOption('owner');
     await ownerPage.getByRole('button', { name: 'Send invitation' }).click();
     await ownerPage.getByText('Invitation mailed to member@acme.example.').waitFor();
-    const invitation = await eventually(async () => mail.mails.find((item) => item.to.includes('member@acme.example')));
-    assert.match(invitation.text, /invited you to the organization org-acme/);
+    const first = await eventually(async () => mail.mails.find((item) => item.to.includes('member@acme.example')));
+    assert.match(first.text, /invited you to the organization org-acme/);
+    // The pending invitation is listed; sending it again mails a new link (the first one stops working).
+    const pending = ownerPage.getByRole('row').filter({ hasText: 'member@acme.example' });
+    await pending.getByText('invited').waitFor();
+    await pending.getByRole('button', { name: 'Send again' }).click();
+    const invitation = await eventually(async () => {
+      const sent = mail.mails.filter((item) => item.to.includes('member@acme.example'));
+      return sent.length === 2 ? sent[1] : undefined;
+    });
+    assert.notEqual(linkIn(invitation), linkIn(first));
 
     // The member, in the operator's browser after the operator signs out.
     await operatorPage.getByRole('button', { name: 'Sign out' }).click();
@@ -205,6 +216,21 @@ describe('operator console in Chromium', { skip: !available }, () => {
     // The member's open page: the next request with their cookie is refused, back to sign-in.
     await operatorPage.getByRole('link', { name: 'Usage' }).click();
     await operatorPage.waitForURL(/\/dashboard\/sign-in/);
+  });
+
+  test('an invitation to an address with an account elsewhere is listed like any other, and revoked', async () => {
+    await ownerPage.getByRole('link', { name: 'People' }).click();
+    await ownerPage.getByLabel('Email').fill('ops@switchyard.test');
+    await ownerPage.getByRole('button', { name: 'Send invitation' }).click();
+    await ownerPage.getByText('Invitation mailed to ops@switchyard.test.').waitFor();
+    const row = ownerPage.getByRole('row').filter({ hasText: 'ops@switchyard.test' });
+    await row.getByText('invited').waitFor();
+    await row.getByRole('button', { name: 'Send again' }).waitFor();
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByRole('button', { name: 'Yes, revoke' }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.equal((await server.runtime.accounts.findOwnerByEmail('ops@switchyard.test'))?.role, 'operator');
+    assert.deepEqual(pageErrors, []);
   });
 
   test('a key with a permission outside the plan cannot be created', async () => {

@@ -1,8 +1,8 @@
 // Suspension stops more than keys (issue 40, F4), on a real server (SQLite): while an organization is
 // suspended its signed file links answer 403, its dashboard is read-only (no key creation, upload,
-// invitation; no file download) while its owner still signs in, reads and sees the status for the
-// banner; everything works again after reactivation. And the dashboard upload answers a malformed
-// multipart body with 400, as /v1/files does (F6).
+// invitation, re-sent, re-roled or revoked invitation; no file download) while its owner still signs
+// in, reads and sees the status for the banner; everything works again after reactivation. And the
+// dashboard upload answers a malformed multipart body with 400, as /v1/files does (F6).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createOwner, DashboardClient } from '../support/dashboard-client.ts';
@@ -50,6 +50,8 @@ describe('a suspended organization', () => {
   after(() => server.close());
 
   test('stops signed links, downloads, uploads, key creation and invitations; sign-in and reading go on', async () => {
+    const pending = await owner.request('POST', 'people/invite', { email: 'pending@b.example', role: 'member' });
+    assert.equal(pending.status, 201);
     assert.equal((await operator.request('POST', 'operator/organizations/org-b/suspend')).status, 200);
 
     const link = await fetch(signedLink);
@@ -75,7 +77,25 @@ describe('a suspended organization', () => {
     assert.equal(key.body.error.code, 'organization_suspended');
     const invite = await again.request('POST', 'people/invite', { email: 'new@b.example', role: 'member' });
     assert.equal(invite.status, 403);
-    assert.equal((await again.request('GET', 'people')).body.data.length, 1, 'nobody was added');
+    // A pending invitation is neither sent again nor revoked (nor its role changed) while suspended.
+    for (const [method, path, body] of [
+      ['POST', `people/${pending.body.id}/resend`, undefined],
+      ['POST', `people/${pending.body.id}/role`, { role: 'owner' }],
+      ['DELETE', `people/${pending.body.id}`, undefined],
+    ] as const) {
+      const refused = await again.request(method, path, body);
+      assert.equal(refused.status, 403, path);
+      assert.equal(refused.body.error.code, 'organization_suspended');
+    }
+    const people = (await again.request('GET', 'people')).body.data;
+    assert.deepEqual(
+      people.map((person: { email: string; role: string; invitation: boolean }) => [person.email, person.role, person.invitation]),
+      [
+        ['owner@b.example', 'owner', false],
+        ['pending@b.example', 'member', true],
+      ],
+      'nobody was added; the pending invitation is as it was',
+    );
     // Their own account stays theirs: signing out works.
     assert.equal((await again.request('POST', 'sign-out')).status, 200);
 

@@ -84,6 +84,7 @@ export const operatorOrganizationsApi: FastifyPluginAsync<WithOperator> = async 
         email: person.email,
         role: person.role,
         password_set: person.passwordSet,
+        invitation: person.invitation,
         totp_enabled: person.totpEnabled,
         last_seen_at: person.lastSeenAt,
       })),

@@ -1,10 +1,12 @@
 /**
  * The organization itself and its people, for its owners and members: the organization's status and
- * plan (people of a suspended organization see a banner), its people, invitations by email, role
- * changes and removal (owners only; a removed person's sessions end at once).
+ * plan (people of a suspended organization see a banner), its people and pending invitations,
+ * invitations by email (re-sent or revoked by id), role changes and removal (owners only; a removed
+ * person's sessions end at once).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import type { IssuedLink } from '../../accounts/people.ts';
 import { allowedKeyTiers } from '../../accounts/plans.ts';
 import { access, parseBody, signedIn, type WithOperator } from './common.ts';
 import { planObject } from './operator-organizations.ts';
@@ -40,6 +42,7 @@ export const peopleApi: FastifyPluginAsync<WithOperator> = async (app, { operato
         role: person.role,
         you: person.id === me.id,
         password_set: person.passwordSet,
+        invitation: person.invitation,
         totp_enabled: person.totpEnabled,
         created_at: person.createdAt,
         last_seen_at: person.lastSeenAt,
@@ -52,31 +55,41 @@ export const peopleApi: FastifyPluginAsync<WithOperator> = async (app, { operato
     const { owner: me } = signedIn(request);
     const issued = await people.invite(me.organizationId, body.email, body.role, me.email, request.publicOrigin());
     await accounts.audit(me, 'person.invited', `${issued.person.email} (${body.role})`, request.ip);
-    return reply.code(201).send({
-      object: 'person',
-      id: issued.person.id,
-      email: issued.person.email,
-      role: issued.person.role,
-      delivery: issued.delivery,
-      // Without SMTP the owner passes the link on by hand.
-      link: issued.delivery === 'sent' ? null : issued.link,
-    });
+    return reply.code(201).send(invitationAnswer(issued));
+  });
+
+  app.post<{ Params: { id: string } }>('/dashboard/api/people/:id/resend', access('owner'), async (request, reply) => {
+    const { owner: me } = signedIn(request);
+    const issued = await people.resend(me.organizationId, request.params.id, me.email, request.publicOrigin());
+    await accounts.audit(me, 'person.invited', `${issued.person.email} (${issued.person.role})`, request.ip);
+    return reply.code(201).send(invitationAnswer(issued));
   });
 
   app.post<{ Params: { id: string } }>('/dashboard/api/people/:id/role', access('owner'), async (request) => {
     const body = parseBody(roleBody, request.body);
     const { owner: me } = signedIn(request);
-    const person = await people.find(me.organizationId, request.params.id);
-    await people.setRole(person, body.role);
-    await accounts.audit(me, 'person.role_changed', `${person.email}: ${person.role} -> ${body.role}`, request.ip);
-    return { object: 'person', id: person.id, email: person.email, role: body.role };
+    const changed = await people.changeRole(me.organizationId, request.params.id, body.role);
+    await accounts.audit(me, 'person.role_changed', `${changed.email}: ${changed.previous} -> ${body.role}`, request.ip);
+    return { object: 'person', id: changed.id, email: changed.email, role: body.role };
   });
 
   app.delete<{ Params: { id: string } }>('/dashboard/api/people/:id', access('owner'), async (request) => {
     const { owner: me } = signedIn(request);
-    const person = await people.find(me.organizationId, request.params.id);
-    await people.remove(person);
-    await accounts.audit(me, 'person.removed', person.email, request.ip);
-    return { object: 'person', id: person.id, email: person.email, deleted: true };
+    const removed = await people.removeById(me.organizationId, request.params.id);
+    await accounts.audit(me, removed.invitation ? 'invitation.revoked' : 'person.removed', removed.email, request.ip);
+    return { object: 'person', id: removed.id, email: removed.email, deleted: true };
   });
 };
+
+/** The answer to an invitation or its re-sending: the same fields whatever the address is. */
+function invitationAnswer(issued: IssuedLink) {
+  return {
+    object: 'person',
+    id: issued.person.id,
+    email: issued.person.email,
+    role: issued.person.role,
+    delivery: issued.delivery,
+    // Without SMTP the owner passes the link on by hand.
+    link: issued.delivery === 'sent' ? null : issued.link,
+  };
+}

@@ -208,16 +208,19 @@ function PeopleCard({ organization }) {
   const columns = [
     { label: 'Email', cell: (person) => person.email },
     { label: 'Role', cell: (person) => person.role },
-    { label: 'Password', cell: (person) => (person.password_set ? 'set' : 'not yet') },
+    { label: 'Password', cell: (person) => (person.password_set ? 'set' : person.invitation ? 'invited' : 'not yet') },
     { label: 'Two-factor', cell: (person) => (person.totp_enabled ? 'on' : 'off') },
     { label: 'Last seen', className: 'nowrap', cell: (person) => day(person.last_seen_at) },
     {
       label: 'Actions',
       hideLabel: true,
       className: 'actions',
+      // A pending invitation has no account yet: its organization's owners send it again or revoke it.
       cell: (person) =>
-        html`<button type="button" onClick=${() => setConfirming(person)}>Send set-password link</button>
-          <button type="button" class="secondary" onClick=${() => endSessions(person)}>End sessions</button>`,
+        person.invitation
+          ? html`<span class="muted">invitation pending</span>`
+          : html`<button type="button" onClick=${() => setConfirming(person)}>Send set-password link</button>
+              <button type="button" class="secondary" onClick=${() => endSessions(person)}>End sessions</button>`,
     },
   ];
   return html`<section class="card" aria-labelledby="people-title">

@@ -1,6 +1,7 @@
 // @ts-check
-// The people page: the organization's owners and read-only members, invitations by email, role
-// changes and removal (owners only); and the password form every person uses on the account page.
+// The people page: the organization's owners and read-only members and its pending invitations,
+// invitations by email (sent again or revoked), role changes and removal (owners only); and the
+// password form every person uses on the account page.
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
 import { html, day, DataTable, ErrorNote, useAction, usePoll } from './components.js';
@@ -12,9 +13,26 @@ import { html, day, DataTable, ErrorNote, useAction, usePoll } from './component
  * @property {'owner' | 'member'} role
  * @property {boolean} you
  * @property {boolean} password_set
+ * @property {boolean} invitation  a pending invitation (no account until its link is used)
  * @property {boolean} totp_enabled
  * @property {number | null} last_seen_at
  */
+
+/**
+ * What became of an invitation just sent (or sent again): mailed, or the link to pass on by hand.
+ * @param {{ result: { delivery: string, email: string, link: string | null } | undefined }} props
+ */
+function InvitationSent({ result }) {
+  if (!result) return null;
+  return html`<p role="status">
+    ${
+      result.delivery === 'sent'
+        ? `Invitation mailed to ${result.email}.`
+        : html`No mail server is configured: send this link to ${result.email} yourself:${' '}
+          <code class="key break">${result.link}</code>`
+    }
+  </p>`;
+}
 
 /** @param {{ onInvited: () => void }} props */
 function InviteForm({ onInvited }) {
@@ -41,41 +59,40 @@ function InviteForm({ onInvited }) {
       <option value="owner">Owner</option>
     </select>
     <${ErrorNote} error=${action.error} />
-    ${
-      result
-        ? html`<p role="status">
-          ${
-            result.delivery === 'sent'
-              ? `Invitation mailed to ${result.email}.`
-              : html`No mail server is configured: send this link to ${result.email} yourself:${' '}
-                <code class="key break">${result.link}</code>`
-          }
-        </p>`
-        : null
-    }
+    <${InvitationSent} result=${result} />
     <button type="submit">Send invitation</button>
   </form>`;
 }
 
-/** @param {{ person: Person, run: ReturnType<typeof useAction>['run'] }} props */
-function PersonActions({ person, run }) {
+/**
+ * A person's actions; a pending invitation is sent again or revoked (its link stops working).
+ * @param {{ person: Person, run: ReturnType<typeof useAction>['run'], onSent: (result: any) => void }} props
+ */
+function PersonActions({ person, run, onSent }) {
   const [confirming, setConfirming] = useState(false);
   if (person.you) return html`<span class="muted">you</span>`;
   const otherRole = person.role === 'owner' ? 'member' : 'owner';
+  const verb = person.invitation ? 'Revoke' : 'Remove';
+  const question = person.invitation ? `Revoke the invitation to ${person.email}?` : `Remove ${person.email}?`;
   const remove = async () => {
     if (await run(`people/${person.id}`, { method: 'DELETE' })) setConfirming(false);
+  };
+  const resend = async () => {
+    const sent = await run(`people/${person.id}/resend`);
+    if (sent) onSent(sent);
   };
   return html`<button type="button" onClick=${() => run(`people/${person.id}/role`, { body: { role: otherRole } })}>
       Make ${otherRole === 'owner' ? 'owner' : 'read-only'}
     </button>
+    ${person.invitation ? html`<button type="button" class="secondary" onClick=${resend}>Send again</button>` : null}
     ${
       confirming
-        ? html`<span role="alertdialog" aria-label=${`Remove ${person.email}?`} class="notice">
-          Remove ${person.email}?${' '}
-          <button type="button" class="danger" onClick=${remove}>Yes, remove</button>
+        ? html`<span role="alertdialog" aria-label=${question} class="notice">
+          ${question}${' '}
+          <button type="button" class="danger" onClick=${remove}>Yes, ${verb.toLowerCase()}</button>
           <button type="button" class="secondary" onClick=${() => setConfirming(false)}>Cancel</button>
         </span>`
-        : html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>Remove</button>`
+        : html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>${verb}</button>`
     }`;
 }
 
@@ -84,12 +101,13 @@ export function PeoplePage({ session }) {
   /** @type {[import('./components.js').Polled<import('./types.js').ListOf<Person>>, () => void]} */
   const [{ data, error }, refresh] = usePoll('people', 0);
   const action = useAction(refresh);
+  const [sent, setSent] = useState(/** @type {any} */ (undefined));
   const owner = session.role === 'owner';
   /** @type {import('./components.js').Column<Person>[]} */
   const columns = [
     { label: 'Email', cell: (person) => person.email },
     { label: 'Role', cell: (person) => (person.role === 'member' ? 'read-only member' : 'owner') },
-    { label: 'Password', cell: (person) => (person.password_set ? 'set' : 'invited') },
+    { label: 'Password', cell: (person) => (person.password_set ? 'set' : person.invitation ? 'invited' : 'not set') },
     { label: 'Two-factor', cell: (person) => (person.totp_enabled ? 'on' : 'off') },
     { label: 'Last seen', className: 'nowrap', cell: (person) => day(person.last_seen_at) },
   ];
@@ -97,7 +115,7 @@ export function PeoplePage({ session }) {
     columns.push({
       label: 'Actions',
       className: 'actions',
-      cell: (person) => html`<${PersonActions} person=${person} run=${action.run} />`,
+      cell: (person) => html`<${PersonActions} person=${person} run=${action.run} onSent=${setSent} />`,
     });
   return html`<main>
     <h1>People</h1>
@@ -106,6 +124,7 @@ export function PeoplePage({ session }) {
     </p>
     ${owner ? html`<${InviteForm} onInvited=${refresh} />` : null}
     <${ErrorNote} error=${error ?? action.error} />
+    <${InvitationSent} result=${sent} />
     <${DataTable}
       label="People of the organization"
       columns=${columns}

@@ -28,6 +28,7 @@ import * as m0190 from './0190_budget_alerts.ts';
 import * as m0200 from './0200_storage_reservations.ts';
 import * as m0210 from './0210_usage_ledger_cache.ts';
 import * as m0220 from './0220_single_sign_on.ts';
+import * as m0230 from './0230_invitations.ts';
 
 export type { MigrationDialect } from './dialect.ts';
 
@@ -57,6 +58,7 @@ const MIGRATIONS: readonly (readonly [name: string, migration: MigrationModule])
   ['0200_storage_reservations', m0200],
   ['0210_usage_ledger_cache', m0210],
   ['0220_single_sign_on', m0220],
+  ['0230_invitations', m0230],
 ];
 
 /** The migration set for one dialect, keyed by name (what Kysely's Migrator takes). */

@@ -5,6 +5,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { DashboardSessionsTable, DatabaseSchema, OwnersTable } from '../schema.ts';
+import { InvitationsRepository } from './invitations-repository.ts';
 import { SecondFactorRepository } from './second-factor-repository.ts';
 import { containsText } from './text-search.ts';
 import { SignInAttemptsRepository } from './sign-in-attempts-repository.ts';
@@ -82,6 +83,8 @@ export class OwnersRepository {
   readonly attempts: SignInAttemptsRepository;
   /** TOTP secrets, last steps and recovery codes. */
   readonly secondFactor: SecondFactorRepository;
+  /** Invitations, whose accepted links make accounts (invitations-repository.ts). */
+  readonly invitations: InvitationsRepository;
 
   constructor(
     private readonly db: Kysely<DatabaseSchema>,
@@ -89,6 +92,7 @@ export class OwnersRepository {
   ) {
     this.attempts = new SignInAttemptsRepository(db, dialect === 'postgres');
     this.secondFactor = new SecondFactorRepository(db);
+    this.invitations = new InvitationsRepository(db, dialect === 'postgres');
   }
 
   /** Creates the organization if needed (with `allowedTiers` when given), then the owner. */
@@ -178,18 +182,6 @@ export class OwnersRepository {
       .returning('owner_id')
       .executeTakeFirst();
     return row?.owner_id;
-  }
-
-  /** Whether the owner has an unused, unexpired set-password link (a pending invitation still open). */
-  async hasLiveLink(ownerId: string, now: number): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('owner_links')
-      .select('owner_id')
-      .where('owner_id', '=', ownerId)
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', now)
-      .executeTakeFirst();
-    return row !== undefined;
   }
 
   /** Deletes every unused set-password link of the owner (a newer link, a used one or a password change voids them). */

@@ -14,6 +14,8 @@ export interface PersonRecord {
   role: AccountRole;
   /** False until the set-password link was used. */
   passwordSet: boolean;
+  /** A pending invitation (invitations-repository.ts): no account until its link is used. */
+  invitation: boolean;
   totpEnabled: boolean;
   /** Milliseconds since epoch. */
   createdAt: number;
@@ -45,6 +47,7 @@ export class PeopleRepository {
       email: row.email,
       role: row.role === 'member' || row.role === 'operator' ? row.role : 'owner',
       passwordSet: row.password_hash !== null,
+      invitation: false,
       totpEnabled: row.totp_secret !== null,
       createdAt: Number(row.created_at),
       lastSeenAt: row.last_seen_at === null || row.last_seen_at === undefined ? null : Number(row.last_seen_at),
