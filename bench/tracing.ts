@@ -11,7 +11,10 @@
  * target row (every request sampled: at most 1.15x). The gateways run pinned to core 0, the mock
  * upstream, the sink and the load (this process) on core 1.
  *
- *   node --import tsx bench/tracing.ts [seconds] [--rounds N] [--warm S]
+ *   node --import tsx bench/tracing.ts [seconds] [--rounds N] [--warm S] [--against DIR]
+ *
+ * `--against DIR` adds a fourth Switchyard, every request sampled, run from another checkout's build
+ * (`npm run build` there first), e.g. the commit before a tracing change, to price it in the same run.
  *
  * BENCH_SERVER_FLAGS='--cpu-prof --cpu-prof-dir=prof' profiles the servers (processes.ts).
  */
@@ -26,10 +29,14 @@ runPinnedTo(1);
 const roundsFlag = process.argv.indexOf('--rounds');
 const rounds = roundsFlag === -1 ? 5 : Math.max(1, Number(process.argv[roundsFlag + 1]));
 const warmFlag = process.argv.indexOf('--warm');
+const againstFlag = process.argv.indexOf('--against');
+const against = againstFlag === -1 ? undefined : process.argv[againstFlag + 1];
 /** Seconds of load on each server before the first measured run (Switchyard's JIT settles in ~10 s). */
 const warmSeconds = warmFlag === -1 ? 8 : Number(process.argv[warmFlag + 1]);
 const durationSeconds = Number(
-  process.argv.find((argument, index) => /^\d+$/.test(argument) && index !== roundsFlag + 1 && index !== warmFlag + 1) ?? 5,
+  process.argv.find(
+    (argument, index) => /^\d+$/.test(argument) && index !== roundsFlag + 1 && index !== warmFlag + 1 && index !== againstFlag + 1,
+  ) ?? 5,
 );
 const UPSTREAM_PORT = 18_450;
 const SINK_PORT = 18_451;
@@ -91,7 +98,7 @@ try {
   writeFileSync(configFile, JSON.stringify(config));
   const base = { SWITCHYARD_CONFIG: configFile, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' };
   const traced = { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${SINK_PORT}` };
-  const variants = [
+  const variants: Array<{ label: string; env: NodeJS.ProcessEnv; checkout?: string }> = [
     { label: 'tracing off', env: base },
     { label: 'every request sampled (default sampler)', env: { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_always_on' } },
     {
@@ -99,9 +106,15 @@ try {
       env: { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
     },
   ];
+  if (against !== undefined)
+    variants.push({
+      label: `every request sampled, ${against}`,
+      env: { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
+      checkout: against,
+    });
   const targets: Target[] = [];
   for (const [index, variant] of variants.entries()) {
-    const server = await startSwitchyard(variant.env, 18_452 + index, GATEWAY_CORE);
+    const server = await startSwitchyard(variant.env, 18_452 + index, GATEWAY_CORE, variant.checkout);
     started.push(server);
     targets.push({ label: variant.label, origin: server.origin, key: server.key, pid: server.child.pid!, runs: [] });
   }
@@ -121,7 +134,10 @@ try {
       target.runs.push(await load(target, `${target.label} (round ${round})`, durationSeconds, true));
     }
   }
-  printTable('Chat JSON, 50 connections, every run (loaded machine: compare CPU within a round)', targets.flatMap((target) => target.runs));
+  printTable(
+    'Chat JSON, 50 connections, every run (loaded machine: compare CPU within a round)',
+    targets.flatMap((target) => target.runs),
+  );
   const cpu = (target: Target, round: number): number => target.runs[round]!.serverMicrosecondsPerRequest ?? Number.NaN;
   const off = targets[0]!;
   console.log('\n| server | CPU µs/req (median) | / tracing off, per round | / tracing off (median) | peak RSS MB |');

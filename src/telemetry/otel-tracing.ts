@@ -34,7 +34,8 @@ import { BatchRootSampler, BatchSpanIds, batchContext, batchRootContext } from '
 import { SWITCHYARD } from './gen-ai-attributes.ts';
 import { EXPORT_DEFAULTS, OtlpExporter, type ExportLogger } from './otlp-export.ts';
 import { OtlpJsonEncoder } from './otlp-json.ts';
-import { KIND, RecordedRequest, STATUS, UnsampledRequest, type RecordSink, type SpanRecord, type TraceIds } from './span-records.ts';
+import { KIND, RecordedRequest, STATUS, type RecordSink, type SpanRecord, type TraceIds } from './span-records.ts';
+import { UnsampledRequest } from './unsampled-request.ts';
 import type { BatchEndFacts, BatchLineFacts, RequestTrace, ServerRequestFacts, Tracing } from './trace-types.ts';
 
 /** Where export failures and dropped spans go. */
@@ -110,14 +111,13 @@ class LightTracing implements Tracing, RecordSink {
     const { ids, parent } = this.decide(callerContext(facts.headers), name, SpanKind.SERVER);
     if (!ids.sampled) return new UnsampledRequest(this, ids);
     const span = new RecordedRequest(this, ids, parent?.spanId ?? '', parent?.isRemote === true, name, KIND.server);
-    const { names, values } = span;
-    names.push(ATTR.method, ATTR.path, ATTR.scheme, SWITCHYARD.requestId);
-    values.push(facts.method, facts.path, facts.scheme, facts.requestId);
-    if (facts.route !== undefined) names.push(ATTR.route), values.push(facts.route);
-    if (facts.serverAddress !== undefined) names.push(ATTR.serverAddress), values.push(facts.serverAddress);
-    if (facts.serverPort !== undefined) names.push(ATTR.serverPort), values.push(facts.serverPort);
-    if (facts.clientAddress !== undefined) names.push(ATTR.clientAddress), values.push(facts.clientAddress);
-    if (facts.userAgent !== undefined) names.push(ATTR.userAgent), values.push(facts.userAgent);
+    span.names.push(ATTR.method, ATTR.path, ATTR.scheme, SWITCHYARD.requestId);
+    span.values.push(facts.method, facts.path, facts.scheme, facts.requestId);
+    if (facts.route !== undefined) span.setAttribute(ATTR.route, facts.route);
+    if (facts.serverAddress !== undefined) span.setAttribute(ATTR.serverAddress, facts.serverAddress);
+    if (facts.serverPort !== undefined) span.setAttribute(ATTR.serverPort, facts.serverPort);
+    if (facts.clientAddress !== undefined) span.setAttribute(ATTR.clientAddress, facts.clientAddress);
+    if (facts.userAgent !== undefined) span.setAttribute(ATTR.userAgent, facts.userAgent);
     return span;
   }
 
@@ -177,7 +177,10 @@ export function createOtelTracing(config: TracingConfig & { endpoint: string }, 
       timeoutMillis: config.timeoutMillis ?? EXPORT_DEFAULTS.timeoutMillis,
       scheduleDelayMillis: config.scheduleDelayMillis ?? EXPORT_DEFAULTS.scheduleDelayMillis,
       maxQueueSize: config.maxQueueSize ?? EXPORT_DEFAULTS.maxQueueSize,
-      maxExportBatchSize: Math.min(config.maxExportBatchSize ?? EXPORT_DEFAULTS.maxExportBatchSize, config.maxQueueSize ?? EXPORT_DEFAULTS.maxQueueSize),
+      maxExportBatchSize: Math.min(
+        config.maxExportBatchSize ?? EXPORT_DEFAULTS.maxExportBatchSize,
+        config.maxQueueSize ?? EXPORT_DEFAULTS.maxQueueSize,
+      ),
       exportTimeoutMillis: config.exportTimeoutMillis ?? EXPORT_DEFAULTS.exportTimeoutMillis,
     },
     (records) => encoder.encode(records),

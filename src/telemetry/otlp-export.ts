@@ -183,7 +183,9 @@ export class OtlpExporter<T> {
         response.on('error', () => undefined);
         if (status >= 200 && status < 300) resolve();
         else
-          reject(new ExportFailure(`the OTLP receiver answered ${status}`, RETRYABLE_STATUS.has(status), retryAfter(response) ?? undefined));
+          reject(
+            new ExportFailure(`the OTLP receiver answered ${status}`, RETRYABLE_STATUS.has(status), retryAfter(response) ?? undefined),
+          );
       });
       request.on('timeout', () => request.destroy(new ExportFailure(`no answer within ${timeoutMillis} ms`, true)));
       request.on('error', (error: NodeJS.ErrnoException) => {

@@ -13,17 +13,31 @@ import type { TraceAttributeValue } from './trace-types.ts';
 const HAS_IS_REMOTE = 0x100;
 const IS_REMOTE = 0x200;
 
-/** `{"key":"<name>","value":` of every attribute name met so far (a fixed, small set: bounded anyway). */
-const keyPrefixes = new Map<string, string>();
-const KEY_PREFIX_LIMIT = 1024;
+/**
+ * Per attribute name met so far (a fixed, small set; bounded anyway): its `{"key":"<name>","value":`
+ * prefix, and the last value encoded under it with its whole encoding. Most values repeat from one
+ * request to the next (method, route, model, provider, key, tier...): one lookup, one piece of string.
+ */
+interface KeyEncoding {
+  prefix: string;
+  last: unknown;
+  encoded: string;
+}
+const keys = new Map<string, KeyEncoding>();
+const KEY_LIMIT = 1024;
 
-function keyPrefix(name: string): string {
-  let prefix = keyPrefixes.get(name);
-  if (prefix === undefined) {
-    prefix = `{"key":${JSON.stringify(name)},"value":`;
-    if (keyPrefixes.size < KEY_PREFIX_LIMIT) keyPrefixes.set(name, prefix);
+function attribute(name: string, value: unknown): string {
+  let key = keys.get(name);
+  if (key === undefined) {
+    key = { prefix: `{"key":${JSON.stringify(name)},"value":`, last: undefined, encoded: '' };
+    if (keys.size < KEY_LIMIT) keys.set(name, key);
+  } else if (key.last === value) return key.encoded;
+  const encoded = key.prefix + anyValue(value) + '}';
+  if (typeof value !== 'object') {
+    key.last = value;
+    key.encoded = encoded;
   }
-  return prefix;
+  return encoded;
 }
 
 function anyValue(value: unknown): string {
@@ -45,7 +59,7 @@ function attributeList(names: readonly string[], values: readonly TraceAttribute
   let out = '';
   for (let index = 0; index < names.length; index++) {
     if (index > 0) out += ',';
-    out += keyPrefix(names[index]!) + anyValue(values[index]) + '}';
+    out += attribute(names[index]!, values[index]);
   }
   return out;
 }
@@ -57,7 +71,7 @@ function attributeObject(attributes: Record<string, unknown> | undefined): strin
     const value = attributes[name];
     if (value === undefined) continue;
     if (out !== '') out += ',';
-    out += keyPrefix(name) + anyValue(value) + '}';
+    out += attribute(name, value);
   }
   return out;
 }
@@ -75,26 +89,30 @@ export function unixNano(milliseconds: number): string {
 }
 
 function event(event: SpanEvent): string {
-  return `{"attributes":[${attributeObject(event.attributes)}],"name":${JSON.stringify(event.name)},"timeUnixNano":${unixNano(event.time)},"droppedAttributesCount":0}`;
+  const attributes = attributeObject(event.attributes);
+  return `{${attributes === '' ? '' : `"attributes":[${attributes}],`}"name":${JSON.stringify(event.name)},"timeUnixNano":${unixNano(event.time)}}`;
 }
 
+/**
+ * One span. Fields at their default (no events, no links, nothing dropped, status unset) are left out,
+ * as the protobuf JSON mapping allows: a receiver reads them as zero and empty.
+ */
 function span(record: SpanRecord): string {
   const ids = record.ids;
-  const parent = record.parentSpanId === '' ? '' : `"parentSpanId":"${record.parentSpanId}",`;
-  const state = ids.traceState === undefined ? '' : ids.traceState.serialize();
-  const traceState = state === '' ? '' : `"traceState":${JSON.stringify(state)},`;
+  let out = `{"traceId":"${ids.traceId}","spanId":"${record.spanId}",`;
+  if (record.parentSpanId !== '') out += `"parentSpanId":"${record.parentSpanId}",`;
+  if (ids.traceState !== undefined) {
+    const state = ids.traceState.serialize();
+    if (state !== '') out += `"traceState":${JSON.stringify(state)},`;
+  }
+  out += `"name":${JSON.stringify(record.name)},"kind":${record.kind},"startTimeUnixNano":${unixNano(record.startTime)},"endTimeUnixNano":${unixNano(record.endTime)},"attributes":[${attributeList(record.names, record.values)}]`;
+  if (record.droppedAttributes > 0) out += `,"droppedAttributesCount":${record.droppedAttributes}`;
+  if (record.events !== undefined) out += `,"events":[${record.events.map(event).join(',')}]`;
+  if (record.droppedEvents > 0) out += `,"droppedEventsCount":${record.droppedEvents}`;
+  if (record.statusCode !== 0)
+    out += `,"status":{"code":${record.statusCode}${record.statusMessage === undefined ? '' : `,"message":${JSON.stringify(record.statusMessage)}`}}`;
   const flags = (ids.sampled ? 1 : 0) | HAS_IS_REMOTE | (record.parentIsRemote ? IS_REMOTE : 0);
-  const status =
-    record.statusCode === 0
-      ? '{"code":0}'
-      : `{"code":${record.statusCode}${record.statusMessage === undefined ? '' : `,"message":${JSON.stringify(record.statusMessage)}`}}`;
-  const events = record.events === undefined ? '' : record.events.map(event).join(',');
-  return (
-    `{"traceId":"${ids.traceId}","spanId":"${record.spanId}",${parent}${traceState}"name":${JSON.stringify(record.name)},` +
-    `"kind":${record.kind},"startTimeUnixNano":${unixNano(record.startTime)},"endTimeUnixNano":${unixNano(record.endTime)},` +
-    `"attributes":[${attributeList(record.names, record.values)}],"droppedAttributesCount":${record.droppedAttributes},` +
-    `"events":[${events}],"droppedEventsCount":${record.droppedEvents},"status":${status},"links":[],"droppedLinksCount":0,"flags":${flags}}`
-  );
+  return `${out},"flags":${flags}}`;
 }
 
 /** Encodes batches of span records under one resource and one instrumentation scope. */
@@ -109,11 +127,8 @@ export class OtlpJsonEncoder {
 
   /** The JSON body of one export request. */
   encode(records: readonly SpanRecord[]): string {
-    let body = this.head;
-    for (let index = 0; index < records.length; index++) {
-      if (index > 0) body += ',';
-      body += span(records[index]!);
-    }
-    return body + ']}]}]}';
+    const spans = new Array<string>(records.length);
+    for (let index = 0; index < records.length; index++) spans[index] = span(records[index]!);
+    return this.head + spans.join(',') + ']}]}]}';
   }
 }

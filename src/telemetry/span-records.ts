@@ -5,7 +5,7 @@
  * attribute map per span; a request's steps and attempts are records of the same shape, children of the
  * request's record by id. An ended record goes to the exporter's queue (otlp-export.ts) as one push.
  *
- * Only sampled requests get records (`RecordedRequest`); an unsampled one (`UnsampledRequest`) keeps
+ * Only sampled requests get records (`RecordedRequest`); an unsampled one (unsampled-request.ts) keeps
  * nothing and still sends a `traceparent` upstream (not sampled), as the SDK's non-recording spans do.
  */
 import type { TraceState } from '@opentelemetry/api';
@@ -29,7 +29,8 @@ export const KIND = { internal: 1, server: 2, client: 3, producer: 4, consumer: 
 export const STATUS = { unset: 0, ok: 1, error: 2 } as const;
 
 /** Milliseconds since the epoch with sub-millisecond precision (the SDK's clock: time origin + monotonic). */
-export const now = (): number => performance.timeOrigin + performance.now();
+const TIME_ORIGIN = performance.timeOrigin;
+export const now = (): number => TIME_ORIGIN + performance.now();
 
 /** Where ended records go, and how ids are made (otel-tracing.ts). */
 export interface RecordSink {
@@ -344,59 +345,4 @@ export class RecordedRequest extends SpanRecord implements RequestTrace {
   endAt(at: number): void {
     this.finish(at);
   }
-}
-
-const NOOP_SPAN: TraceSpan = {
-  setAttribute: () => undefined,
-  addEvent: () => undefined,
-  fail: () => undefined,
-  end: () => undefined,
-};
-
-/** An unsampled attempt: nothing recorded, a `traceparent` (not sampled) upstream all the same. */
-class UnsampledAttempt implements AttemptTrace {
-  constructor(readonly headers: Readonly<Record<string, string>>) {}
-  setAttribute(): void {}
-  addEvent(): void {}
-  fail(): void {}
-  end(): void {}
-  connected(): void {}
-  responded(): void {}
-  ended(): void {}
-  committed(): void {}
-  responseModel(): void {}
-  finished(): void {}
-}
-
-/**
- * A request the sampler left out: no record, no attribute; upstream calls still carry the trace (a
- * `traceparent` with the sampled flag off, a fresh span id each), so the upstream follows the decision.
- */
-export class UnsampledRequest implements RequestTrace {
-  private ownSpanId: string | undefined;
-
-  constructor(
-    private readonly sink: RecordSink,
-    private readonly ids: TraceIds,
-  ) {}
-
-  startStep(): TraceSpan {
-    return NOOP_SPAN;
-  }
-
-  startAttempt(): AttemptTrace {
-    return new UnsampledAttempt(w3cHeaders(this.ids, this.sink.spanId()));
-  }
-
-  upstreamHeaders(): Record<string, string> {
-    return w3cHeaders(this.ids, (this.ownSpanId ??= this.sink.spanId()));
-  }
-
-  generationRequest(): void {}
-  operation(): void {}
-  usage(): void {}
-  setAttribute(): void {}
-  addEvent(): void {}
-  fail(): void {}
-  end(): void {}
 }
