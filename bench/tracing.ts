@@ -142,11 +142,14 @@ try {
   const off = targets[0]!;
   console.log('\n| server | CPU µs/req (median) | / tracing off, per round | / tracing off (median) | peak RSS MB |');
   console.log('|---|---:|---|---:|---:|');
-  const ratios = targets.map((target) => target.runs.map((_, round) => cpu(target, round) / cpu(off, round)));
+  // A run that served nothing (a starved server on a busy machine) has no CPU per request: its round is left out.
+  const ratios = targets.map((target) =>
+    target.runs.map((_, round) => cpu(target, round) / cpu(off, round)).filter((ratio) => !Number.isNaN(ratio)),
+  );
   for (const [index, target] of targets.entries()) {
     const each = ratios[index]!;
     console.log(
-      `| ${target.label} | ${Math.round(median(target.runs.map((_, round) => cpu(target, round))))} | ${each.map((ratio) => ratio.toFixed(2)).join(', ')} | ${median(each).toFixed(3)}x | ${peakResidentMegabytes(target.pid) ?? '-'} |`,
+      `| ${target.label} | ${Math.round(median(target.runs.map((_, round) => cpu(target, round)).filter((value) => !Number.isNaN(value))))} | ${each.map((ratio) => ratio.toFixed(2)).join(', ')} | ${median(each).toFixed(3)}x | ${peakResidentMegabytes(target.pid) ?? '-'} |`,
     );
   }
   const measured = median(ratios[1]!);
