@@ -7,7 +7,8 @@
  * - every request sampled (the default sampler), exported over OTLP/HTTP JSON to a local sink in its
  *   own process (support/otlp-sink.ts);
  * - a tenth sampled (`parentbased_traceidratio`, 0.1), the same sink.
- * A traced run's CPU includes exporting every span it made (a flush ends the run). Prints each round's
+ * A traced run's CPU includes exporting every span it made (a flush ends the run). Each round starts
+ * with the next runtime in turn. Prints each round's
  * traced / untraced ratio, their median, and the target row (every request sampled: at most 1.15x).
  *
  *   node --import tsx bench/tracing-in-process.ts [requests per run] [--rounds N]
@@ -105,7 +106,13 @@ try {
     return (used.user + used.system) / calls;
   };
   for (const target of targets) await measure(target, Math.min(3_000, requestsPerRun));
-  for (let round = 0; round < rounds; round++) for (const target of targets) target.runs.push(await measure(target, requestsPerRun));
+  // Each round starts with the next runtime (the one run first after another's garbage pays less), so the
+  // order's bias falls on every runtime alike.
+  for (let round = 0; round < rounds; round++)
+    for (let step = 0; step < targets.length; step++) {
+      const target = targets[(round + step) % targets.length]!;
+      target.runs.push(await measure(target, requestsPerRun));
+    }
 
   const off = targets[0]!;
   console.log(`\nJSON chat through app.inject(), ${requestsPerRun} requests a run, ${CONCURRENCY} in flight, ${rounds} interleaved rounds`);
