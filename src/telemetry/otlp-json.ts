@@ -76,16 +76,12 @@ function attributeObject(attributes: Record<string, unknown> | undefined): strin
   return out;
 }
 
-/** Milliseconds since the epoch (sub-millisecond fraction) as OTLP's int64 nanoseconds, a decimal string. */
+/**
+ * Milliseconds since the epoch (sub-millisecond fraction) as OTLP's int64 nanoseconds, a decimal string
+ * (to the microsecond: the clock's own resolution here; 1.7e15 µs is well inside a double's integers).
+ */
 export function unixNano(milliseconds: number): string {
-  let whole = Math.floor(milliseconds);
-  let nanos = Math.round((milliseconds - whole) * 1e6);
-  if (nanos >= 1e6) {
-    whole++;
-    nanos -= 1e6;
-  }
-  if (whole <= 0) return `"${nanos}"`;
-  return `"${whole}${String(nanos).padStart(6, '0')}"`;
+  return `"${Math.max(0, Math.round(milliseconds * 1000))}000"`;
 }
 
 function event(event: SpanEvent): string {
