@@ -55,7 +55,7 @@ try {
     { label: 'every request sampled (default sampler)', tracing: { endpoint } },
     {
       label: 'a tenth sampled (parentbased_traceidratio 0.1)',
-      tracing: { endpoint, sampler: 'parentbased_traceidratio', samplerArg: 0.1 },
+      tracing: { endpoint, sampler: 'parentbased_traceidratio' as const, samplerArg: 0.1 },
     },
   ];
   const body = GENERATION_CASES[0]!.body(false);
