@@ -30,6 +30,18 @@ export const tracingSchema = z.strictObject({
   samplerArg: z.number().min(0).max(1).optional(),
   /** Extra headers of every export request (OTEL_EXPORTER_OTLP_HEADERS, `key=value,key2=value2`). */
   headers: z.record(z.string(), z.string()).default({}),
+  /** `gzip` compresses every export request (OTEL_EXPORTER_OTLP_COMPRESSION); default none. */
+  compression: z.enum(['gzip', 'none']).optional(),
+  /** One export request's bound, ms (OTEL_EXPORTER_OTLP_TIMEOUT); default 10000. */
+  timeoutMillis: z.number().int().positive().optional(),
+  /** Spans wait at most this long before they are exported, ms (OTEL_BSP_SCHEDULE_DELAY); default 5000. */
+  scheduleDelayMillis: z.number().int().positive().optional(),
+  /** Spans waiting for export at most; more are dropped (OTEL_BSP_MAX_QUEUE_SIZE); default 2048. */
+  maxQueueSize: z.number().int().positive().optional(),
+  /** Spans in one export request at most (OTEL_BSP_MAX_EXPORT_BATCH_SIZE); default 512. */
+  maxExportBatchSize: z.number().int().positive().optional(),
+  /** One export's bound, its retries included, ms (OTEL_BSP_EXPORT_TIMEOUT); default 30000. */
+  exportTimeoutMillis: z.number().int().positive().optional(),
 });
 export type TracingConfig = z.infer<typeof tracingSchema>;
 
@@ -44,6 +56,15 @@ function headersFromEnv(name: string, value: string): Record<string, string> {
   }
   return headers;
 }
+
+/** The exporter's and batch processor's numeric settings, each from the first variable set of its names. */
+const EXPORT_NUMBERS: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['timeoutMillis', ['OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT']],
+  ['scheduleDelayMillis', ['OTEL_BSP_SCHEDULE_DELAY']],
+  ['maxQueueSize', ['OTEL_BSP_MAX_QUEUE_SIZE']],
+  ['maxExportBatchSize', ['OTEL_BSP_MAX_EXPORT_BATCH_SIZE']],
+  ['exportTimeoutMillis', ['OTEL_BSP_EXPORT_TIMEOUT']],
+];
 
 /**
  * The tracing section from the OTEL_* variables, or undefined when none is set. OTEL_SDK_DISABLED=true
@@ -70,6 +91,19 @@ export function tracingFromEnvironment(env: NodeJS.ProcessEnv): Record<string, u
   if (headers) {
     const name = env['OTEL_EXPORTER_OTLP_TRACES_HEADERS'] ? 'OTEL_EXPORTER_OTLP_TRACES_HEADERS' : 'OTEL_EXPORTER_OTLP_HEADERS';
     tracing['headers'] = headersFromEnv(name, headers);
+  }
+  const compression = (env['OTEL_EXPORTER_OTLP_TRACES_COMPRESSION'] || env['OTEL_EXPORTER_OTLP_COMPRESSION'])?.trim().toLowerCase();
+  if (compression) {
+    if (compression !== 'gzip' && compression !== 'none')
+      throw new Error(`OTEL_EXPORTER_OTLP_COMPRESSION=${compression} is not supported. Set gzip or none.`);
+    tracing['compression'] = compression;
+  }
+  for (const [key, names] of EXPORT_NUMBERS) {
+    const name = names.find((each) => env[each]);
+    if (name === undefined) continue;
+    const value = Number(env[name]);
+    if (!Number.isInteger(value) || value <= 0) throw new Error(`${name}=${env[name]} is not a positive whole number.`);
+    tracing[key] = value;
   }
   const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'];
   if (protocol && protocol !== 'http/json' && protocol !== 'http/protobuf') {

@@ -6,10 +6,11 @@
  * recorded), spanning the batch's life from its creation; until then the lines wait for their parent
  * as any long-running trace's children do.
  *
- * The OpenTelemetry API cannot start a root span with ids of our choosing, so two small SDK hooks do
- * it: `BatchSpanIds` (the provider's id generator) hands out the batch's ids for the one span started
- * under `batchRootContext`, and `BatchRootSampler` (around the configured sampler) samples that span
- * exactly as the lines under it are sampled, so a batch's trace is exported whole or not at all.
+ * Two small hooks in the shapes the SDK defines do it: `BatchSpanIds` (the id generator every span's
+ * ids come from, otel-tracing.ts) hands out the batch's ids for the one span started under
+ * `batchRootContext`, and `BatchRootSampler` (around the configured sampler) samples that span exactly
+ * as the lines under it are sampled, so a batch's trace is exported whole or not at all. Both still
+ * plug into an SDK tracer provider as they are (test/telemetry/batch-trace.test.ts).
  */
 import { createHash } from 'node:crypto';
 import {

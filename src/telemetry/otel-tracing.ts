@@ -1,54 +1,45 @@
 /**
- * The OpenTelemetry SDK as Switchyard runs it: one tracer provider per running service (not
- * registered globally), the configured sampler, a batch span processor and the OTLP/HTTP exporter
- * (JSON encoding) to `tracing.endpoint`. Loaded only when tracing is on (start-tracing.ts). A batch's
- * lines and its root span share one trace (batch-trace.ts).
- *
- * The SDK still reads what it reads itself: OTEL_BSP_* (batch processor), OTEL_EXPORTER_OTLP_TIMEOUT
- * and _COMPRESSION, OTEL_SPAN_*_LIMIT. Endpoint, headers, service name and sampler come from the config.
+ * Tracing as Switchyard runs it, built to cost little per request: the sampler of OTEL_TRACES_SAMPLER
+ * (the SDK's own samplers) decides once per request, a sampled request is a few light span records
+ * (span-records.ts: ids, times and attributes as plain arrays), encoded to OTLP/HTTP JSON only when a
+ * batch is exported (otlp-json.ts), by the batching exporter (otlp-export.ts, the batch span
+ * processor's settings). No SDK `Span`, no tracer provider, no context manager: the request carries
+ * its trace (`request.trace`, `caller.trace`). W3C `traceparent`/`tracestate` are read with the SDK's
+ * propagator and written as it writes them. The resource is the SDK's default resource (the
+ * `telemetry.sdk.*` attributes) with `service.name`. A batch's lines and its root span share one trace
+ * (batch-trace.ts). Loaded only when tracing is on (start-tracing.ts).
  */
 import {
-  DiagLogLevel,
   ROOT_CONTEXT,
   SpanKind,
-  SpanStatusCode,
   defaultTextMapGetter,
-  diag,
+  isSpanContextValid,
+  trace,
   type Attributes,
-  type Tracer,
+  type Context,
+  type SpanContext,
 } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
-  BasicTracerProvider,
-  BatchSpanProcessor,
   ParentBasedSampler,
+  SamplingDecision,
   TraceIdRatioBasedSampler,
   type Sampler,
 } from '@opentelemetry/sdk-trace-base';
-import {
-  ATTR_CLIENT_ADDRESS,
-  ATTR_HTTP_REQUEST_METHOD,
-  ATTR_HTTP_ROUTE,
-  ATTR_SERVER_ADDRESS,
-  ATTR_SERVER_PORT,
-  ATTR_SERVICE_NAME,
-  ATTR_URL_PATH,
-  ATTR_URL_SCHEME,
-  ATTR_USER_AGENT_ORIGINAL,
-} from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from '../config/index.ts';
 import { BatchRootSampler, BatchSpanIds, batchContext, batchRootContext } from './batch-trace.ts';
 import { SWITCHYARD } from './gen-ai-attributes.ts';
-import { OtelRequestTrace, propagator } from './otel-spans.ts';
+import { EXPORT_DEFAULTS, OtlpExporter, type ExportLogger } from './otlp-export.ts';
+import { OtlpJsonEncoder } from './otlp-json.ts';
+import { KIND, RecordedRequest, STATUS, type RecordSink, type SpanRecord, type TraceIds } from './span-records.ts';
+import { UnsampledRequest } from './unsampled-request.ts';
 import type { BatchEndFacts, BatchLineFacts, RequestTrace, ServerRequestFacts, Tracing } from './trace-types.ts';
 
-/** Where the SDK's own complaints (an export that failed, a bad setting) go. */
-export interface TracingLogger {
-  warn(details: object, message: string): void;
-}
+/** Where export failures and dropped spans go. */
+export type TracingLogger = ExportLogger;
 
 /** The sampler OTEL_TRACES_SAMPLER names, built from the SDK's samplers. */
 export function samplerOf(config: Pick<TracingConfig, 'sampler' | 'samplerArg'>): Sampler {
@@ -69,89 +60,131 @@ export function samplerOf(config: Pick<TracingConfig, 'sampler' | 'samplerArg'>)
   }
 }
 
-class OtelTracing implements Tracing {
-  private readonly tracer: Tracer;
+const propagator = new W3CTraceContextPropagator();
+const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
+const ATTR = {
+  method: 'http.request.method',
+  route: 'http.route',
+  path: 'url.path',
+  scheme: 'url.scheme',
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
+  clientAddress: 'client.address',
+  userAgent: 'user_agent.original',
+} as const;
+
+/** The caller's span context from its `traceparent` (and `tracestate`), when it sent a valid one. */
+function callerContext(headers: ServerRequestFacts['headers']): Context {
+  if (headers['traceparent'] === undefined) return ROOT_CONTEXT;
+  return propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+}
+
+class LightTracing implements Tracing, RecordSink {
   constructor(
-    private readonly provider: BasicTracerProvider,
+    private readonly sampler: Sampler,
     private readonly ids: BatchSpanIds,
-  ) {
-    this.tracer = provider.getTracer('switchyard');
+    private readonly exporter: OtlpExporter<SpanRecord>,
+  ) {}
+
+  ended(record: SpanRecord): void {
+    this.exporter.add(record);
+  }
+
+  spanId(): string {
+    return this.ids.generateSpanId();
+  }
+
+  /** The sampler's decision for a span starting under `context` (the SDK asks it once per span; every span of a request gets the same answer). */
+  private decide(context: Context, name: string, kind: SpanKind): { ids: TraceIds; parent: SpanContext | undefined } {
+    const found = trace.getSpanContext(context);
+    const parent = found !== undefined && isSpanContextValid(found) ? found : undefined;
+    const traceId = parent?.traceId ?? this.ids.generateTraceId();
+    const result = this.sampler.shouldSample(context, traceId, name, kind, NO_ATTRIBUTES, []);
+    const sampled = result.decision === SamplingDecision.RECORD_AND_SAMPLED;
+    return { ids: { traceId, sampled, traceState: result.traceState ?? parent?.traceState }, parent };
   }
 
   startServerRequest(facts: ServerRequestFacts): RequestTrace {
-    const parent = propagator.extract(ROOT_CONTEXT, facts.headers, defaultTextMapGetter);
-    const attributes: Attributes = {
-      [ATTR_HTTP_REQUEST_METHOD]: facts.method,
-      [ATTR_URL_PATH]: facts.path,
-      [ATTR_URL_SCHEME]: facts.scheme,
-      [SWITCHYARD.requestId]: facts.requestId,
-    };
-    if (facts.route !== undefined) attributes[ATTR_HTTP_ROUTE] = facts.route;
-    if (facts.serverAddress !== undefined) attributes[ATTR_SERVER_ADDRESS] = facts.serverAddress;
-    if (facts.serverPort !== undefined) attributes[ATTR_SERVER_PORT] = facts.serverPort;
-    if (facts.clientAddress !== undefined) attributes[ATTR_CLIENT_ADDRESS] = facts.clientAddress;
-    if (facts.userAgent !== undefined) attributes[ATTR_USER_AGENT_ORIGINAL] = facts.userAgent;
     // HTTP server conventions: `{method} {route}`, just the method when the route is unknown.
     const name = facts.route === undefined ? facts.method : `${facts.method} ${facts.route}`;
-    const span = this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
-    return new OtelRequestTrace(this.tracer, span, parent);
+    const { ids, parent } = this.decide(callerContext(facts.headers), name, SpanKind.SERVER);
+    if (!ids.sampled) return new UnsampledRequest(this, ids);
+    const span = new RecordedRequest(this, ids, parent?.spanId ?? '', parent?.isRemote === true, name, KIND.server);
+    span.names.push(ATTR.method, ATTR.path, ATTR.scheme, SWITCHYARD.requestId);
+    span.values.push(facts.method, facts.path, facts.scheme, facts.requestId);
+    if (facts.route !== undefined) span.setAttribute(ATTR.route, facts.route);
+    if (facts.serverAddress !== undefined) span.setAttribute(ATTR.serverAddress, facts.serverAddress);
+    if (facts.serverPort !== undefined) span.setAttribute(ATTR.serverPort, facts.serverPort);
+    if (facts.clientAddress !== undefined) span.setAttribute(ATTR.clientAddress, facts.clientAddress);
+    if (facts.userAgent !== undefined) span.setAttribute(ATTR.userAgent, facts.userAgent);
+    return span;
   }
 
   startBatchLine(facts: BatchLineFacts): RequestTrace {
-    const parent = batchContext(facts.batchId);
-    const attributes: Attributes = {
-      [SWITCHYARD.batchId]: facts.batchId,
-      [SWITCHYARD.batchLine]: facts.line,
-      [SWITCHYARD.requestId]: facts.requestId,
-      [ATTR_URL_PATH]: facts.url,
-    };
-    const span = this.tracer.startSpan(`batch line ${facts.url}`, { kind: SpanKind.CONSUMER, attributes }, parent);
-    return new OtelRequestTrace(this.tracer, span, parent);
+    const name = `batch line ${facts.url}`;
+    const { ids, parent } = this.decide(batchContext(facts.batchId), name, SpanKind.CONSUMER);
+    if (!ids.sampled) return new UnsampledRequest(this, ids);
+    const span = new RecordedRequest(this, ids, parent!.spanId, true, name, KIND.consumer);
+    span.names.push(SWITCHYARD.batchId, SWITCHYARD.batchLine, SWITCHYARD.requestId, ATTR.path);
+    span.values.push(facts.batchId, facts.line, facts.requestId, facts.url);
+    return span;
   }
 
   endBatch(facts: BatchEndFacts): void {
-    const attributes: Attributes = {
-      [SWITCHYARD.batchId]: facts.batchId,
-      [SWITCHYARD.batchStatus]: facts.status,
-      [SWITCHYARD.batchTotal]: facts.total,
-      [SWITCHYARD.batchCompleted]: facts.completed,
-      [SWITCHYARD.batchFailed]: facts.failed,
-      [ATTR_URL_PATH]: facts.endpoint,
-    };
-    // Dates, not numbers: the SDK reads a number below its process's start time as relative to it.
-    const options = { kind: SpanKind.INTERNAL, attributes, startTime: new Date(facts.createdAt), root: true };
-    const span = this.ids.withBatchIds(facts.batchId, () =>
-      this.tracer.startSpan(`batch ${facts.endpoint}`, options, batchRootContext(facts.batchId)),
+    const name = `batch ${facts.endpoint}`;
+    // The batch's own ids (batch-trace.ts); sampled as its lines are (BatchRootSampler).
+    const { ids, spanId } = this.ids.withBatchIds(facts.batchId, () => {
+      const decided = this.decide(batchRootContext(facts.batchId), name, SpanKind.INTERNAL);
+      return { ids: decided.ids, spanId: this.ids.generateSpanId() };
+    });
+    if (!ids.sampled) return;
+    const span = new RecordedRequest(this, { ...ids, traceState: undefined }, '', false, name, KIND.internal, spanId, facts.createdAt);
+    span.names.push(
+      SWITCHYARD.batchId,
+      SWITCHYARD.batchStatus,
+      SWITCHYARD.batchTotal,
+      SWITCHYARD.batchCompleted,
+      SWITCHYARD.batchFailed,
+      ATTR.path,
     );
-    if (facts.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: 'batch failed' });
-    span.end(new Date(facts.endedAt));
+    span.values.push(facts.batchId, facts.status, facts.total, facts.completed, facts.failed, facts.endpoint);
+    if (facts.status === 'failed') {
+      span.statusCode = STATUS.error;
+      span.statusMessage = 'batch failed';
+    }
+    span.endAt(facts.endedAt);
   }
 
   forceFlush(): Promise<void> {
-    return this.provider.forceFlush();
+    return this.exporter.forceFlush();
   }
 
   shutdown(): Promise<void> {
-    return this.provider.shutdown();
+    return this.exporter.shutdown();
   }
 }
 
-/** Builds the SDK for `config` (whose endpoint is set). */
+/** Builds tracing for `config` (whose endpoint is set). */
 export function createOtelTracing(config: TracingConfig & { endpoint: string }, logger?: TracingLogger): Tracing {
-  if (logger !== undefined) {
-    // The SDK reports failed exports through its diagnostic logger; warnings and errors reach the log.
-    const report = (message: string, ...args: unknown[]): void => logger.warn({ details: args.map(String) }, `tracing: ${message}`);
-    const quiet = (): void => undefined;
-    diag.setLogger({ error: report, warn: report, info: quiet, debug: quiet, verbose: quiet }, DiagLogLevel.WARN);
-  }
-  const exporter = new OTLPTraceExporter({ url: config.endpoint, headers: { ...config.headers } });
-  const ids = new BatchSpanIds();
-  const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }),
-    sampler: new BatchRootSampler(samplerOf(config)),
-    idGenerator: ids,
-    spanProcessors: [new BatchSpanProcessor(exporter)],
-  });
-  return new OtelTracing(provider, ids);
+  const resource = defaultResource().merge(resourceFromAttributes({ 'service.name': config.serviceName }));
+  const encoder = new OtlpJsonEncoder(resource.attributes, 'switchyard');
+  const exporter = new OtlpExporter<SpanRecord>(
+    {
+      url: config.endpoint,
+      headers: { ...config.headers },
+      compression: config.compression ?? EXPORT_DEFAULTS.compression,
+      timeoutMillis: config.timeoutMillis ?? EXPORT_DEFAULTS.timeoutMillis,
+      scheduleDelayMillis: config.scheduleDelayMillis ?? EXPORT_DEFAULTS.scheduleDelayMillis,
+      maxQueueSize: config.maxQueueSize ?? EXPORT_DEFAULTS.maxQueueSize,
+      maxExportBatchSize: Math.min(
+        config.maxExportBatchSize ?? EXPORT_DEFAULTS.maxExportBatchSize,
+        config.maxQueueSize ?? EXPORT_DEFAULTS.maxQueueSize,
+      ),
+      exportTimeoutMillis: config.exportTimeoutMillis ?? EXPORT_DEFAULTS.exportTimeoutMillis,
+    },
+    (records) => encoder.encode(records),
+    logger,
+  );
+  return new LightTracing(new BatchRootSampler(samplerOf(config)), new BatchSpanIds(), exporter);
 }

@@ -41,6 +41,25 @@ describe('tracing config', () => {
     assert.match(samplerOf(tracing).toString(), /ParentBased\{root=TraceIdRatioBased\{0\.25\}/);
   });
 
+  test('the exporter and batch settings from the environment (the traces-specific variable wins)', () => {
+    const tracing = tracingOf({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_COMPRESSION: 'GZIP',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '5000',
+      OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2500',
+      OTEL_BSP_SCHEDULE_DELAY: '1000',
+      OTEL_BSP_MAX_QUEUE_SIZE: '4096',
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '256',
+      OTEL_BSP_EXPORT_TIMEOUT: '15000',
+    });
+    assert.equal(tracing.compression, 'gzip');
+    assert.equal(tracing.timeoutMillis, 2500);
+    assert.equal(tracing.scheduleDelayMillis, 1000);
+    assert.equal(tracing.maxQueueSize, 4096);
+    assert.equal(tracing.maxExportBatchSize, 256);
+    assert.equal(tracing.exportTimeoutMillis, 15000);
+  });
+
   test('OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn it off whatever the endpoint', () => {
     assert.equal(tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).endpoint, undefined);
     assert.equal(tracingOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).endpoint, undefined);
@@ -66,6 +85,9 @@ describe('tracing config', () => {
       [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /tracing\.endpoint/],
       [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, /OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported/],
       [{ OTEL_EXPORTER_OTLP_HEADERS: 'no-equals-sign' }, /OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs/],
+      [{ OTEL_EXPORTER_OTLP_COMPRESSION: 'zstd' }, /OTEL_EXPORTER_OTLP_COMPRESSION=zstd is not supported/],
+      [{ OTEL_BSP_MAX_QUEUE_SIZE: 'lots' }, /OTEL_BSP_MAX_QUEUE_SIZE=lots is not a positive whole number/],
+      [{ OTEL_EXPORTER_OTLP_TIMEOUT: '0' }, /OTEL_EXPORTER_OTLP_TIMEOUT=0 is not a positive whole number/],
     ];
     for (const [env, message] of bad)
       assert.throws(

@@ -1,7 +1,7 @@
 /**
  * A real OTLP/HTTP trace receiver for tests: a node:http server on 127.0.0.1 (port 0) that accepts
- * `POST /v1/traces` with the JSON encoding (what @opentelemetry/exporter-trace-otlp-http sends), gzip
- * or not, answers as a collector does (200 with an empty ExportTraceServiceResponse) and keeps every
+ * `POST /v1/traces` with the JSON encoding (what Switchyard's exporter sends, as the SDK's
+ * @opentelemetry/exporter-trace-otlp-http does), gzip or not, answers as a collector does (200 with an empty ExportTraceServiceResponse) and keeps every
  * span it decoded. Anything else is answered 404/415 and recorded as a rejected request.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
