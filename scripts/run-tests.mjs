@@ -41,8 +41,7 @@ function collect(directory) {
 function schedule(files) {
   const seconds = new Map();
   if (existsSync(DURATIONS)) {
-    for (const row of JSON.parse(readFileSync(DURATIONS, 'utf8')))
-      seconds.set(row.file, row.processWallSeconds ?? row.testWallSeconds);
+    for (const row of JSON.parse(readFileSync(DURATIONS, 'utf8'))) seconds.set(row.file, row.processWallSeconds ?? row.testWallSeconds);
   }
   const key = (file) => relative(process.cwd(), file);
   const unknown = files.filter((file) => !seconds.has(key(file))).sort();

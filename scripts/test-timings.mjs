@@ -1,11 +1,10 @@
 // A test reporter that records, per test file, the wall time of its top-level tests and, when the files
-// ran with scripts/test-process-usage.mjs preloaded, the CPU time and wall time of the file's own process.
-// Use it beside the usual reporter:
-//   npm test -- --test-reporter=./scripts/test-timings.mjs --test-reporter-destination=timings.json
-// (run-tests.mjs then preloads the usage probe). The output is JSON, slowest file first, with CPU
-// seconds (user + system) as the figure a busy machine does not inflate much.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// ran with scripts/test-process-usage.mjs preloaded, the CPU time and wall time of the file's own process
+// and the CPU time of the child processes it waited for (servers and CLIs it started).
+// `npm test -- --timings=FILE` (scripts/run-tests.mjs) runs it beside the spec reporter and preloads the
+// probe. The output is JSON, slowest file first; CPU seconds (user + system) are the figure a busy
+// machine inflates least, wall seconds give the schedule's order.
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 export default async function* timings(source) {
@@ -30,6 +29,7 @@ export default async function* timings(source) {
       const usage = JSON.parse(readFileSync(join(usageDirectory, name), 'utf8'));
       const row = entry(usage.file);
       row.cpuSeconds = usage.cpuSeconds;
+      if (usage.childCpuSeconds !== undefined) row.childCpuSeconds = usage.childCpuSeconds;
       row.processWallSeconds = usage.wallSeconds;
     }
   }
