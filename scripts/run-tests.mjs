@@ -5,14 +5,15 @@
 //   --test-concurrency=N          files run at once (default 2, this project's machine has 2 cores);
 //   --test-name-pattern=P, --test-skip-pattern=P, --test-timeout=MS, --test-only: as Node's own;
 //   --timings=FILE                also write per-file timings (JSON, slowest first): the wall time of
-//                                 each file's process, its CPU seconds (user + system: the figure a busy
-//                                 machine inflates least) and the wall time of its top-level tests;
+//                                 each file's process, its CPU seconds and those of the processes it
+//                                 started (user + system: the figures a busy machine inflates least)
+//                                 and the wall time of its top-level tests;
 // any other flag is passed to each test file's node process. A run that finds no test file fails.
 //
-// Files run longest first, by the committed list scripts/test-durations.json (refresh it with
-// `npm test -- --timings=scripts/test-durations.json` on a quiet machine), so that the run does not end
-// with one long file running alone; files the list does not know run first (they may be long), in name
-// order. Node's `--test` sorts the files it is given by name, so the runner is driven through `run()`.
+// Files run longest first, by the committed list scripts/test-durations.json (refresh it with the whole
+// suite, `npm test -- --timings=scripts/test-durations.json`, on a quiet machine), so that the run does
+// not end with one long file running alone; a file the list does not know counts as its median file.
+// Node's `--test` sorts the files it is given by name, so the runner is driven through `run()`.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,16 +38,20 @@ function collect(directory) {
   return found;
 }
 
-/** Known files longest first; files the committed list does not name before them, in name order. */
+/**
+ * Longest first by the committed list; a file the list does not know (new since the list was written)
+ * counts as the median known file, so neither a new long file ends the run alone nor new short ones
+ * hold the long poles back. Ties in name order.
+ */
 function schedule(files) {
   const seconds = new Map();
   if (existsSync(DURATIONS)) {
     for (const row of JSON.parse(readFileSync(DURATIONS, 'utf8'))) seconds.set(row.file, row.processWallSeconds ?? row.testWallSeconds);
   }
-  const key = (file) => relative(process.cwd(), file);
-  const unknown = files.filter((file) => !seconds.has(key(file))).sort();
-  const known = files.filter((file) => seconds.has(key(file))).sort((a, b) => seconds.get(key(b)) - seconds.get(key(a)));
-  return [...unknown, ...known];
+  const known = [...seconds.values()].sort((a, b) => a - b);
+  const median = known.length === 0 ? 0 : known[Math.floor(known.length / 2)];
+  const estimate = (file) => seconds.get(relative(process.cwd(), file)) ?? median;
+  return [...files].sort((a, b) => estimate(b) - estimate(a) || a.localeCompare(b));
 }
 
 const argumentsGiven = process.argv.slice(2);
