@@ -22,9 +22,10 @@ import { runChaos } from '../support/chaos/run.ts';
 /**
  * Refusals while a dependency is known down must not wait for the dependency: their median stays far
  * below the dependency bound they would otherwise spend. Quiet, the median is 5-40 ms (the table prints
- * it; bench figures belong in bench/); on a machine busy with other suites it was seen at 137-260 ms.
- * A refusal that waited for the bound would take 5 s. A tenth of the bound tells the two apart under
- * any load this machine has.
+ * it; bench figures belong in bench/); on a machine busy with other suites it was seen at 137-260 ms,
+ * at load average 25-29 at 429-771 ms (while a healthy request's median in the baseline took 2.7 s).
+ * A refusal that waited for the bound would take 5 s. A tenth of the bound, or the run's own baseline
+ * median when a busy machine makes that longer, tells the two apart.
  */
 const FAIL_FAST_MEDIAN_MS = LONGEST_DEPENDENCY_BOUND_MS / 10;
 /**
@@ -78,12 +79,13 @@ describe('dependency faults: two instances under mixed traffic', { skip: !canRun
     assert.equal(slow.length, 0, lines(slow.map((outcome) => describeOutcome(outcome, run))));
   });
 
-  test(`refusals during a dependency outage take < ${FAIL_FAST_MEDIAN_MS} ms at the median`, () => {
+  test(`refusals during a dependency outage take < ${FAIL_FAST_MEDIAN_MS} ms (or the baseline's median request) at the median`, () => {
+    const bound = Math.max(FAIL_FAST_MEDIAN_MS, phaseRows(run)[0]!.p50Ms);
     const slow = phaseRows(run).filter(
-      (row, index) => index > 0 && run.faults[index - 1]!.dependency !== 'instance' && (row.failFastMedianMs ?? 0) >= FAIL_FAST_MEDIAN_MS,
+      (row, index) => index > 0 && run.faults[index - 1]!.dependency !== 'instance' && (row.failFastMedianMs ?? 0) >= bound,
     );
     assert.deepEqual(
-      slow.map((row) => `${row.name}: median ${row.failFastMedianMs} ms over ${row.refusals} refusals`),
+      slow.map((row) => `${row.name}: median ${row.failFastMedianMs} ms over ${row.refusals} refusals (bound ${bound} ms)`),
       [],
     );
   });
