@@ -43,11 +43,17 @@ describe('operator CLI', () => {
     const row = rows.find((entry) => entry.id === 'org-cli')!;
     assert.equal(row.members, 2);
     assert.equal(row.effective.tier, 'Developer');
+    // The bound is the promised second (+ half for the 500 ms poll) + a few status round trips as long as
+    // one measured here: a loaded machine stretches the round trips, not the cache's poll.
+    const roundTripStarted = Date.now();
+    await keyStatus(server, key.key);
+    const roundTripMs = Date.now() - roundTripStarted;
     const moved = await runCli(['orgs', 'set-plan', 'org-cli', '--plan', 'Production', '--overrides', '{"tokensPerDay":777777}'], env);
     assert.equal(moved.code, 0, moved.stderr);
     const started = Date.now();
-    await eventually(async () => ((await keyStatus(server, key.key)).body.usage_info.daily.limit === 777_777 ? true : undefined), 40, 50);
-    assert.ok(Date.now() - started < 1_500, `seen after ${Date.now() - started} ms`);
+    await eventually(async () => ((await keyStatus(server, key.key)).body.usage_info.daily.limit === 777_777 ? true : undefined), 400, 50);
+    const seenAfterMs = Date.now() - started;
+    assert.ok(seenAfterMs < 1_500 + 4 * roundTripMs, `seen after ${seenAfterMs} ms (a status round trip took ${roundTripMs} ms)`);
     const shown = await runCli(['orgs', 'show', 'org-cli'], env);
     assert.match(shown.stdout, /plan Production \(custom\)/);
     assert.match(shown.stdout, /tokens\/day 777777/);

@@ -195,9 +195,9 @@ describe('minimum body rate', () => {
     assert.equal(envelope.error.code, 'request_timeout');
     assert.match(envelope.error.message, /500 bytes per second/);
     assert.equal(envelope.info_metadata.status, false);
-    // Cut after about a second (the bound plus a few ms per byte), long before the body was complete.
-    assert.ok(sent <= 2, `cut after ${sent} bytes`);
-    assert.ok(elapsed < 4000, `cut after ${elapsed} ms`);
+    // Cut after about a second (the bound plus a few ms per byte), long before the body was complete:
+    // counted in bytes sent 2 s apart, not in wall-clock ms (a loaded machine stretches those).
+    assert.ok(sent <= 2, `cut after ${sent} bytes (${elapsed} ms)`);
   });
 
   test('a body that arrives steadily above the rate is served, even past the first second', async () => {

@@ -73,6 +73,16 @@ export function faults(environment: ChaosEnvironment, scale = 1): Fault[] {
 
 const PROBE_TIMEOUT_MS = 3000;
 
+/**
+ * Ms one round of the recovery probe takes on a healthy instance under the run's own load: the
+ * recovery bound adds it (a loaded machine stretches the probe, not the service's recovery).
+ */
+export async function probeRoundMs(origin: string, key: string): Promise<number> {
+  const started = Date.now();
+  const passed = await probe(origin, key).catch(() => false);
+  return passed ? Date.now() - started : PROBE_TIMEOUT_MS;
+}
+
 /** One round of the recovery probe on one instance: true when all three requests answered 200. */
 async function probe(origin: string, key: string): Promise<boolean> {
   const auth = { authorization: `Bearer ${key}` };

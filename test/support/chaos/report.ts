@@ -25,9 +25,18 @@ const NORMAL_MS: Record<RequestKind, number> = {
 /** Added to every bound: scheduling noise on a loaded machine. */
 export const BOUND_MARGIN_MS = 2000;
 
-/** The longest a request of `kind` may take: its normal time + the longest dependency bound + the margin. */
-export function boundOf(kind: RequestKind): number {
-  return NORMAL_MS[kind] + LONGEST_DEPENDENCY_BOUND_MS + BOUND_MARGIN_MS;
+/**
+ * The longest a request of `kind` may take: its normal time + the longest dependency bound + the
+ * margin. The normal time is the larger of the figure above and the slowest request of that kind in
+ * the run's own baseline (traffic on, no fault yet), so a machine busy with other work stretches the
+ * bound as it stretches every request, while a request that waits out an outage unbounded (15-20 s)
+ * stays far above it.
+ */
+export function boundOf(kind: RequestKind, run?: Pick<ChaosRun, 'outcomes' | 'faults'>): number {
+  const firstFault = run?.faults[0]?.began ?? Number.NEGATIVE_INFINITY;
+  const baseline = (run?.outcomes ?? []).filter((outcome) => outcome.kind === kind && outcome.ok && outcome.end < firstFault);
+  const normal = Math.max(NORMAL_MS[kind], ...baseline.map((outcome) => outcome.durationMs));
+  return normal + LONGEST_DEPENDENCY_BOUND_MS + BOUND_MARGIN_MS;
 }
 
 export interface PhaseRow {
@@ -122,7 +131,7 @@ export function formatTable(rows: PhaseRow[]): string {
 
 /** Outcomes that took longer than their bound. */
 export function overBound(run: ChaosRun): Outcome[] {
-  return run.outcomes.filter((outcome) => outcome.durationMs > boundOf(outcome.kind));
+  return run.outcomes.filter((outcome) => outcome.durationMs > boundOf(outcome.kind, run));
 }
 
 /**

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { batchProgress, finishBatch, startBatch, type BatchResult } from './batch.ts';
 import type { ChaosEnvironment } from './environment.ts';
-import { faults, runFault, type FaultRun } from './faults.ts';
+import { faults, probeRoundMs, runFault, type FaultRun } from './faults.ts';
 import type { UnexpectedExit } from './fleet.ts';
 import { checkLedger, type LedgerCheck } from './ledger.ts';
 import { download, METERED_KINDS, warmUp, type Outcome } from './requests.ts';
@@ -39,6 +39,8 @@ export interface ChaosRun {
   batch: BatchResult | { error: string };
   ledger: LedgerCheck;
   exits: UnexpectedExit[];
+  /** Slowest of three recovery-probe rounds per instance in the baseline (traffic on, no fault), ms. */
+  baselineProbeMs: number;
 }
 
 async function recheckFiles(environment: ChaosEnvironment, files: Array<{ id: string; sha256: string }>): Promise<Outcome[]> {
@@ -68,12 +70,17 @@ export async function runChaos(environment: ChaosEnvironment, options: ChaosRunO
   const traffic = new Traffic(origins, key);
   const runs: FaultRun[] = [];
   let batchId: string | undefined;
+  let baselineProbeMs = 0;
   await Promise.all(origins.map((origin, instance) => warmUp({ origin, instance, key })));
   traffic.start();
   try {
     batchId = await startBatch(origins[0]!, key, lines);
     log(`batch ${batchId}: ${lines} lines started`);
-    await new Promise((resolve) => setTimeout(resolve, options.baselineMs ?? 4000));
+    const baselineEnds = Date.now() + (options.baselineMs ?? 4000);
+    for (let round = 0; round < 3; round++)
+      baselineProbeMs = Math.max(baselineProbeMs, ...(await Promise.all(origins.map((origin) => probeRoundMs(origin, key)))));
+    log(`baseline: a recovery probe round takes up to ${baselineProbeMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, baselineEnds - Date.now())));
     for (const fault of faults(environment, options.scale ?? 1)) {
       runs.push(await runFault(environment, fault, options.settleMs ?? 2000, log));
       const progress = await batchProgress(origins[1]!, key, batchId).catch(() => undefined);
@@ -101,5 +108,5 @@ export async function runChaos(environment: ChaosEnvironment, options: ChaosRunO
     const all = [...traffic.outcomes, ...fileChecks].map((outcome) => JSON.stringify({ ...outcome, at: outcome.start - started }));
     writeFileSync(options.outcomesFile, `${all.join('\n')}\n`);
   }
-  return { started, faults: runs, outcomes: traffic.outcomes, fileChecks, batch, ledger, exits: [...fleet.exits] };
+  return { started, faults: runs, outcomes: traffic.outcomes, fileChecks, batch, ledger, exits: [...fleet.exits], baselineProbeMs };
 }

@@ -1,0 +1,32 @@
+// Preloaded into each test file's process by run-tests.mjs when timings are asked for: at exit it
+// writes the process's CPU time (user + system) and wall time to SWITCHYARD_TEST_USAGE_DIR, one JSON
+// file per test file, for scripts/test-timings.mjs to read.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { randomUUID } from 'node:crypto';
+
+/** CPU seconds of the child processes the file started and waited for (servers, CLIs), from Linux's /proc. */
+function childCpuSeconds() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    // After the command name: state is field 3, cutime and cstime fields 16 and 17 (clock ticks, 100 a second).
+    return Number(((Number(fields[13]) + Number(fields[14])) / 100).toFixed(2));
+  } catch {
+    return undefined;
+  }
+}
+
+const directory = process.env.SWITCHYARD_TEST_USAGE_DIR;
+const file = process.argv[1];
+if (directory && file && file.endsWith('.test.ts')) {
+  process.on('exit', () => {
+    const usage = process.resourceUsage();
+    const record = {
+      file: relative(process.cwd(), file),
+      cpuSeconds: Number(((usage.userCPUTime + usage.systemCPUTime) / 1e6).toFixed(2)),
+      childCpuSeconds: childCpuSeconds(),
+      wallSeconds: Number(process.uptime().toFixed(2)),
+    };
+    writeFileSync(join(directory, `${randomUUID()}.json`), JSON.stringify(record));
+  });
+}
