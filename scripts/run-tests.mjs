@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs every *.test.ts under src/ and test/ with Node's own test runner (TypeScript loaded by tsx), each
+// Runs every *.test.ts under src/ and test/ with Node's own test runner (TypeScript loaded by scripts/typescript-hooks.mjs), each
 // file in its own process, two at a time. Arguments name files or folders (`npm test -- test/formats`
 // runs every test below it). Flags:
 //   --test-concurrency=N          files run at once (default 2, this project's machine has 2 cores);
@@ -26,6 +26,7 @@ import timingsReporter from './test-timings.mjs';
 
 const DURATIONS = fileURLToPath(new URL('test-durations.json', import.meta.url));
 const USAGE_PROBE = fileURLToPath(new URL('test-process-usage.mjs', import.meta.url));
+const TYPESCRIPT_HOOKS = fileURLToPath(new URL('typescript-hooks.mjs', import.meta.url));
 
 function collect(directory) {
   const found = [];
@@ -79,7 +80,7 @@ const timeout = flagValues('--test-timeout').at(-1);
 const stream = run({
   files,
   concurrency,
-  execArgv: ['--import', 'tsx', ...(usageDirectory === undefined ? [] : ['--import', USAGE_PROBE]), ...passedOn],
+  execArgv: ['--import', TYPESCRIPT_HOOKS, ...(usageDirectory === undefined ? [] : ['--import', USAGE_PROBE]), ...passedOn],
   ...(flagValues('--test-name-pattern').length > 0 ? { testNamePatterns: flagValues('--test-name-pattern') } : {}),
   ...(flagValues('--test-skip-pattern').length > 0 ? { testSkipPatterns: flagValues('--test-skip-pattern') } : {}),
   ...(timeout === undefined ? {} : { timeout: Number(timeout) }),

@@ -15,12 +15,13 @@ import { freePort } from '../support/free-port.ts';
 import { runCli } from '../support/run-cli.ts';
 import { startServerProcess } from '../support/server-process.ts';
 import { until } from '../support/until.ts';
+import { TYPESCRIPT_LOADER } from '../support/typescript-loader.ts';
 
 const PUBLIC_BASE_URL = 'https://ai.example.test';
 
 /** Runs `switchyard serve` expecting it to fail; resolves with its exit code and what it printed. */
 function failingStart(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+  const child = spawn(process.execPath, [...TYPESCRIPT_LOADER, 'src/main.ts', 'serve'], {
     env: { PATH: process.env['PATH'], LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -82,7 +83,7 @@ for (const backend of storageBackends()) {
         // Issue 29: an instance started while Postgres is down waits and retries instead of exiting, so a
         // supervisor does not crash-loop it; stopped meanwhile, it leaves no key behind.
         const closedPort = await freePort();
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+        const child = spawn(process.execPath, [...TYPESCRIPT_LOADER, 'src/main.ts', 'serve'], {
           env: {
             PATH: process.env['PATH'],
             LOG_LEVEL: 'warn',

@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config/index.ts';
 import { freePort } from '../support/free-port.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { until } from '../support/until.ts';
+import { TYPESCRIPT_LOADER } from '../support/typescript-loader.ts';
 
 const TOKEN = 'ops-token-0123456789abcdef';
 
@@ -103,7 +104,7 @@ describe('OPERATIONS_PORT at start', () => {
     const taken = (blocker.address() as { port: number }).port;
     const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-operations-port-taken-'));
     try {
-      const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+      const result = spawnSync(process.execPath, [...TYPESCRIPT_LOADER, 'src/main.ts', 'serve'], {
         env: {
           PATH: process.env['PATH'],
           LOG_LEVEL: 'warn',

@@ -3,6 +3,7 @@
  * The port is random in 20000-31999 unless given; the server is ready when /healthz answers.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { TYPESCRIPT_LOADER } from './typescript-loader.ts';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -30,7 +31,7 @@ export async function startServerProcess(env: NodeJS.ProcessEnv, port?: number):
 }
 
 async function startOnPort(env: NodeJS.ProcessEnv, port: number): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+  const child = spawn(process.execPath, [...TYPESCRIPT_LOADER, 'src/main.ts', 'serve'], {
     env: { PATH: process.env['PATH'], LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

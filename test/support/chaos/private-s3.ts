@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../free-port.ts';
 import { S3_TEST_CREDENTIALS } from '../s3-server.ts';
+import { TYPESCRIPT_LOADER } from '../typescript-loader.ts';
 
 export class PrivateS3 {
   private child: ChildProcess | undefined;
@@ -41,7 +42,7 @@ export class PrivateS3 {
 
   /** Starts s3rver; resolves once it prints its endpoint. */
   async start(): Promise<void> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/s3-server-main.ts', this.bucket], {
+    const child = spawn(process.execPath, [...TYPESCRIPT_LOADER, 'test/support/s3-server-main.ts', this.bucket], {
       env: { PATH: process.env['PATH'], S3_PORT: String(this.port), S3_DIRECTORY: this.directory },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
