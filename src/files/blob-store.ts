@@ -3,7 +3,7 @@
  * files and batches code uses and no more. Backends, one folder each: `local-disk/`, `postgres/`, `s3/`;
  * `create-blob-store.ts` picks one from the config.
  */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 
 /** Bytes accepted by `put`: a Node stream or any (async) iterable of chunks. */
 export type BlobSource = Readable | AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>;
@@ -55,6 +55,18 @@ export function assertBlobKey(key: string): void {
  * Counts the bytes of a source while handing them on as Buffers, and throws BlobTooLargeError as soon
  * as the count passes `maxBytes`: the one size check every backend shares.
  */
+/**
+ * A stream source that fails before the store reads from it (the client gone while the put still awaits
+ * its directory or its first query) emits an 'error' nobody listens to yet: an uncaught exception that
+ * ends the process. Every store calls this first, synchronously: the error is then kept by the stream
+ * (`errored`), and the read that follows fails the put with it, which discards the upload.
+ */
+export function holdSourceErrors(source: BlobSource): void {
+  if (source instanceof Readable) source.on('error', ignoreUntilRead);
+}
+
+function ignoreUntilRead(): void {}
+
 export async function* countedChunks(source: BlobSource, maxBytes: number, onBytes: (total: number) => void): AsyncGenerator<Buffer> {
   let total = 0;
   for await (const chunk of source) {

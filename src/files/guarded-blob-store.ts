@@ -6,7 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { CircuitBreaker } from '../core/circuit-breaker.ts';
-import type { BlobPutOptions, BlobSource, BlobStore } from './blob-store.ts';
+import { holdSourceErrors, type BlobPutOptions, type BlobSource, type BlobStore } from './blob-store.ts';
 
 export class GuardedBlobStore implements BlobStore {
   constructor(
@@ -15,6 +15,8 @@ export class GuardedBlobStore implements BlobStore {
   ) {}
 
   put(key: string, source: BlobSource, options?: BlobPutOptions): Promise<number> {
+    // An open breaker refuses without reading the source: its later error must not be an uncaught one.
+    holdSourceErrors(source);
     return this.breaker.run(() => this.store.put(key, source, options));
   }
 

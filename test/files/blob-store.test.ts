@@ -225,6 +225,17 @@ for (const name of backendNames()) {
       assert.deepEqual(await backend.leftovers(), []);
     });
 
+    test('a source that fails before the store reads it is reported, does not end the process, and leaves nothing behind', async () => {
+      // Destroyed while the put still awaits its directory or its first query: before the fix the
+      // stream's 'error' had no listener yet and was an uncaught exception.
+      const source = new PassThrough();
+      const putting = store.put('file-early', source);
+      source.destroy(new Error('gone before the first read'));
+      await assert.rejects(putting, /gone before the first read/);
+      assert.equal(await store.get('file-early'), undefined);
+      assert.deepEqual(await backend.leftovers(), []);
+    });
+
     test('more than maxBytes is refused with BlobTooLargeError and nothing is kept', async () => {
       const big = generated(7, 2);
       await assert.rejects(store.put('file-refused', big.source(), { maxBytes: 6 * 1024 * 1024 }), BlobTooLargeError);

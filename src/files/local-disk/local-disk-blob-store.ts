@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomHex } from '../../core/ids.ts';
-import { assertBlobKey, BlobTooLargeError, type BlobPutOptions, type BlobSource, type BlobStore } from '../blob-store.ts';
+import { assertBlobKey, holdSourceErrors, BlobTooLargeError, type BlobPutOptions, type BlobSource, type BlobStore } from '../blob-store.ts';
 
 const TEMPORARY_SUFFIX = '.partial';
 
@@ -31,6 +31,7 @@ export class LocalDiskBlobStore implements BlobStore {
   }
 
   async put(key: string, source: BlobSource, options: BlobPutOptions = {}): Promise<number> {
+    holdSourceErrors(source);
     const target = this.pathOf(key);
     await this.ensureDirectory();
     // Dot-prefixed so listings and `get` never mistake it for a blob.

@@ -19,7 +19,7 @@ import { Readable } from 'node:stream';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { randomHex } from '../../core/ids.ts';
-import { assertBlobKey, countedChunks, type BlobPutOptions, type BlobSource, type BlobStore } from '../blob-store.ts';
+import { assertBlobKey, holdSourceErrors, countedChunks, type BlobPutOptions, type BlobSource, type BlobStore } from '../blob-store.ts';
 import { BinaryCopyRows } from './binary-copy-rows.ts';
 
 export interface PostgresBlobStoreOptions {
@@ -81,6 +81,7 @@ export class PostgresBlobStore implements BlobStore {
   }
 
   async put(key: string, source: BlobSource, options: BlobPutOptions = {}): Promise<number> {
+    holdSourceErrors(source);
     assertBlobKey(key);
     const uploadId = randomHex(16);
     await this.pool.query('INSERT INTO blob_uploads (upload_id, touched_at) VALUES ($1, $2)', [uploadId, Date.now()]);

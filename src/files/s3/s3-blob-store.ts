@@ -8,7 +8,7 @@
 import { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { assertBlobKey, countedChunks, type BlobPutOptions, type BlobSource, type BlobStore } from '../blob-store.ts';
+import { assertBlobKey, holdSourceErrors, countedChunks, type BlobPutOptions, type BlobSource, type BlobStore } from '../blob-store.ts';
 
 export interface S3BlobStoreOptions {
   bucket: string;
@@ -98,6 +98,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(key: string, source: BlobSource, options: BlobPutOptions = {}): Promise<number> {
+    holdSourceErrors(source);
     const objectKey = this.objectKey(key);
     let total = 0;
     const body = Readable.from(
