@@ -9,7 +9,7 @@
 // Type-checking stays with `npm run typecheck`. Stack traces point into the TypeScript (inline source maps).
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { registerHooks } from 'node:module';
+import * as nodeModule from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { transformSync } from 'esbuild';
 
@@ -32,9 +32,14 @@ function compiled(path) {
   }
 }
 
-registerHooks({
-  load(url, context, nextLoad) {
-    if (!url.startsWith('file:') || !url.endsWith('.ts')) return nextLoad(url, context);
-    return { format: 'module', source: compiled(fileURLToPath(url)), shortCircuit: true };
-  },
-});
+// `module.registerHooks` came with Node 22.15; the engines field allows 22.12, where tsx loads instead.
+if (typeof nodeModule.registerHooks === 'function') {
+  nodeModule.registerHooks({
+    load(url, context, nextLoad) {
+      if (!url.startsWith('file:') || !url.endsWith('.ts')) return nextLoad(url, context);
+      return { format: 'module', source: compiled(fileURLToPath(url)), shortCircuit: true };
+    },
+  });
+} else {
+  await import('tsx/esm');
+}
