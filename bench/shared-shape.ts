@@ -25,6 +25,7 @@ import { runPinnedTo, startProcess, startSwitchyard, type RunningProcess } from 
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sharedBenchConfig } from './support/shared-bench-config.ts';
 
 runPinnedTo(1);
 
@@ -52,30 +53,8 @@ const LOAD_CORE = 1;
 const PROXY_KEY = 'sk-bench';
 const upstreamOrigin = `http://127.0.0.1:${UPSTREAM_PORT}`;
 
-/** The shared bench's configuration, as JSON: one tier with finite (unreachable) limits, retries on. */
-const sharedConfig = {
-  operator: 'bench',
-  defaultTier: 'Bench',
-  tiers: {
-    Bench: {
-      requestsPerMinute: 100_000_000,
-      tokensPerMinute: 1_000_000_000,
-      tokensPerDay: 100_000_000_000,
-      tokensPerMonth: 1_000_000_000_000,
-      concurrentBatches: 5,
-      permissions: ['chat.completions', 'messages', 'responses', 'embeddings', 'moderations', 'images', 'files', 'batches', 'models'],
-    },
-  },
-  providers: { mock: { kind: 'openai-compatible', baseUrl: `${upstreamOrigin}/v1`, apiKey: 'sk-mock' } },
-  models: [
-    {
-      id: 'bench-model',
-      provider: 'mock',
-      capabilities: ['chat', 'streaming', 'function_calling', 'json_mode'],
-      pricing: { inputPerMillion: 0.15, outputPerMillion: 0.6 },
-    },
-  ],
-};
+/** The shared bench's configuration: one tier with finite (unreachable) limits, retries on. */
+const sharedConfig = sharedBenchConfig(upstreamOrigin);
 
 function writeConfig(config: unknown): string {
   const file = join(mkdtempSync(join(tmpdir(), 'switchyard-shared-shape-')), 'config.json');

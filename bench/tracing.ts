@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { printTable, runLoad, type LoadResult } from './support/load.ts';
 import { peakResidentMegabytes, runPinnedTo, startProcess, startSwitchyard, type RunningProcess } from './support/processes.ts';
+import { sharedBenchConfig } from './support/shared-bench-config.ts';
 
 runPinnedTo(1);
 
@@ -46,30 +47,8 @@ const LOAD_CORE = 1;
 const TARGET = 1.15;
 const upstreamOrigin = `http://127.0.0.1:${UPSTREAM_PORT}`;
 
-/** The shared bench's configuration (bench/shared-shape.ts): one tier with finite limits, retries on. */
-const config = {
-  operator: 'bench',
-  defaultTier: 'Bench',
-  tiers: {
-    Bench: {
-      requestsPerMinute: 100_000_000,
-      tokensPerMinute: 1_000_000_000,
-      tokensPerDay: 100_000_000_000,
-      tokensPerMonth: 1_000_000_000_000,
-      concurrentBatches: 5,
-      permissions: ['chat.completions', 'messages', 'responses', 'embeddings', 'moderations', 'images', 'files', 'batches', 'models'],
-    },
-  },
-  providers: { mock: { kind: 'openai-compatible', baseUrl: `${upstreamOrigin}/v1`, apiKey: 'sk-mock' } },
-  models: [
-    {
-      id: 'bench-model',
-      provider: 'mock',
-      capabilities: ['chat', 'streaming', 'function_calling', 'json_mode'],
-      pricing: { inputPerMillion: 0.15, outputPerMillion: 0.6 },
-    },
-  ],
-};
+/** The shared bench's configuration: one tier with finite (unreachable) limits, retries on. */
+const config = sharedBenchConfig(upstreamOrigin);
 const BODY = JSON.stringify({
   model: 'bench-model',
   messages: [{ role: 'user', content: 'Hello there, how are you doing today? Tell me a story about a cat.' }],
