@@ -44,12 +44,15 @@ function endedWithoutFinish(): Error {
   return new Error('The generation stream ended without a finish part.');
 }
 
-/** Open blocks by kind, each by its id (three maps rather than one keyed by a string built per part). */
+/**
+ * Open blocks by kind, each by its id: a map per kind, made when the first block of that kind starts
+ * (rather than one map keyed by a string built per part).
+ */
 class ResultAssembler {
   private readonly content: AssistantContentPart[] = [];
-  private readonly text = new Map<string, TextPart>();
-  private readonly reasoning = new Map<string, ReasoningPart>();
-  private readonly tools = new Map<string, ToolCallPart>();
+  private text: Map<string, TextPart> | undefined;
+  private reasoning: Map<string, ReasoningPart> | undefined;
+  private tools: Map<string, ToolCallPart> | undefined;
   private upstreamId: string | undefined;
   private upstreamModel: string | undefined;
 
@@ -60,28 +63,28 @@ class ResultAssembler {
       switch (part.type) {
         case 'text-start': {
           const block: TextPart = { type: 'text', text: '' };
-          this.text.set(part.id, block);
+          (this.text ??= new Map()).set(part.id, block);
           content.push(block);
           break;
         }
         case 'text-delta': {
-          const block = this.text.get(part.id);
+          const block = this.text?.get(part.id);
           if (block !== undefined) block.text += part.delta;
           break;
         }
         case 'reasoning-start': {
           const block: ReasoningPart = { type: 'reasoning', text: '' };
-          this.reasoning.set(part.id, block);
+          (this.reasoning ??= new Map()).set(part.id, block);
           content.push(block);
           break;
         }
         case 'reasoning-delta': {
-          const block = this.reasoning.get(part.id);
+          const block = this.reasoning?.get(part.id);
           if (block !== undefined) block.text += part.delta;
           break;
         }
         case 'reasoning-signature': {
-          const block = this.reasoning.get(part.id);
+          const block = this.reasoning?.get(part.id);
           if (block !== undefined) block.signature = (block.signature ?? '') + part.signature;
           break;
         }
@@ -90,17 +93,17 @@ class ResultAssembler {
           break;
         case 'tool-input-start': {
           const block: ToolCallPart = { type: 'tool-call', id: part.id, name: part.toolName, input: '' };
-          this.tools.set(part.id, block);
+          (this.tools ??= new Map()).set(part.id, block);
           content.push(block);
           break;
         }
         case 'tool-input-delta': {
-          const block = this.tools.get(part.id);
+          const block = this.tools?.get(part.id);
           if (block !== undefined) block.input += part.delta;
           break;
         }
         case 'tool-input-end': {
-          const block = this.tools.get(part.id);
+          const block = this.tools?.get(part.id);
           if (block !== undefined && block.input.trim() === '') block.input = '{}';
           break;
         }

@@ -28,7 +28,7 @@ import { WholeAnswer } from './whole-answer.ts';
  * reads: take one or the other), or the error it failed with before its first content part.
  */
 export type AttemptOutcome =
-  | { stream: Batched<StreamPart>; whole?: WholeAnswer | undefined; warnings: GenerationWarning[]; error?: undefined }
+  | { stream: Batched<StreamPart>; whole?: WholeAnswer | undefined; warnings: readonly GenerationWarning[]; error?: undefined }
   | { stream?: undefined; error: ServiceError };
 
 /** Runs attempts on leased deployments (one per service). */
@@ -101,8 +101,8 @@ export class AttemptRunner {
       attempt.dispose(false);
       return { error: this.toServiceError(error, attempt, candidate) };
     }
-    /** `response-metadata` parts that came before the first content part. */
-    const held: StreamPart[] = [];
+    /** `response-metadata` parts that came before the first content part (made when one comes). */
+    let held: StreamPart[] | undefined;
     try {
       for (;;) {
         attempt.arm();
@@ -113,8 +113,9 @@ export class AttemptRunner {
           return { error: backendEndedWithoutResult() };
         }
         const batch = result.value;
-        const first = batch.findIndex((part) => part.type !== 'response-metadata');
+        const first = batch.findIndex(isContent);
         if (first === -1) {
+          held ??= [];
           for (const part of batch) held.push(part);
           continue;
         }
@@ -124,16 +125,20 @@ export class AttemptRunner {
           void closeIterator(iterator);
           return { error: part.error };
         }
-        for (let index = 0; index < first; index++) held.push(batch[index]!);
-        lease.firstByte();
-        const warnings: GenerationWarning[] = [];
-        for (const metadata of held) {
-          if (metadata.type !== 'response-metadata') continue;
-          if (metadata.warnings !== undefined) warnings.push(...metadata.warnings);
-          if (traced !== undefined && metadata.upstreamModel !== undefined) traced.responseModel(metadata.upstreamModel);
+        if (first > 0) {
+          held ??= [];
+          for (let index = 0; index < first; index++) held.push(batch[index]!);
         }
+        lease.firstByte();
+        let warnings: readonly GenerationWarning[] = NO_WARNINGS;
+        if (held !== undefined)
+          for (const metadata of held) {
+            if (metadata.type !== 'response-metadata') continue;
+            if (metadata.warnings !== undefined) warnings = [...warnings, ...metadata.warnings];
+            if (traced !== undefined && metadata.upstreamModel !== undefined) traced.responseModel(metadata.upstreamModel);
+          }
         traced?.committed();
-        const committed = held.length === first ? batch : [...held, ...batch.slice(first)];
+        const committed = held === undefined || held.length === first ? batch : [...held, ...batch.slice(first)];
         const stages = options.stages ?? NO_STAGES;
         const promptTokens = options.promptTokens;
         if (options.preferWholeResponse === true && endsAnswer(committed)) {
@@ -240,6 +245,12 @@ export class AttemptRunner {
 }
 
 const NO_STAGES: readonly BatchStage<StreamPart>[] = [];
+const NO_WARNINGS: readonly GenerationWarning[] = [];
+
+/** Any part but `response-metadata`: the first one commits the attempt. */
+function isContent(part: StreamPart): boolean {
+  return part.type !== 'response-metadata';
+}
 
 /** Abort reason of an attempt whose result nobody reads any more. */
 const ATTEMPT_ABANDONED = new Error('The generation attempt was abandoned.');
