@@ -21,15 +21,37 @@
  *
  *   git worktree add /tmp/base main && ln -s $PWD/node_modules /tmp/base/ && (cd /tmp/base && npm run build)
  *   A="" A_CHECKOUT=/tmp/base B="" node --import tsx bench/server-flags.ts
+ *
+ * `SHARED_JSON=1` loads only chat JSON, with the shared bench's configuration and body
+ * (support/shared-bench-config.ts; the shape `cpu-per-request.sh` measures), `RUN_SECONDS` (default 3) a
+ * run; with `PROMOTION=1` it also prints the bytes each server allocated per request (the `allocated=`
+ * of every collection over the requests answered, warm-ups included). `BENCH_PORT_OFFSET=N` moves the
+ * ports by N, to run beside another checkout's bench.
  */
-import { GENERATION_CASES } from './support/generation-cases.ts';
+import { GENERATION_CASES, type GenerationCase } from './support/generation-cases.ts';
 import { runLoad } from './support/load.ts';
 import { writeMockUpstreamConfig } from './support/mock-upstream-config.ts';
+import { sharedBenchConfig } from './support/shared-bench-config.ts';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { peakResidentMegabytes, runPinnedTo, startProcess, startSwitchyard, type SwitchyardProcess } from './support/processes.ts';
 
 runPinnedTo(1);
 
-const UPSTREAM_PORT = 18_460;
+const PORT_OFFSET = Number(process.env['BENCH_PORT_OFFSET'] ?? 0);
+const UPSTREAM_PORT = 18_460 + PORT_OFFSET;
+const sharedJson = process.env['SHARED_JSON'] === '1';
+const runSeconds = Number(process.env['RUN_SECONDS'] ?? 3);
+const SHARED_BODY = JSON.stringify({
+  model: 'bench-model',
+  messages: [{ role: 'user', content: 'Hello there, how are you doing today? Tell me a story about a cat.' }],
+  max_tokens: 64,
+});
+const cases: readonly GenerationCase[] = sharedJson
+  ? [{ format: 'chat completions', path: '/v1/chat/completions', body: () => SHARED_BODY }]
+  : GENERATION_CASES;
+const streams = sharedJson ? [false] : [false, true];
 const variants = [process.env['A'] ?? '--max-semi-space-size=16 --heap-growing-percent=0', process.env['B'] ?? ''];
 const tracePromotion = process.env['PROMOTION'] === '1';
 const rounds = Number(process.env['ROUNDS'] ?? 4);
@@ -44,26 +66,34 @@ const environments = environmentSettings.map((variables) =>
       .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
   ),
 );
-const configFile = writeMockUpstreamConfig(`http://127.0.0.1:${UPSTREAM_PORT}`);
+const configFile = sharedJson ? writeSharedConfig() : writeMockUpstreamConfig(`http://127.0.0.1:${UPSTREAM_PORT}`);
+
+function writeSharedConfig(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'switchyard-server-flags-')), 'config.json');
+  writeFileSync(file, JSON.stringify(sharedBenchConfig(`http://127.0.0.1:${UPSTREAM_PORT}`)));
+  return file;
+}
 
 const upstream = await startProcess('bench/support/mock-openai-upstream.ts', [String(UPSTREAM_PORT), '20'], {}, /listening/, 1);
 const servers: SwitchyardProcess[] = [];
 const cpu: number[][] = [[], []];
+/** Requests each server answered, warm-ups included (for the allocation per request). */
+const answered = [0, 0];
 try {
   for (const [index, flags] of variants.entries()) {
     process.env['BENCH_SERVER_FLAGS'] = tracePromotion ? `${flags} --trace-gc-nvp` : flags;
     servers.push(
       await startSwitchyard(
         { ...environments[index], SWITCHYARD_CONFIG: configFile, LIMITS_BACKEND: 'memory' },
-        18_461 + index,
+        18_461 + PORT_OFFSET + index,
         0,
         checkouts[index],
       ),
     );
   }
   for (let round = 0; round < rounds; round++) {
-    for (const testCase of GENERATION_CASES) {
-      for (const stream of [false, true]) {
+    for (const testCase of cases) {
+      for (const stream of streams) {
         const pair = [...servers.entries()];
         for (const [index, server] of round % 2 === 0 ? pair : pair.reverse()) {
           const options = {
@@ -72,15 +102,18 @@ try {
             headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json' },
             body: testCase.body(stream),
           };
-          await runLoad('warm-up', { ...options, durationSeconds: 1 });
-          const result = await runLoad('run', { ...options, durationSeconds: 3, serverPid: server.child.pid! });
+          const warm = await runLoad('warm-up', { ...options, durationSeconds: 1 });
+          const result = await runLoad('run', { ...options, durationSeconds: runSeconds, serverPid: server.child.pid! });
           cpu[index]!.push(result.serverMicrosecondsPerRequest ?? Number.NaN);
+          answered[index]! += warm.requestsPerSecond + result.requestsPerSecond * runSeconds;
         }
       }
     }
   }
   const total = (figures: number[]): number => figures.reduce((sum, figure) => sum + figure, 0);
-  console.log(`\n${GENERATION_CASES.length * 2} loads x ${rounds} rounds per server, 50 connections, 3 s each (after 1 s of warm-up)`);
+  console.log(
+    `\n${cases.length * streams.length} loads x ${rounds} rounds per server, 50 connections, ${runSeconds} s each (after 1 s of warm-up)`,
+  );
   console.log('| server | extra environment and node flags | build | CPU µs per request, summed over the runs | vs A | peak RSS |');
   console.log('|---|---|---|---:|---:|---:|');
   for (const [index, server] of servers.entries()) {
@@ -91,7 +124,9 @@ try {
   if (tracePromotion) {
     console.log('\nPromoted per young-generation collection, mean over the whole run (--trace-gc-nvp `promoted=`):');
     for (const [index, server] of servers.entries())
-      console.log(`- ${index === 0 ? 'A' : 'B'}: ${meanPromotedKilobytes(server.output())} KB`);
+      console.log(
+        `- ${index === 0 ? 'A' : 'B'}: ${meanPromotedKilobytes(server.output())} KB; allocated ${allocatedKilobytesPerRequest(server.output(), answered[index]!)} KB a request`,
+      );
   }
   const pairs = cpu[1]!.map((figure, run) => figure / cpu[0]![run]!);
   const sorted = [...pairs].sort((left, right) => left - right);
@@ -107,4 +142,11 @@ function meanPromotedKilobytes(output: string): string {
   const promoted = [...output.matchAll(/gc=s .*?promoted=(\d+)/g)].map((match) => Number(match[1]));
   if (promoted.length === 0) return '-';
   return (promoted.reduce((sum, bytes) => sum + bytes, 0) / promoted.length / 1024).toFixed(0);
+}
+
+/** The `allocated=` of every collection in a `--trace-gc-nvp` output over `requests`, kilobytes a request. */
+function allocatedKilobytesPerRequest(output: string, requests: number): string {
+  let bytes = 0;
+  for (const match of output.matchAll(/allocated=(\d+)/g)) bytes += Number(match[1]);
+  return requests === 0 ? '-' : (bytes / requests / 1024).toFixed(1);
 }

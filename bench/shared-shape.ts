@@ -44,10 +44,12 @@ const durationSeconds = Number(
 );
 const withTracing = process.argv.includes('--tracing');
 const tierSwap = process.argv.includes('--tier-swap');
-const UPSTREAM_PORT = 18_440;
-const REENCODING_PORT = 18_441;
-const PASSTHROUGH_PORT = 18_442;
-const SINK_PORT = 18_443;
+/** `BENCH_PORT_OFFSET=N` moves every port by N, so that two checkouts can run this bench at once. */
+const PORT_OFFSET = Number(process.env['BENCH_PORT_OFFSET'] ?? 0);
+const UPSTREAM_PORT = 18_440 + PORT_OFFSET;
+const REENCODING_PORT = 18_441 + PORT_OFFSET;
+const PASSTHROUGH_PORT = 18_442 + PORT_OFFSET;
+const SINK_PORT = 18_443 + PORT_OFFSET;
 const GATEWAY_CORE = 0;
 const LOAD_CORE = 1;
 const PROXY_KEY = 'sk-bench';
@@ -106,17 +108,17 @@ try {
   const untraced = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' };
   const enterprise = await startSwitchyard(
     { SWITCHYARD_CONFIG: writeConfig(mockUpstreamConfig(upstreamOrigin)), ...untraced },
-    18_444,
+    18_444 + PORT_OFFSET,
     GATEWAY_CORE,
   );
   const sharedFile = writeConfig(sharedConfig);
-  const shared = await startSwitchyard({ SWITCHYARD_CONFIG: sharedFile, ...untraced }, 18_445, GATEWAY_CORE);
+  const shared = await startSwitchyard({ SWITCHYARD_CONFIG: sharedFile, ...untraced }, 18_445 + PORT_OFFSET, GATEWAY_CORE);
   started.push(enterprise, shared);
   // `--tier-swap`: the shared configuration with the Enterprise tier as the default (nothing counted).
   const swapped = tierSwap
     ? await startSwitchyard(
         { SWITCHYARD_CONFIG: writeConfig({ ...sharedConfig, defaultTier: 'Enterprise' }), ...untraced },
-        18_447,
+        18_447 + PORT_OFFSET,
         GATEWAY_CORE,
       )
     : undefined;
@@ -125,13 +127,13 @@ try {
   const base =
     baseCheckout === undefined
       ? undefined
-      : await startSwitchyard({ SWITCHYARD_CONFIG: sharedFile, ...untraced }, 18_448, GATEWAY_CORE, baseCheckout);
+      : await startSwitchyard({ SWITCHYARD_CONFIG: sharedFile, ...untraced }, 18_448 + PORT_OFFSET, GATEWAY_CORE, baseCheckout);
   if (base !== undefined) started.push(base);
   const sink = withTracing ? await startProcess('bench/support/otlp-sink.ts', [String(SINK_PORT)], {}, /listening/, LOAD_CORE) : undefined;
   const traced = withTracing
     ? await startSwitchyard(
         { SWITCHYARD_CONFIG: sharedFile, ...untraced, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${SINK_PORT}` },
-        18_446,
+        18_446 + PORT_OFFSET,
         GATEWAY_CORE,
       )
     : undefined;

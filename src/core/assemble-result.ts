@@ -3,7 +3,7 @@
  * non-streaming answers are built by one mechanism and cannot drift.
  */
 import { batchesOf } from './batched.ts';
-import type { AssistantContentPart, FinishReason } from './generation.ts';
+import type { AssistantContentPart, FinishReason, ReasoningPart, TextPart, ToolCallPart } from './generation.ts';
 import type { StreamPart } from './stream-parts.ts';
 import type { Usage } from './usage.ts';
 
@@ -22,65 +22,97 @@ export interface GenerationResult {
  * stream ends without `finish` (a provider bug, reported as internal_error by the edge).
  */
 export async function assembleResult(parts: AsyncIterable<StreamPart>): Promise<GenerationResult> {
-  const content: AssistantContentPart[] = [];
-  const open = new Map<string, AssistantContentPart>();
-  let upstreamId: string | undefined;
-  let upstreamModel: string | undefined;
-  for await (const batch of batchesOf(parts))
+  const assembler = new ResultAssembler();
+  for await (const batch of batchesOf(parts)) {
+    const result = assembler.add(batch);
+    if (result !== undefined) return result;
+  }
+  throw endedWithoutFinish();
+}
+
+/**
+ * The same fold over parts already in hand (a whole answer: services/generation/whole-answer.ts), with
+ * no async step: the same result, the same errors.
+ */
+export function assembleWholeResult(parts: readonly StreamPart[]): GenerationResult {
+  const result = new ResultAssembler().add(parts);
+  if (result === undefined) throw endedWithoutFinish();
+  return result;
+}
+
+function endedWithoutFinish(): Error {
+  return new Error('The generation stream ended without a finish part.');
+}
+
+/**
+ * Open blocks by kind, each by its id: a map per kind, made when the first block of that kind starts
+ * (rather than one map keyed by a string built per part).
+ */
+class ResultAssembler {
+  private readonly content: AssistantContentPart[] = [];
+  private text: Map<string, TextPart> | undefined;
+  private reasoning: Map<string, ReasoningPart> | undefined;
+  private tools: Map<string, ToolCallPart> | undefined;
+  private upstreamId: string | undefined;
+  private upstreamModel: string | undefined;
+
+  /** Folds a batch in; the result once its `finish` part came (later parts are ignored). Throws an `error` part's error. */
+  add(batch: readonly StreamPart[]): GenerationResult | undefined {
+    const content = this.content;
     for (const part of batch) {
       switch (part.type) {
         case 'text-start': {
-          const block: AssistantContentPart = { type: 'text', text: '' };
-          open.set(`text:${part.id}`, block);
+          const block: TextPart = { type: 'text', text: '' };
+          (this.text ??= new Map()).set(part.id, block);
           content.push(block);
           break;
         }
         case 'text-delta': {
-          const block = open.get(`text:${part.id}`);
-          if (block?.type === 'text') block.text += part.delta;
+          const block = this.text?.get(part.id);
+          if (block !== undefined) block.text += part.delta;
           break;
         }
         case 'reasoning-start': {
-          const block: AssistantContentPart = { type: 'reasoning', text: '' };
-          open.set(`reasoning:${part.id}`, block);
+          const block: ReasoningPart = { type: 'reasoning', text: '' };
+          (this.reasoning ??= new Map()).set(part.id, block);
           content.push(block);
           break;
         }
         case 'reasoning-delta': {
-          const block = open.get(`reasoning:${part.id}`);
-          if (block?.type === 'reasoning') block.text += part.delta;
+          const block = this.reasoning?.get(part.id);
+          if (block !== undefined) block.text += part.delta;
           break;
         }
         case 'reasoning-signature': {
-          const block = open.get(`reasoning:${part.id}`);
-          if (block?.type === 'reasoning') block.signature = (block.signature ?? '') + part.signature;
+          const block = this.reasoning?.get(part.id);
+          if (block !== undefined) block.signature = (block.signature ?? '') + part.signature;
           break;
         }
         case 'reasoning-redacted':
           content.push({ type: 'reasoning', text: '', redactedData: part.data });
           break;
         case 'tool-input-start': {
-          const block: AssistantContentPart = { type: 'tool-call', id: part.id, name: part.toolName, input: '' };
-          open.set(`tool:${part.id}`, block);
+          const block: ToolCallPart = { type: 'tool-call', id: part.id, name: part.toolName, input: '' };
+          (this.tools ??= new Map()).set(part.id, block);
           content.push(block);
           break;
         }
         case 'tool-input-delta': {
-          const block = open.get(`tool:${part.id}`);
-          if (block?.type === 'tool-call') block.input += part.delta;
+          const block = this.tools?.get(part.id);
+          if (block !== undefined) block.input += part.delta;
           break;
         }
         case 'tool-input-end': {
-          const block = open.get(`tool:${part.id}`);
-          if (block?.type === 'tool-call' && block.input.trim() === '') block.input = '{}';
+          const block = this.tools?.get(part.id);
+          if (block !== undefined && block.input.trim() === '') block.input = '{}';
           break;
         }
         case 'text-end':
         case 'reasoning-end':
           break;
         case 'response-metadata':
-          upstreamId = part.upstreamId ?? upstreamId;
-          upstreamModel = part.upstreamModel ?? upstreamModel;
+          this.upstreamId = part.upstreamId ?? this.upstreamId;
+          this.upstreamModel = part.upstreamModel ?? this.upstreamModel;
           break;
         case 'error':
           throw part.error;
@@ -91,11 +123,12 @@ export async function assembleResult(parts: AsyncIterable<StreamPart>): Promise<
             stopSequence: part.stopSequence ?? null,
             usage: part.usage,
           };
-          if (upstreamId !== undefined) result.upstreamId = upstreamId;
-          if (upstreamModel !== undefined) result.upstreamModel = upstreamModel;
+          if (this.upstreamId !== undefined) result.upstreamId = this.upstreamId;
+          if (this.upstreamModel !== undefined) result.upstreamModel = this.upstreamModel;
           return result;
         }
       }
     }
-  throw new Error('The generation stream ended without a finish part.');
+    return undefined;
+  }
 }

@@ -43,7 +43,7 @@ export class BlockSequencer {
   private readonly queue: Block[] = [];
   private readonly open = new Map<string, Block>();
   /** Reasoning blocks that ended: a signature may still follow its block's end (passed through). */
-  private readonly endedReasoning = new Set<string>();
+  private endedReasoning: Set<string> | undefined;
   /** Where the part being pushed sends its output (the caller's array). */
   private out: StreamPart[] = [];
 
@@ -125,7 +125,7 @@ export class BlockSequencer {
     const key = `${kind}:${id}`;
     const block = this.open.get(key);
     if (block === undefined) {
-      if (part.type === 'reasoning-signature' && this.endedReasoning.has(key)) this.out.push(part);
+      if (part.type === 'reasoning-signature' && this.endedReasoning?.has(key) === true) this.out.push(part);
       return;
     }
     if (block === this.queue[0]) this.out.push(part);
@@ -137,7 +137,7 @@ export class BlockSequencer {
     if (block === undefined) return;
     this.open.delete(key);
     block.ended = true;
-    if (block.kind === 'reasoning') this.endedReasoning.add(key);
+    if (block.kind === 'reasoning') (this.endedReasoning ??= new Set()).add(key);
     if (block === this.queue[0]) {
       this.out.push(endOf(block));
       this.queue.shift();

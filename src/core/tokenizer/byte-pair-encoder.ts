@@ -17,6 +17,12 @@ const utf8Decoder = new TextDecoder('utf-8');
 export class BytePairEncoder {
   private readonly table: RankTable;
   private readonly pattern: RegExp;
+  /**
+   * The same pattern, sticky: `test()` at a position matches only there and moves `lastIndex` to the
+   * match's end without building a match array or a substring (the global pattern's `exec` allocated
+   * ~100 bytes per pre-token: ~1.7 KB of every chat request's prompt count, docs/performance.md).
+   */
+  private readonly sticky: RegExp;
   /** UTF-8 of the current pre-token. */
   private scratch = new Uint8Array(1024);
   /** Merge state: where each part starts, and the rank of the pair starting at each part. */
@@ -26,7 +32,9 @@ export class BytePairEncoder {
   /** `pattern` is the encoding's pre-token pattern (it is copied, so its `lastIndex` is never shared). */
   constructor(table: RankTable, pattern: RegExp) {
     this.table = table;
-    this.pattern = new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : `${pattern.flags}g`);
+    const flags = pattern.flags.replace(/[gy]/g, '');
+    this.pattern = new RegExp(pattern.source, `${flags}g`);
+    this.sticky = new RegExp(pattern.source, `${flags}y`);
   }
 
   /** Number of tokens of `text`. */
@@ -55,15 +63,86 @@ export class BytePairEncoder {
     return utf8Decoder.decode(bytes);
   }
 
+  /**
+   * Pre-tokens are the global pattern's successive matches. A match that starts where the previous one
+   * ended (every match, with this encoding's pattern, which matches any character) is found with the
+   * sticky pattern's `test()`, which matches at that position exactly where `exec` would (the leftmost
+   * match); otherwise `exec` finds the next one, skipping what matched nothing.
+   */
   private run(text: string, tokens: number[] | undefined): number {
     if (text.length === 0) return 0;
-    const pattern = this.pattern;
-    pattern.lastIndex = 0;
+    const sticky = this.sticky;
     let count = 0;
-    for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
+    let at = 0;
+    while (at < text.length) {
+      sticky.lastIndex = at;
+      if (sticky.test(text)) {
+        const end = sticky.lastIndex;
+        // An empty match: `exec` would move on by one, as here.
+        if (end === at) {
+          at++;
+          continue;
+        }
+        count += this.encodeRange(text, at, end, tokens);
+        at = end;
+        continue;
+      }
+      const pattern = this.pattern;
+      pattern.lastIndex = at;
+      const match = pattern.exec(text);
+      if (match === null) break;
       count += this.encodePiece(match[0], tokens);
+      at = pattern.lastIndex === match.index ? pattern.lastIndex + 1 : pattern.lastIndex;
     }
     return count;
+  }
+
+  /** `text[start, end)` encoded as one pre-token, its UTF-8 written straight into the scratch (no substring). */
+  private encodeRange(text: string, start: number, end: number, tokens: number[] | undefined): number {
+    const length = this.utf8Into(text, start, end);
+    const whole = this.table.rankOf(this.scratch, 0, length);
+    if (whole !== -1) {
+      tokens?.push(whole);
+      return 1;
+    }
+    return this.merge(length, tokens);
+  }
+
+  /** UTF-8 of `text[start, end)` into the scratch, as TextEncoder writes it (a lone surrogate is U+FFFD); its length. */
+  private utf8Into(text: string, start: number, end: number): number {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8 (a surrogate pair, two units, is 4).
+    if (this.scratch.length < (end - start) * 3) this.scratch = new Uint8Array((end - start) * 3);
+    const bytes = this.scratch;
+    let length = 0;
+    for (let index = start; index < end; index++) {
+      let code = text.charCodeAt(index);
+      if (code < 0x80) {
+        bytes[length++] = code;
+        continue;
+      }
+      if (code < 0x800) {
+        bytes[length++] = 0xc0 | (code >> 6);
+        bytes[length++] = 0x80 | (code & 0x3f);
+        continue;
+      }
+      if (code >= 0xd800 && code <= 0xdfff) {
+        const next = index + 1 < end ? text.charCodeAt(index + 1) : 0;
+        if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+          const point = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00);
+          bytes[length++] = 0xf0 | (point >> 18);
+          bytes[length++] = 0x80 | ((point >> 12) & 0x3f);
+          bytes[length++] = 0x80 | ((point >> 6) & 0x3f);
+          bytes[length++] = 0x80 | (point & 0x3f);
+          index++;
+          continue;
+        }
+        code = 0xfffd;
+      }
+      bytes[length++] = 0xe0 | (code >> 12);
+      bytes[length++] = 0x80 | ((code >> 6) & 0x3f);
+      bytes[length++] = 0x80 | (code & 0x3f);
+    }
+    return length;
   }
 
   private encodePiece(piece: string, tokens: number[] | undefined): number {

@@ -9,7 +9,7 @@ import type { DatabaseSchema, UsageDailyTable, UsageLedgerTable } from '../schem
 
 export type LedgerRow = Insertable<UsageLedgerTable>;
 
-/** Column order of the compiled insert (the key order of `toRow` and of the placeholder row). */
+/** Column order of the compiled insert (the order `writeRow` writes, and the placeholder row's keys). */
 const LEDGER_COLUMNS = [
   'request_id',
   'organization_id',
@@ -34,28 +34,30 @@ const LEDGER_COLUMNS = [
 
 const PLACEHOLDER_ROW: LedgerRow = Object.fromEntries(LEDGER_COLUMNS.map((column) => [column, 0])) as unknown as LedgerRow;
 
-function toRow(entry: LedgerRecord): LedgerRow {
-  return {
-    request_id: entry.requestId,
-    organization_id: entry.organizationId,
-    key_id: entry.keyId,
-    model: entry.model,
-    endpoint: entry.endpoint,
-    input_tokens: entry.inputTokens,
-    output_tokens: entry.outputTokens,
-    cached_tokens: entry.cachedTokens,
-    reasoning_tokens: entry.reasoningTokens,
-    cost_usd: entry.costUsd,
-    cost_micro_usd: entry.costMicroUsd,
-    batch: entry.batch ? 1 : 0,
-    status_code: entry.statusCode,
-    latency_ms: entry.latencyMs,
-    created_at: entry.createdAtMs,
-    deployment: entry.deployment ?? null,
-    cache_hit: entry.cacheHit === true ? 1 : 0,
-    cache_saved_tokens: entry.cacheSavedTokens ?? 0,
-    cache_saved_micro_usd: entry.cacheSavedMicroUsd ?? 0,
-  };
+/**
+ * Writes `entry` as the insert's parameters `[at, at + LEDGER_COLUMNS.length)`, in column order: no row
+ * object per record and no lookup per column name (a flush of 500 rows filled 9,500 slots that way).
+ */
+function writeRow(entry: LedgerRecord, parameters: unknown[], at: number): void {
+  parameters[at] = entry.requestId;
+  parameters[at + 1] = entry.organizationId;
+  parameters[at + 2] = entry.keyId;
+  parameters[at + 3] = entry.model;
+  parameters[at + 4] = entry.endpoint;
+  parameters[at + 5] = entry.inputTokens;
+  parameters[at + 6] = entry.outputTokens;
+  parameters[at + 7] = entry.cachedTokens;
+  parameters[at + 8] = entry.reasoningTokens;
+  parameters[at + 9] = entry.costUsd;
+  parameters[at + 10] = entry.costMicroUsd;
+  parameters[at + 11] = entry.batch ? 1 : 0;
+  parameters[at + 12] = entry.statusCode;
+  parameters[at + 13] = entry.latencyMs;
+  parameters[at + 14] = entry.createdAtMs;
+  parameters[at + 15] = entry.deployment ?? null;
+  parameters[at + 16] = entry.cacheHit === true ? 1 : 0;
+  parameters[at + 17] = entry.cacheSavedTokens ?? 0;
+  parameters[at + 18] = entry.cacheSavedMicroUsd ?? 0;
 }
 
 export interface UsageSummaryRow {
@@ -184,12 +186,9 @@ export class UsageLedgerRepository {
       const inserted = new Set<string>();
       for (let start = 0; start < entries.length;) {
         const end = start + chunkRows(entries.length - start, MAX_LEDGER_ROWS);
-        // One flat list in column order, filled in place (a flatMap of per-row arrays cost ~1 µs a record).
-        const parameters: unknown[] = [];
-        for (let index = start; index < end; index++) {
-          const row = toRow(entries[index]!);
-          for (const column of LEDGER_COLUMNS) parameters.push(row[column]);
-        }
+        // One flat list in column order, made at its size and filled in place (a flatMap of per-row arrays cost ~1 µs a record).
+        const parameters: unknown[] = new Array((end - start) * LEDGER_COLUMNS.length);
+        for (let index = start; index < end; index++) writeRow(entries[index]!, parameters, (index - start) * LEDGER_COLUMNS.length);
         const result = await executor.executeQuery<{ request_id: string }>(
           CompiledQuery.raw(this.insertStatement(end - start), parameters),
         );

@@ -4,27 +4,32 @@
  * backend) for its first content part, the commit point; then run the committed stream, sequenced so
  * that blocks never overlap, through the caller's stages in the same loop, with normalised usage. A
  * failure before the commit point is returned for the loop to decide on (another deployment, a retry,
- * a fallback); after it, it is a final `error` part.
+ * a fallback); after it, it is a final `error` part. A non-streamed request whose backend answered whole
+ * (the committed batch already holds the answer's last part) is settled at once instead, with no stream
+ * machinery: whole-answer.ts.
  */
 import { CancellationSource, type Cancellation } from '../../core/cancellation.ts';
-import { countRequestTokens, countTextTokens } from '../../core/count-tokens.ts';
 import type { GenerationRequest, GenerationWarning } from '../../core/generation.ts';
 import type { CallOptions } from '../../core/language-model.ts';
 import { isServiceError, serverError, type ServiceError } from '../../core/service-error.ts';
 import { batched, batchesOf, closeIterator, closeStages, pushThroughStages, type Batched, type BatchStage } from '../../core/batched.ts';
-import { BlockSequencer } from '../../core/sequence-blocks.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { upstreamTimeoutError } from '../../core/upstream-error.ts';
-import { totalTokens, type Usage } from '../../core/usage.ts';
 import type { AttemptTrace } from '../../telemetry/trace-types.ts';
 import { startAttemptTrace } from './attempt-trace.ts';
 import type { GenerationLogger, GenerationStreamOptions, LanguageModelSource } from './generation-stream.ts';
 import type { ResolvedModel } from './model-resolution.ts';
 import type { Lease } from './routing/router.ts';
+import { CommittedParts, endsAnswer } from './committed-parts.ts';
+import { WholeAnswer } from './whole-answer.ts';
 
-/** An attempt's result: a committed stream, or the error it failed with before its first content part. */
+/**
+ * An attempt's result: a committed stream (and, when the backend answered whole, the settled answer it
+ * reads: take one or the other), or the error it failed with before its first content part.
+ */
 export type AttemptOutcome =
-  { stream: Batched<StreamPart>; warnings: GenerationWarning[]; error?: undefined } | { stream?: undefined; error: ServiceError };
+  | { stream: Batched<StreamPart>; whole?: WholeAnswer | undefined; warnings: readonly GenerationWarning[]; error?: undefined }
+  | { stream?: undefined; error: ServiceError };
 
 /** Runs attempts on leased deployments (one per service). */
 export class AttemptRunner {
@@ -96,8 +101,8 @@ export class AttemptRunner {
       attempt.dispose(false);
       return { error: this.toServiceError(error, attempt, candidate) };
     }
-    /** `response-metadata` parts that came before the first content part. */
-    const held: StreamPart[] = [];
+    /** `response-metadata` parts that came before the first content part (made when one comes). */
+    let held: StreamPart[] | undefined;
     try {
       for (;;) {
         attempt.arm();
@@ -108,8 +113,9 @@ export class AttemptRunner {
           return { error: backendEndedWithoutResult() };
         }
         const batch = result.value;
-        const first = batch.findIndex((part) => part.type !== 'response-metadata');
+        const first = batch.findIndex(isContent);
         if (first === -1) {
+          held ??= [];
           for (const part of batch) held.push(part);
           continue;
         }
@@ -119,18 +125,26 @@ export class AttemptRunner {
           void closeIterator(iterator);
           return { error: part.error };
         }
-        for (let index = 0; index < first; index++) held.push(batch[index]!);
-        lease.firstByte();
-        const warnings: GenerationWarning[] = [];
-        for (const metadata of held) {
-          if (metadata.type !== 'response-metadata') continue;
-          if (metadata.warnings !== undefined) warnings.push(...metadata.warnings);
-          if (traced !== undefined && metadata.upstreamModel !== undefined) traced.responseModel(metadata.upstreamModel);
+        if (first > 0) {
+          held ??= [];
+          for (let index = 0; index < first; index++) held.push(batch[index]!);
         }
+        lease.firstByte();
+        let warnings: readonly GenerationWarning[] = NO_WARNINGS;
+        if (held !== undefined)
+          for (const metadata of held) {
+            if (metadata.type !== 'response-metadata') continue;
+            if (metadata.warnings !== undefined) warnings = [...warnings, ...metadata.warnings];
+            if (traced !== undefined && metadata.upstreamModel !== undefined) traced.responseModel(metadata.upstreamModel);
+          }
         traced?.committed();
-        const committed = held.length === first ? batch : [...held, ...batch.slice(first)];
+        const committed = held === undefined || held.length === first ? batch : [...held, ...batch.slice(first)];
         const stages = options.stages ?? NO_STAGES;
         const promptTokens = options.promptTokens;
+        if (options.preferWholeResponse === true && endsAnswer(committed)) {
+          const whole = settleWhole(iterator, committed, attempt, lease, request, stages, promptTokens);
+          return { stream: batched(() => whole.batches()), whole, warnings };
+        }
         return {
           stream: batched(() => this.continueStream(iterator, committed, attempt, lease, candidate, request, stages, promptTokens)),
           warnings,
@@ -159,17 +173,14 @@ export class AttemptRunner {
     stages: readonly BatchStage<StreamPart>[],
     promptTokens: number | undefined,
   ): AsyncGenerator<readonly StreamPart[], void, undefined> {
-    const output = new OutputText();
-    const sequencer = new BlockSequencer();
-    /** The backend ended (finish, error or exception): nothing to abandon. */
-    let backendDone = false;
+    const committed = new CommittedParts(lease, request, promptTokens, attempt.trace);
     /** The backend was released (lease, watchdog, connection); done once. */
     let released = false;
     const release = (): void => {
       released = true;
       attempt.trace?.end();
       lease.end();
-      attempt.dispose(!backendDone);
+      attempt.dispose(!committed.backendDone);
       // Finished, failed or abandoned: either way release the backend and its connection.
       void closeIterator(iterator);
     };
@@ -185,14 +196,14 @@ export class AttemptRunner {
           try {
             result = await iterator.next();
           } catch (error) {
-            backendDone = true;
+            committed.backendDone = true;
             if (attempt.callerAborted) throw attempt.callerReason;
             failure = this.toServiceError(error, attempt, candidate);
           } finally {
             attempt.disarm();
           }
           if (result?.done === true) {
-            backendDone = true;
+            committed.backendDone = true;
             failure = backendEndedWithoutResult();
           }
           if (failure !== undefined) {
@@ -205,26 +216,7 @@ export class AttemptRunner {
         }
         if (batch !== undefined) {
           out = [];
-          for (const part of batch) {
-            if (part.type === 'finish') {
-              backendDone = true;
-              const usage = normaliseUsage(part.usage, request, output, promptTokens);
-              attempt.trace?.finished(usage, part.finishReason);
-              lease.end(totalTokens(usage));
-              sequencer.pushInto(usage === part.usage ? part : { ...part, usage }, out);
-              ended = true;
-              break;
-            }
-            if (part.type === 'error') {
-              backendDone = true;
-              attempt.trace?.fail(part.error);
-              out.push(part);
-              ended = true;
-              break;
-            }
-            output.observe(part);
-            sequencer.pushInto(part, out);
-          }
+          ended = committed.take(batch, out);
         }
         const staged = pushThroughStages(stages, out!);
         const passed = staged.batch;
@@ -253,6 +245,12 @@ export class AttemptRunner {
 }
 
 const NO_STAGES: readonly BatchStage<StreamPart>[] = [];
+const NO_WARNINGS: readonly GenerationWarning[] = [];
+
+/** Any part but `response-metadata`: the first one commits the attempt. */
+function isContent(part: StreamPart): boolean {
+  return part.type !== 'response-metadata';
+}
 
 /** Abort reason of an attempt whose result nobody reads any more. */
 const ATTEMPT_ABANDONED = new Error('The generation attempt was abandoned.');
@@ -319,45 +317,39 @@ class Attempt {
   }
 }
 
-/** The generated text seen so far, kept only to count tokens when the backend reports no usage. */
-class OutputText {
-  private readonly pieces: string[] = [];
-
-  observe(part: StreamPart): void {
-    switch (part.type) {
-      case 'text-delta':
-      case 'reasoning-delta':
-      case 'tool-input-delta':
-        this.pieces.push(part.delta);
-        break;
-      case 'tool-input-start':
-        this.pieces.push(part.toolName);
-        break;
-      default:
-        break;
-    }
-  }
-
-  countTokens(): number {
-    return countTextTokens(this.pieces.join(''));
-  }
-}
-
 /**
- * Usage as the service reports it. A backend that reported none marks its figures `estimated`; the
- * missing ones are then counted here (core/count-tokens.ts), the prompt only when
- * the caller did not count it already.
+ * A whole answer (its last part in the committed batch), settled at once: sequenced, through the stages
+ * once, the backend released; the stages close when the answer is taken (whole-answer.ts). The same
+ * steps, in the same order, as the streamed loop (`continueStream`) takes on such a batch.
  */
-function normaliseUsage(usage: Usage, request: GenerationRequest, output: OutputText, promptTokens: number | undefined): Usage {
-  if (!usage.estimated) return usage;
-  return {
-    ...usage,
-    // Counted once by the caller when it could (`GenerationStreamOptions.promptTokens`).
-    inputTokens: usage.inputTokens > 0 ? usage.inputTokens : (promptTokens ?? countRequestTokens(request)),
-    outputTokens: usage.outputTokens > 0 ? usage.outputTokens : output.countTokens(),
-    estimated: true,
-  };
+function settleWhole(
+  iterator: AsyncIterator<readonly StreamPart[]>,
+  batch: readonly StreamPart[],
+  attempt: Attempt,
+  lease: Lease,
+  request: GenerationRequest,
+  stages: readonly BatchStage<StreamPart>[],
+  promptTokens: number | undefined,
+): WholeAnswer {
+  let passed: readonly StreamPart[] = NO_PARTS;
+  let failure: { error: unknown } | undefined;
+  const committed = new CommittedParts(lease, request, promptTokens, attempt.trace);
+  try {
+    const out: StreamPart[] = [];
+    committed.take(batch, out);
+    passed = pushThroughStages(stages, out).batch;
+  } catch (error) {
+    failure = { error };
+  }
+  attempt.trace?.end();
+  lease.end();
+  attempt.dispose(!committed.backendDone);
+  // The backend answered: closing its iterator releases the body and the connection.
+  void closeIterator(iterator);
+  return new WholeAnswer(passed, stages, failure);
 }
+
+const NO_PARTS: readonly StreamPart[] = [];
 
 /**
  * The backend's stream ended with neither a `finish` nor an `error` part (a backend that broke the

@@ -145,7 +145,15 @@ export class GenerationService {
             throw thrown;
           }
           if (outcome.stream !== undefined) {
-            return new AnsweringStream(outcome.stream, candidate.model, requested.model, attempts, outcome.warnings, lease.deployment.id);
+            return new AnsweringStream(
+              outcome.stream,
+              candidate.model,
+              requested.model,
+              attempts,
+              outcome.warnings,
+              lease.deployment.id,
+              outcome.whole,
+            );
           }
           const error = outcome.error;
           route.failed(lease, error);

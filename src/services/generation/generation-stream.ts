@@ -9,6 +9,7 @@ import type { CallOptions, LanguageModel } from '../../core/language-model.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import type { RequestTrace } from '../../telemetry/trace-types.ts';
 import type { CapabilityOptions } from './model-resolution.ts';
+import type { WholeAnswer } from './whole-answer.ts';
 
 /** Where the service gets model objects from; `providers/registry.ts` ProviderRegistry is one. */
 export interface LanguageModelSource {
@@ -51,6 +52,11 @@ export interface GenerationStream extends Batched<StreamPart> {
   readonly warnings: readonly GenerationWarning[];
   /** The answering deployment: its provider id (`#n` for the n-th key of a provider with several). */
   readonly deployment: string;
+  /**
+   * The answer, settled, when the backend answered whole (a non-streamed request): take it instead of
+   * reading the stream (whole-answer.ts). Undefined for a streamed answer.
+   */
+  readonly whole: WholeAnswer | undefined;
 }
 
 /** A committed generation with what answered it (a class: a literal with a computed symbol key is slow to build). */
@@ -62,6 +68,7 @@ export class AnsweringStream implements GenerationStream {
     readonly attempts: number,
     readonly warnings: readonly GenerationWarning[],
     readonly deployment: string,
+    readonly whole: WholeAnswer | undefined,
   ) {}
 
   batches(): AsyncIterable<readonly StreamPart[]> {

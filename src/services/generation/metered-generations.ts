@@ -25,6 +25,7 @@ import type { CachedAnswer } from '../cache/cached-answer.ts';
 import type { CacheOutcome, CacheRequest, GenerationCache } from '../cache/generation-cache.ts';
 import { replayParts } from '../cache/replay.ts';
 import { GenerationTraceStage } from '../trace-hooks.ts';
+import type { WholeAnswer } from './whole-answer.ts';
 
 export interface MeteredGenerationOptions extends Omit<GenerationStreamOptions, 'signal' | 'requestId'> {
   /** Request path for the ledger, e.g. `/v1/chat/completions`. */
@@ -39,8 +40,10 @@ export interface MeteredGenerationOptions extends Omit<GenerationStreamOptions, 
 }
 
 export interface MeteredGeneration {
-  /** The canonical parts, metered: iterate once. */
+  /** The canonical parts, metered: iterate once (or take `whole` instead). */
   parts: AsyncIterable<StreamPart>;
+  /** The answer, settled, when the backend answered whole (a non-streamed request): take it instead of iterating `parts`. */
+  whole?: WholeAnswer | undefined;
   /** The catalogue entry the requested name resolved to (the first candidate; fallbacks may answer). */
   model: ModelConfig;
   /** Prompt tokens counted locally, as reserved. */
@@ -171,7 +174,16 @@ export class MeteredGenerations {
     }
     // The meter settles later, from the stream's end: the ledger row names the deployment that answered.
     ledger.deployment = stream.deployment;
-    return { parts: stream, model, promptTokens, admission, warnings: stream.warnings, deployment: stream.deployment };
+    const started: MeteredGeneration = {
+      parts: stream,
+      model,
+      promptTokens,
+      admission,
+      warnings: stream.warnings,
+      deployment: stream.deployment,
+    };
+    if (stream.whole !== undefined) started.whole = stream.whole;
+    return started;
   }
 
   /**

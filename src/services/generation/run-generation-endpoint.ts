@@ -5,7 +5,7 @@
  * request made synchronously (at the batch price).
  */
 import type { Capability, ModelConfig, Permission } from '../../config/index.ts';
-import { assembleResult } from '../../core/assemble-result.ts';
+import { assembleResult, assembleWholeResult } from '../../core/assemble-result.ts';
 import type { DecodedGeneration, GenerationFormat, StartedGeneration } from '../../core/generation-format.ts';
 import type { GenerationWarning } from '../../core/generation.ts';
 import { invalidParameter } from '../../core/service-error.ts';
@@ -90,7 +90,10 @@ export async function runGenerationEndpoint<Context>(
     if (format.keepAlive !== undefined) streamed.keepAlive = format.keepAlive;
     return streamed;
   }
-  const answer = format.encodeResponse(await assembleResult(started.parts), decoded.context);
+  // A backend that answered whole was settled by the attempt: its parts are folded with no stream in between.
+  const whole = started.whole;
+  const result = whole === undefined ? await assembleResult(started.parts) : assembleWholeResult(await whole.take());
+  const answer = format.encodeResponse(result, decoded.context);
   await onFinal?.(answer);
   const json: GenerationAnswer = { headers, ignoredParameters: ignored, admission: started.admission, stream: false, body: answer };
   if (cache !== undefined) json.cache = cache.status;

@@ -11,7 +11,14 @@ import { isServiceError } from '../../core/service-error.ts';
 import type { BatchStage } from '../../core/batched.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import { answeredUsage, emptyUsage, totalTokens, type Usage } from '../../core/usage.ts';
-import { limitPolicyFromTier, type LimitPolicy, type LimitSnapshot, type LimitStore, type Reservation } from '../../limits/limit-store.ts';
+import {
+  limitPolicyFromTier,
+  type AdmitCheck,
+  type LimitPolicy,
+  type LimitSnapshot,
+  type LimitStore,
+  type Reservation,
+} from '../../limits/limit-store.ts';
 import type { AccountUsageReader, AccountUsageSnapshot, UsageInfo, UsageSubject } from '../account-usage.ts';
 import { worstCaseCostMicroUsd, type PriceCard } from './price-card.ts';
 import type { BudgetService, ResolvedBudget } from '../budgets/budget-service.ts';
@@ -107,7 +114,6 @@ export class Admission {
     let costMicroUsd = 0;
     // The ledger row first: an answer that was produced is billed whatever happens to the counters.
     if (ledgerContext !== undefined) {
-      const record = tracedLedgerSink(ledgerContext.trace, this.ledgerSink ?? ((entry: LedgerRecord) => this.ledger.record(entry)));
       const latencyMs = Number(process.hrtime.bigint() - ledgerContext.startedAt) / 1e6;
       const entry = createLedgerRecord({
         requestId: ledgerContext.requestId,
@@ -126,7 +132,12 @@ export class Admission {
         cacheHit: ledgerContext.cacheHit,
       });
       costMicroUsd = entry.costMicroUsd;
-      record(entry);
+      // Untraced (the common case): straight to the sink, no closure per settlement.
+      const sink = this.ledgerSink;
+      if (ledgerContext.trace !== undefined)
+        tracedLedgerSink(ledgerContext.trace, sink ?? ((record: LedgerRecord) => this.ledger.record(record)))(entry);
+      else if (sink !== undefined) sink(entry);
+      else this.ledger.record(entry);
     }
     const actual = usage === undefined ? 0 : totalTokens(usage);
     if (this.reservation.estimatedTokens > 0 || actual > 0 || this.budgets.length > 0) {
@@ -318,14 +329,19 @@ export class MeteringService implements AccountUsageReader {
             plan: auth.limits?.plan ?? auth.tier,
           });
     const estimatedCostMicroUsd = budgets.length === 0 || cost === undefined ? 0 : worstCaseCostMicroUsd(cost, cost.pricing, { batch });
-    const result = await this.store.admit({
+    // Built field by field: a conditional spread in this literal took V8's slow path on every admission.
+    const check: AdmitCheck = {
       subject: { organizationId: auth.organizationId, keyId: batch ? `${auth.keyId}${BATCH_SUBJECT_SUFFIX}` : auth.keyId },
       policy: batch
         ? { ...policy, requestsPerMinute: 0, tokensPerMinute: 0, organizationRequestsPerMinute: 0, organizationTokensPerMinute: 0 }
         : policy,
       estimatedTokens,
-      ...(budgets.length === 0 ? {} : { budgets: budgets.map((budget) => budget.charge), estimatedCostMicroUsd }),
-    });
+    };
+    if (budgets.length > 0) {
+      check.budgets = budgets.map((budget) => budget.charge);
+      check.estimatedCostMicroUsd = estimatedCostMicroUsd;
+    }
+    const result = await this.store.admit(check);
     if (!result.admitted) {
       const budget = result.rejection.budgetIndex === undefined ? undefined : budgets[result.rejection.budgetIndex];
       if (budget === undefined) throw rateLimitError(result);
