@@ -66,6 +66,10 @@ async function* chatCompletionEvents(
   const prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${context.created},"model":${JSON.stringify(context.model)},"choices":`;
   const head = `${prefix}[{"index":0,"delta":`;
   const tail = `,"logprobs":null,"finish_reason":null}]${usageNull}}`;
+  // The texts around a content or reasoning delta's string, joined once: a delta is then three pieces.
+  const contentHead = `${head}{"content":`;
+  const reasoningHead = `${head}{"reasoning_content":`;
+  const deltaTail = `}${tail}`;
 
   let started = false;
   // Parts arrive sequenced (core/sequence-blocks.ts): tool calls never interleave, which the SDK's stream
@@ -97,11 +101,11 @@ async function* chatCompletionEvents(
         }
         switch (part.type) {
           case 'text-delta':
-            if (part.delta.length > 0) out.push({ data: `${head}{"content":${JSON.stringify(part.delta)}}${tail}` });
+            if (part.delta.length > 0) out.push({ data: contentHead + JSON.stringify(part.delta) + deltaTail });
             break;
           case 'reasoning-delta':
             // Non-standard field, the OpenAI-compatible convention (vLLM, DeepSeek, xAI) for reasoning text.
-            if (part.delta.length > 0) out.push({ data: `${head}{"reasoning_content":${JSON.stringify(part.delta)}}${tail}` });
+            if (part.delta.length > 0) out.push({ data: reasoningHead + JSON.stringify(part.delta) + deltaTail });
             break;
           case 'tool-input-start':
             toolCallId = part.id;

@@ -83,9 +83,10 @@ class OpenAICompatibleAnswer implements UpstreamAnswer {
       return true;
     }
     if (isBlank(data)) return true; // an empty keep-alive event
-    const templated = event.event === 'error' ? undefined : this.template.read(data);
-    if (templated !== undefined) {
-      this.mapper.mapInto(templated, parts);
+    const template = this.template;
+    const delta = event.event === 'error' ? undefined : template.readDelta(data);
+    if (delta !== undefined) {
+      this.mapper.mapDelta(template.kind, delta, template.chunkId, template.chunkModel, parts);
       return true;
     }
     const json = parseJson(data);

@@ -20,6 +20,9 @@ export interface SseMessage {
 }
 
 const LINE_FEED = 10;
+const LETTER_D = 100;
+const LETTER_A = 97;
+const LETTER_T = 116;
 const COLON = 58;
 const SPACE = 32;
 
@@ -93,9 +96,14 @@ export class SseParser {
       if (carriageReturn !== -1 && (lineFeed === -1 || carriageReturn < lineFeed)) end = carriageReturn;
       else if (lineFeed !== -1) end = lineFeed;
       else break;
-      const line = this.pending.length > 0 ? this.pending + input.slice(lineStart, end) : input.slice(lineStart, end);
-      this.pending = '';
-      this.interpretLine(line, dispatched);
+      if (this.pending.length === 0 && isDataLine(input, lineStart, end)) {
+        // Nearly every line: its value is cut from the read's text at once, with no line string between.
+        this.appendData(input.slice(input.charCodeAt(lineStart + 5) === SPACE && lineStart + 5 < end ? lineStart + 6 : lineStart + 5, end));
+      } else {
+        const line = this.pending.length > 0 ? this.pending + input.slice(lineStart, end) : input.slice(lineStart, end);
+        this.pending = '';
+        this.interpretLine(line, dispatched);
+      }
       if (end === carriageReturn) {
         if (end + 1 < length) {
           if (input.charCodeAt(end + 1) === LINE_FEED) end++;
@@ -161,4 +169,16 @@ export class SseParser {
     this.data = undefined;
     this.eventType = undefined;
   }
+}
+
+/** True when `input` from `start` to `end` is a line that begins with `data:`. */
+function isDataLine(input: string, start: number, end: number): boolean {
+  return (
+    end - start >= 5 &&
+    input.charCodeAt(start) === LETTER_D &&
+    input.charCodeAt(start + 1) === LETTER_A &&
+    input.charCodeAt(start + 2) === LETTER_T &&
+    input.charCodeAt(start + 3) === LETTER_A &&
+    input.charCodeAt(start + 4) === COLON
+  );
 }
