@@ -82,9 +82,10 @@ class AnthropicAnswer implements UpstreamAnswer {
   }
 
   mapEvent(message: SseMessage, parts: StreamPart[]): boolean {
-    const templated = message.event === 'error' ? undefined : this.template.read(message.data);
-    if (templated !== undefined) {
-      for (const part of this.mapper.map(templated)) parts.push(part);
+    const template = this.template;
+    const value = message.event === 'error' ? undefined : template.readValue(message.data);
+    if (value !== undefined) {
+      this.mapper.mapDeltaValue(template.blockIndex, template.deltaKind, template.valueField, value, parts);
       return true;
     }
     if (message.data.trim() === '') return true; // an empty keep-alive event
