@@ -56,21 +56,31 @@ export function encodeChatCompletionStream(
   return batched(() => chatCompletionEvents(parts, context, options));
 }
 
+/** The constant texts of one stream's chunks, serialised once per stream. */
+function chunkTexts(context: ChatCompletionContext, includeUsage: boolean) {
+  const usageNull = includeUsage ? ',"usage":null' : '';
+  const prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${context.created},"model":${JSON.stringify(context.model)},"choices":`;
+  const head = `${prefix}[{"index":0,"delta":`;
+  const tail = `,"logprobs":null,"finish_reason":null}]${usageNull}}`;
+  // The texts around a content or reasoning delta's string, joined once: a delta is then three pieces.
+  return {
+    usageNull,
+    prefix,
+    head,
+    tail,
+    contentHead: `${head}{"content":`,
+    reasoningHead: `${head}{"reasoning_content":`,
+    deltaTail: `}${tail}`,
+  };
+}
+
 /** The events of each batch of parts, one array per batch (core/batched.ts). */
 async function* chatCompletionEvents(
   parts: AsyncIterable<StreamPart>,
   context: ChatCompletionContext,
   options: ChatCompletionStreamOptions,
 ): AsyncGenerator<SseEvent[], void, undefined> {
-  const usageNull = options.includeUsage ? ',"usage":null' : '';
-  const prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${context.created},"model":${JSON.stringify(context.model)},"choices":`;
-  const head = `${prefix}[{"index":0,"delta":`;
-  const tail = `,"logprobs":null,"finish_reason":null}]${usageNull}}`;
-  // The texts around a content or reasoning delta's string, joined once: a delta is then three pieces.
-  const contentHead = `${head}{"content":`;
-  const reasoningHead = `${head}{"reasoning_content":`;
-  const deltaTail = `}${tail}`;
-
+  const { usageNull, prefix, head, tail, contentHead, reasoningHead, deltaTail } = chunkTexts(context, options.includeUsage);
   let started = false;
   // Parts arrive sequenced (core/sequence-blocks.ts): tool calls never interleave, which the SDK's stream
   // helper needs (it treats a change of tool call index as "the previous call is complete"). So each
