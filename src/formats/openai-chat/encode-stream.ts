@@ -56,17 +56,31 @@ export function encodeChatCompletionStream(
   return batched(() => chatCompletionEvents(parts, context, options));
 }
 
+/** The constant texts of one stream's chunks, serialised once per stream. */
+function chunkTexts(context: ChatCompletionContext, includeUsage: boolean) {
+  const usageNull = includeUsage ? ',"usage":null' : '';
+  const prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${context.created},"model":${JSON.stringify(context.model)},"choices":`;
+  const head = `${prefix}[{"index":0,"delta":`;
+  const tail = `,"logprobs":null,"finish_reason":null}]${usageNull}}`;
+  // The texts around a content or reasoning delta's string, joined once: a delta is then three pieces.
+  return {
+    usageNull,
+    prefix,
+    head,
+    tail,
+    contentHead: `${head}{"content":`,
+    reasoningHead: `${head}{"reasoning_content":`,
+    deltaTail: `}${tail}`,
+  };
+}
+
 /** The events of each batch of parts, one array per batch (core/batched.ts). */
 async function* chatCompletionEvents(
   parts: AsyncIterable<StreamPart>,
   context: ChatCompletionContext,
   options: ChatCompletionStreamOptions,
 ): AsyncGenerator<SseEvent[], void, undefined> {
-  const usageNull = options.includeUsage ? ',"usage":null' : '';
-  const prefix = `{"id":${JSON.stringify(context.id)},"object":"chat.completion.chunk","created":${context.created},"model":${JSON.stringify(context.model)},"choices":`;
-  const head = `${prefix}[{"index":0,"delta":`;
-  const tail = `,"logprobs":null,"finish_reason":null}]${usageNull}}`;
-
+  const { usageNull, prefix, head, tail, contentHead, reasoningHead, deltaTail } = chunkTexts(context, options.includeUsage);
   let started = false;
   // Parts arrive sequenced (core/sequence-blocks.ts): tool calls never interleave, which the SDK's stream
   // helper needs (it treats a change of tool call index as "the previous call is complete"). So each
@@ -97,11 +111,11 @@ async function* chatCompletionEvents(
         }
         switch (part.type) {
           case 'text-delta':
-            if (part.delta.length > 0) out.push({ data: `${head}{"content":${JSON.stringify(part.delta)}}${tail}` });
+            if (part.delta.length > 0) out.push({ data: contentHead + JSON.stringify(part.delta) + deltaTail });
             break;
           case 'reasoning-delta':
             // Non-standard field, the OpenAI-compatible convention (vLLM, DeepSeek, xAI) for reasoning text.
-            if (part.delta.length > 0) out.push({ data: `${head}{"reasoning_content":${JSON.stringify(part.delta)}}${tail}` });
+            if (part.delta.length > 0) out.push({ data: reasoningHead + JSON.stringify(part.delta) + deltaTail });
             break;
           case 'tool-input-start':
             toolCallId = part.id;

@@ -20,7 +20,6 @@ import type { StreamPart } from '../../core/stream-parts.ts';
 import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { streamEndedEarlyError, type UpstreamHttpClient } from '../shared/http-client.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import type { SseMessage } from '../shared/sse-parser.ts';
 import { streamFromUpstream, type UpstreamAnswer, type UpstreamCall, type UpstreamCallSource } from '../shared/stream-from-upstream.ts';
 import { anthropicStatusError, anthropicStreamError } from './anthropic-error.ts';
 import { DeltaTemplate } from './delta-template.ts';
@@ -81,22 +80,23 @@ class AnthropicAnswer implements UpstreamAnswer {
     return this.mapper.sawMessageStop;
   }
 
-  mapEvent(message: SseMessage, parts: StreamPart[]): boolean {
-    const templated = message.event === 'error' ? undefined : this.template.read(message.data);
-    if (templated !== undefined) {
-      for (const part of this.mapper.map(templated)) parts.push(part);
+  mapEvent(data: string, eventName: string | undefined, parts: StreamPart[]): boolean {
+    const template = this.template;
+    const value = eventName === 'error' ? undefined : template.readValue(data);
+    if (value !== undefined) {
+      this.mapper.mapDeltaValue(template.blockIndex, template.deltaKind, template.valueField, value, parts);
       return true;
     }
-    if (message.data.trim() === '') return true; // an empty keep-alive event
-    const json = parseJson(message.data);
+    if (data.trim() === '') return true; // an empty keep-alive event
+    const json = parseJson(data);
     if (json === undefined) {
       this.failure = upstreamMalformedError('the stream carried an event that is not JSON');
       return false;
     }
     const event = readEvent(json);
-    this.template.learn(message.data, event);
+    this.template.learn(data, event);
     // The data's `type`, or the SSE event name (a proxy may send `event: error` with other data).
-    if (event.type === 'error' || message.event === 'error') {
+    if (event.type === 'error' || eventName === 'error') {
       this.failure = anthropicStreamError(
         event.type === 'error' ? event.error : readError(asObject(json)?.['error'] ?? json),
         this.sanitize,

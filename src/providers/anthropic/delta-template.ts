@@ -15,7 +15,7 @@ import { readEvent, type AnthropicDeltaView, type AnthropicEventView } from './a
 
 /** The delta fields a template can carry, with their key in the wire text. */
 const FIELDS = { text: 'text', thinking: 'thinking', partialJson: 'partial_json' } as const;
-type Field = keyof typeof FIELDS;
+export type Field = keyof typeof FIELDS;
 
 /** Stops learning after this many probes in one stream (a proxy that changes every event). */
 const MAX_PROBES = 8;
@@ -27,9 +27,34 @@ export class DeltaTemplate {
   private field: Field = 'text';
   private probes = 0;
 
+  /** The block index of every event that matches. */
+  get blockIndex(): number {
+    return this.index;
+  }
+
+  /** The delta `type` of every event that matches (`text_delta`, `thinking_delta`, `input_json_delta`). */
+  get deltaKind(): string {
+    return this.deltaType;
+  }
+
+  /** Which field of the delta the matched string is. */
+  get valueField(): Field {
+    return this.field;
+  }
+
+  /**
+   * The delta string of an event that matches the template (its view is `read`'s: a
+   * `content_block_delta` of `blockIndex`, of `deltaKind`, with this string in `valueField` and nothing
+   * else), or undefined (then parse it in full). The provider's hot path: no view object is built
+   * (AnthropicStreamMapper.mapDeltaValue).
+   */
+  readValue(data: string): string | undefined {
+    return this.slot?.match(data);
+  }
+
   /** The view of an event that matches the template, or undefined (then parse it in full). */
   read(data: string): AnthropicEventView | undefined {
-    const value = this.slot?.match(data);
+    const value = this.readValue(data);
     if (value === undefined) return undefined;
     const field = this.field;
     const delta: AnthropicDeltaView = {

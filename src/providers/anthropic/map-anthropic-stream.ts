@@ -126,6 +126,32 @@ export class AnthropicStreamMapper {
     return parts;
   }
 
+  /**
+   * Appends the parts of a `content_block_delta` of block `index`, of `deltaType`, whose only string is
+   * `value` in `field`: the parts `map` gives for that event's view, without the view (delta-template.ts
+   * reads most deltas without a parse).
+   */
+  mapDeltaValue(index: number, deltaType: string, field: 'text' | 'thinking' | 'partialJson', value: string, parts: StreamPart[]): void {
+    const block = this.blocks.get(index);
+    if (block === undefined || block.kind === 'skipped' || value === '') return;
+    switch (deltaType) {
+      case 'text_delta':
+        if (block.kind === 'text' && field === 'text') parts.push({ type: 'text-delta', id: block.id, delta: value });
+        return;
+      case 'thinking_delta':
+        if (block.kind === 'reasoning' && field === 'thinking') parts.push({ type: 'reasoning-delta', id: block.id, delta: value });
+        return;
+      case 'input_json_delta':
+        if (field !== 'partialJson') return;
+        block.sawInputDelta = true;
+        if (block.kind === 'tool') parts.push({ type: 'tool-input-delta', id: block.id, delta: value });
+        else if (block.kind === 'text') parts.push({ type: 'text-delta', id: block.id, delta: value });
+        return;
+      default:
+        return; // a signature is never templated; other delta types carry nothing the canonical stream holds
+    }
+  }
+
   private mapDelta(index: number, delta: AnthropicDeltaView): StreamPart[] {
     const block = this.blocks.get(index);
     if (block === undefined || block.kind === 'skipped') return [];

@@ -35,9 +35,33 @@ export class ChunkTemplate {
   private model: string | undefined;
   private probes = 0;
 
+  /** What a matched chunk's text is: the answer's text (`content`) or its reasoning. */
+  get kind(): 'text' | 'reasoning' {
+    return this.key === 'content' ? 'text' : 'reasoning';
+  }
+
+  /** The `id` of every chunk that matches (the learnt chunk's). */
+  get chunkId(): string | undefined {
+    return this.id;
+  }
+
+  /** The `model` of every chunk that matches (the learnt chunk's). */
+  get chunkModel(): string | undefined {
+    return this.model;
+  }
+
+  /**
+   * The delta text of a chunk that matches the template (its view is `read`'s: one choice, index 0,
+   * this text of `kind`, the learnt id and model, nothing else), or undefined (then parse it in full).
+   * The provider's hot path: no view object is built (OpenAICompatibleStreamMapper.mapDelta).
+   */
+  readDelta(data: string): string | undefined {
+    return this.slot?.match(data);
+  }
+
   /** The view of a chunk that matches the template, or undefined (then parse it in full). */
   read(data: string): OpenAIChunkView | undefined {
-    const text = this.slot?.match(data);
+    const text = this.readDelta(data);
     if (text === undefined) return undefined;
     const content = this.key === 'content';
     const choice: OpenAIChoiceDeltaView = {

@@ -58,14 +58,7 @@ export class OpenAICompatibleStreamMapper {
 
   /** Appends the parts for one chunk to `parts` (the parts of one upstream read share one array). */
   mapInto(chunk: OpenAIChunkView, parts: StreamPart[]): void {
-    if (!this.metadataSent && (chunk.id !== undefined || chunk.model !== undefined)) {
-      this.metadataSent = true;
-      parts.push({
-        type: 'response-metadata',
-        ...(chunk.id === undefined ? {} : { upstreamId: chunk.id }),
-        ...(chunk.model === undefined ? {} : { upstreamModel: chunk.model }),
-      });
-    }
+    if (!this.metadataSent) this.noteMetadata(chunk.id, chunk.model, parts);
     for (const choice of chunk.choices) {
       if (choice.index !== 0) continue;
       this.choiceSeen = true;
@@ -76,6 +69,29 @@ export class OpenAICompatibleStreamMapper {
       if (choice.finishReason !== undefined) this.finishReason = choice.finishReason;
     }
     if (chunk.usage !== undefined) this.usage = mapOpenAICompatibleUsage(chunk.usage);
+  }
+
+  /**
+   * Appends the parts of a chunk that is one plain delta: one choice, index 0, `delta` as its text or
+   * reasoning, nothing else (no tool call, finish reason, usage or error). The same parts `mapInto`
+   * makes for that chunk's view, without the view: most chunks of a stream are these
+   * (chunk-template.ts reads them without a parse).
+   */
+  mapDelta(kind: 'text' | 'reasoning', delta: string, id: string | undefined, model: string | undefined, parts: StreamPart[]): void {
+    if (!this.metadataSent) this.noteMetadata(id, model, parts);
+    this.choiceSeen = true;
+    if (delta !== '') this.appendBlock(kind, delta, parts);
+  }
+
+  /** The upstream's id and model, once, as soon as a chunk carries either. */
+  private noteMetadata(id: string | undefined, model: string | undefined, parts: StreamPart[]): void {
+    if (id === undefined && model === undefined) return;
+    this.metadataSent = true;
+    parts.push({
+      type: 'response-metadata',
+      ...(id === undefined ? {} : { upstreamId: id }),
+      ...(model === undefined ? {} : { upstreamModel: model }),
+    });
   }
 
   /**

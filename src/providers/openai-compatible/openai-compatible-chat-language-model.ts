@@ -21,7 +21,6 @@ import type { StreamPart } from '../../core/stream-parts.ts';
 import { upstreamMalformedError } from '../../core/upstream-error.ts';
 import { streamEndedEarlyError, type UpstreamHttpClient } from '../shared/http-client.ts';
 import { asObject, parseJson } from '../shared/lenient-json.ts';
-import type { SseMessage } from '../shared/sse-parser.ts';
 import { streamFromUpstream, type UpstreamAnswer, type UpstreamCall, type UpstreamCallSource } from '../shared/stream-from-upstream.ts';
 import {
   convertToOpenAICompatibleRequest,
@@ -76,16 +75,16 @@ class OpenAICompatibleAnswer implements UpstreamAnswer {
 
   constructor(private readonly sanitize: (message: string) => string) {}
 
-  mapEvent(event: SseMessage, parts: StreamPart[]): boolean {
-    const data = event.data;
+  mapEvent(data: string, eventName: string | undefined, parts: StreamPart[]): boolean {
     if (data === '[DONE]') {
       this.closed = true;
       return true;
     }
     if (isBlank(data)) return true; // an empty keep-alive event
-    const templated = event.event === 'error' ? undefined : this.template.read(data);
-    if (templated !== undefined) {
-      this.mapper.mapInto(templated, parts);
+    const template = this.template;
+    const delta = eventName === 'error' ? undefined : template.readDelta(data);
+    if (delta !== undefined) {
+      this.mapper.mapDelta(template.kind, delta, template.chunkId, template.chunkModel, parts);
       return true;
     }
     const json = parseJson(data);
@@ -96,7 +95,7 @@ class OpenAICompatibleAnswer implements UpstreamAnswer {
     }
     this.template.learn(data, chunk);
     // `{"error": ...}` data, or an SSE event named `error` (some proxies and servers send those).
-    if (chunk.error !== undefined || event.event === 'error') {
+    if (chunk.error !== undefined || eventName === 'error') {
       this.failure = openAICompatibleStreamError(
         chunk.error ?? readError(json) ?? { message: undefined, type: undefined, code: undefined, param: undefined },
         this.sanitize,

@@ -8,13 +8,16 @@
 import type { ServiceError } from '../../core/service-error.ts';
 import type { StreamPart } from '../../core/stream-parts.ts';
 import type { BodyDrain } from './http-client.ts';
-import { SseParser, type SseMessage } from './sse-parser.ts';
+import { SseParser, type SseSink } from './sse-parser.ts';
 import type { UpstreamBody } from './upstream-body.ts';
 
 /** A provider's mapping of one call's events (one object per call, a method per event: no closure). */
 export interface UpstreamEvents {
-  /** Maps one event into `parts`; false once the stream has failed (reading stops, `failure` says why). */
-  mapEvent(event: SseMessage, parts: StreamPart[]): boolean;
+  /**
+   * Maps one event (its data, and its `event:` name or undefined) into `parts`; false once the stream
+   * has failed (reading stops, `failure` says why).
+   */
+  mapEvent(data: string, eventName: string | undefined, parts: StreamPart[]): boolean;
   /** True once the closing event (`[DONE]`, `message_stop`) was mapped: the drain starts. */
   readonly closed: boolean;
   /** The fault an event carried (an `error` event, data that is not JSON), once `mapEvent` returned false. */
@@ -32,9 +35,13 @@ export interface UpstreamEvents {
  * reported a failure; transport errors are thrown. `close()` releases the body when the reader is left
  * early.
  */
-export class EventBatchReader {
+export class EventBatchReader implements SseSink {
   private readonly parser = new SseParser();
   private over = false;
+  /** Where the events being parsed put their parts (the parser hands them over one call each). */
+  private target: StreamPart[] = [];
+  /** False once an event reported a failure: the rest of that read is not mapped. */
+  private open = true;
   /** True once the body carried any event (a keep-alive too): an answer with none is an empty stream. */
   sawEvent = false;
 
@@ -50,12 +57,14 @@ export class EventBatchReader {
       const bytes = await this.body.read();
       if (bytes === undefined) {
         this.over = true;
-        this.mapRead(this.parser.end(), this.held);
+        this.target = this.held;
+        this.parser.finish(this);
         return undefined;
       }
       const parts: StreamPart[] = [];
-      const open = this.mapRead(this.parser.push(bytes), parts);
-      if (!open) {
+      this.target = parts;
+      this.parser.feed(bytes, this);
+      if (!this.open) {
         // The stream failed: what the read produced before the failure goes on, then nothing more.
         this.close();
         return parts.length > 0 ? parts : undefined;
@@ -76,15 +85,12 @@ export class EventBatchReader {
     this.body.destroy();
   }
 
-  /** Maps the events one read completed; false once the stream has failed. */
-  private mapRead(events: readonly SseMessage[], parts: StreamPart[]): boolean {
+  /** One event of the read being parsed (SseSink): mapped into that read's parts, unless the stream failed or drains. */
+  onEvent(data: string, eventName: string | undefined): void {
+    if (!this.open || this.drain.started) return;
+    this.sawEvent = true;
     const mapper = this.events;
-    for (const event of events) {
-      if (this.drain.started) break;
-      this.sawEvent = true;
-      if (!mapper.mapEvent(event, parts)) return false;
-      if (mapper.closed) this.drain.start();
-    }
-    return true;
+    if (!mapper.mapEvent(data, eventName, this.target)) this.open = false;
+    else if (mapper.closed) this.drain.start();
   }
 }

@@ -9,6 +9,23 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 
+/**
+ * Receives the events a parser dispatches, one call each: the reading loop of a provider maps events as
+ * they are found, with no object or array per event (read-event-batches.ts).
+ */
+export interface SseSink {
+  onEvent(data: string, event: string | undefined, id: string | undefined): void;
+}
+
+/** Collects dispatched events as SseMessage objects (`push`, `end`). */
+class Collected implements SseSink {
+  readonly messages: SseMessage[] = [];
+
+  onEvent(data: string, event: string | undefined, id: string | undefined): void {
+    this.messages.push({ event, data, id });
+  }
+}
+
 /** One dispatched server-sent event. */
 export interface SseMessage {
   /** The `event:` field, or undefined when the event had none (the spec's default type "message"). */
@@ -20,6 +37,9 @@ export interface SseMessage {
 }
 
 const LINE_FEED = 10;
+const LETTER_D = 100;
+const LETTER_A = 97;
+const LETTER_T = 116;
 const COLON = 58;
 const SPACE = 32;
 
@@ -43,10 +63,14 @@ export class SseParser {
 
   /** Feeds bytes (or already decoded text) and returns the events completed by them, in order. */
   push(chunk: Uint8Array | string): SseMessage[] {
-    const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
-    const dispatched: SseMessage[] = [];
-    this.consume(text, dispatched);
-    return dispatched;
+    const collected = new Collected();
+    this.feed(chunk, collected);
+    return collected.messages;
+  }
+
+  /** Feeds bytes (or already decoded text) and hands `sink` each event completed by them, in order. */
+  feed(chunk: Uint8Array | string, sink: SseSink): void {
+    this.consume(typeof chunk === 'string' ? chunk : this.decoder.write(chunk), sink);
   }
 
   /**
@@ -55,17 +79,22 @@ export class SseParser {
    * last event (lenient on the way out, docs/design.md convention 4).
    */
   end(): SseMessage[] {
-    const dispatched: SseMessage[] = [];
-    this.consume(this.decoder.end(), dispatched);
-    if (this.pending.length > 0) {
-      this.interpretLine(this.pending, dispatched);
-      this.pending = '';
-    }
-    this.dispatch(dispatched);
-    return dispatched;
+    const collected = new Collected();
+    this.finish(collected);
+    return collected.messages;
   }
 
-  private consume(text: string, dispatched: SseMessage[]): void {
+  /** `end`, handing `sink` the last events. */
+  finish(sink: SseSink): void {
+    this.consume(this.decoder.end(), sink);
+    if (this.pending.length > 0) {
+      this.interpretLine(this.pending, sink);
+      this.pending = '';
+    }
+    this.dispatch(sink);
+  }
+
+  private consume(text: string, sink: SseSink): void {
     if (text.length === 0) return;
     let input = text;
     if (!this.sawFirstCharacter) {
@@ -93,9 +122,14 @@ export class SseParser {
       if (carriageReturn !== -1 && (lineFeed === -1 || carriageReturn < lineFeed)) end = carriageReturn;
       else if (lineFeed !== -1) end = lineFeed;
       else break;
-      const line = this.pending.length > 0 ? this.pending + input.slice(lineStart, end) : input.slice(lineStart, end);
-      this.pending = '';
-      this.interpretLine(line, dispatched);
+      if (this.pending.length === 0 && isDataLine(input, lineStart, end)) {
+        // Nearly every line: its value is cut from the read's text at once, with no line string between.
+        this.appendData(input.slice(input.charCodeAt(lineStart + 5) === SPACE && lineStart + 5 < end ? lineStart + 6 : lineStart + 5, end));
+      } else {
+        const line = this.pending.length > 0 ? this.pending + input.slice(lineStart, end) : input.slice(lineStart, end);
+        this.pending = '';
+        this.interpretLine(line, sink);
+      }
       if (end === carriageReturn) {
         if (end + 1 < length) {
           if (input.charCodeAt(end + 1) === LINE_FEED) end++;
@@ -109,9 +143,9 @@ export class SseParser {
     if (lineStart < length) this.pending += input.slice(lineStart);
   }
 
-  private interpretLine(line: string, dispatched: SseMessage[]): void {
+  private interpretLine(line: string, sink: SseSink): void {
     if (line.length === 0) {
-      this.dispatch(dispatched);
+      this.dispatch(sink);
       return;
     }
     if (line.charCodeAt(0) === COLON) return; // comment, e.g. a keep-alive
@@ -151,14 +185,27 @@ export class SseParser {
     this.data = this.data === undefined ? value : `${this.data}\n${value}`;
   }
 
-  private dispatch(dispatched: SseMessage[]): void {
+  private dispatch(sink: SseSink): void {
     const data = this.data;
     if (data === undefined) {
       this.eventType = undefined;
       return;
     }
-    dispatched.push({ event: this.eventType, data, id: this.lastEventId });
+    const eventType = this.eventType;
     this.data = undefined;
     this.eventType = undefined;
+    sink.onEvent(data, eventType, this.lastEventId);
   }
+}
+
+/** True when `input` from `start` to `end` is a line that begins with `data:`. */
+function isDataLine(input: string, start: number, end: number): boolean {
+  return (
+    end - start >= 5 &&
+    input.charCodeAt(start) === LETTER_D &&
+    input.charCodeAt(start + 1) === LETTER_A &&
+    input.charCodeAt(start + 2) === LETTER_T &&
+    input.charCodeAt(start + 3) === LETTER_A &&
+    input.charCodeAt(start + 4) === COLON
+  );
 }

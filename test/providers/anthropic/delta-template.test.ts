@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import type { StreamPart } from '../../../src/core/stream-parts.ts';
 import { DeltaTemplate } from '../../../src/providers/anthropic/delta-template.ts';
+import { AnthropicStreamMapper } from '../../../src/providers/anthropic/map-anthropic-stream.ts';
 import { readEvent, type AnthropicEventView } from '../../../src/providers/anthropic/anthropic-wire.ts';
 
 function parsed(data: string): AnthropicEventView | undefined {
@@ -121,5 +123,68 @@ describe('DeltaTemplate', () => {
         assert.deepEqual(result.view, parsed(data), data);
       }
     }
+  });
+
+  test('the provider path (readValue, then mapDeltaValue without a view) makes the parts a full parse and map make', () => {
+    let seed = 5;
+    const random = (limit: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % limit;
+    };
+    const texts = ['', ' word', 'a "quoted" word', 'back\\slash', 'line\nbreak', 'héllo 😀', '\u2028', '{"a":1}', 'null'];
+    for (const jsonToolName of [undefined, 'json_output'])
+      for (let round = 0; round < 40; round++) {
+        const events = [JSON.stringify({ type: 'message_start', message: { id: 'msg_1', model: 'claude', usage: { input_tokens: 3 } } })];
+        const blocks = [
+          { type: 'thinking', thinking: '' },
+          { type: 'text', text: '' },
+          { type: 'tool_use', id: 'toolu_1', name: 'get', input: { given: 'whole' } },
+          { type: 'tool_use', id: 'toolu_2', name: 'json_output', input: { answer: 1 } },
+        ];
+        blocks.forEach((block, index) => {
+          events.push(JSON.stringify({ type: 'content_block_start', index, content_block: block }));
+          for (let count = 0; count < 8; count++) {
+            const text = texts[random(texts.length)]!;
+            const kind = random(4);
+            events.push(
+              delta(
+                index,
+                kind === 0
+                  ? { type: 'text_delta', text }
+                  : kind === 1
+                    ? { type: 'thinking_delta', thinking: text }
+                    : kind === 2
+                      ? { type: 'input_json_delta', partial_json: text }
+                      : { type: 'signature_delta', signature: text },
+              ),
+            );
+            // A delta of another block now and then: its block's own template is learnt anew.
+            if (random(5) === 0) events.push(delta(random(blocks.length), { type: 'text_delta', text }));
+          }
+          events.push(JSON.stringify({ type: 'content_block_stop', index }));
+        });
+        events.push(JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } }));
+        events.push(JSON.stringify({ type: 'message_stop' }));
+        const template = new DeltaTemplate();
+        const fast = new AnthropicStreamMapper(jsonToolName);
+        const plain = new AnthropicStreamMapper(jsonToolName);
+        const fastParts: StreamPart[] = [];
+        const plainParts: StreamPart[] = [];
+        let templated = 0;
+        for (const data of events) {
+          plainParts.push(...plain.map(parsed(data)!));
+          const value = template.readValue(data);
+          if (value !== undefined) {
+            templated++;
+            fast.mapDeltaValue(template.blockIndex, template.deltaKind, template.valueField, value, fastParts);
+            continue;
+          }
+          const view = parsed(data)!;
+          template.learn(data, view);
+          fastParts.push(...fast.map(view));
+        }
+        assert.deepEqual(fastParts, plainParts);
+        assert.ok(templated > 0, 'some deltas were read by the template');
+      }
   });
 });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import type { StreamPart } from '../../../src/core/stream-parts.ts';
 import { ChunkTemplate } from '../../../src/providers/openai-compatible/chunk-template.ts';
+import { OpenAICompatibleStreamMapper } from '../../../src/providers/openai-compatible/map-openai-compatible-stream.ts';
 import { readChunk, type OpenAIChunkView } from '../../../src/providers/openai-compatible/openai-compatible-wire.ts';
 
 /** The view a full parse gives: what every templated read must equal. */
@@ -246,6 +248,53 @@ describe('ChunkTemplate', () => {
         const result = feed(template, data);
         assert.deepEqual(result.view, parsed(data), data);
       }
+    }
+  });
+
+  test('the provider path (readDelta, then mapDelta without a view) makes the parts a full parse and mapInto make', () => {
+    let seed = 11;
+    const random = (limit: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % limit;
+    };
+    for (let round = 0; round < 50; round++) {
+      const template = new ChunkTemplate();
+      const fast = new OpenAICompatibleStreamMapper();
+      const plain = new OpenAICompatibleStreamMapper();
+      const fastParts: StreamPart[] = [];
+      const plainParts: StreamPart[] = [];
+      let templated = 0;
+      const stream = [chunk({ role: 'assistant', content: '' })];
+      for (let index = 0; index < 30; index++) {
+        const text = TRICKY_TEXTS[random(TRICKY_TEXTS.length)]!;
+        const kind = random(8);
+        stream.push(
+          kind === 0
+            ? chunk({ reasoning_content: text })
+            : kind === 1
+              ? chunk({ tool_calls: [{ index: 0, id: 'call_1', function: { name: 'f', arguments: text } }] })
+              : kind === 2
+                ? chunk({ content: text }, { obfuscation: text })
+                : chunk({ content: text }),
+        );
+      }
+      stream.push(chunk({}, {}, 'stop'));
+      for (const data of stream) {
+        plain.mapInto(parsed(data)!, plainParts);
+        const delta = template.readDelta(data);
+        if (delta !== undefined) {
+          templated++;
+          fast.mapDelta(template.kind, delta, template.chunkId, template.chunkModel, fastParts);
+          continue;
+        }
+        const view = parsed(data)!;
+        template.learn(data, view);
+        fast.mapInto(view, fastParts);
+      }
+      plainParts.push(...plain.finish());
+      fastParts.push(...fast.finish());
+      assert.deepEqual(fastParts, plainParts);
+      assert.ok(templated > 0, 'some chunks were read by the template');
     }
   });
 });
