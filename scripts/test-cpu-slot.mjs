@@ -55,7 +55,11 @@ function take() {
   return undefined;
 }
 
-if (directory && slots > 0 && file && !WAITING.includes(relative(process.cwd(), file).split('\\').join('/'))) {
+// Only the test file's own process (a `.test.ts` file or a group's module): the processes it starts with
+// its execArgv (node-llama-cpp's binary check, forked helpers) inherit this preload and must not queue
+// for a slot their parent holds.
+const testProcess = file !== undefined && (file.endsWith('.test.ts') || file.endsWith('.group.mjs'));
+if (directory && slots > 0 && testProcess && !WAITING.includes(relative(process.cwd(), file).split('\\').join('/'))) {
   const started = performance.now();
   let slot = take();
   // Each try is a few file-system calls; 25 ms between tries keeps a waiting process asleep.
