@@ -31,6 +31,7 @@ export default async function* timings(source) {
       row.cpuSeconds = usage.cpuSeconds;
       if (usage.childCpuSeconds !== undefined) row.childCpuSeconds = usage.childCpuSeconds;
       row.processWallSeconds = usage.wallSeconds;
+      if (usage.slotWaitSeconds !== undefined) row.slotWaitSeconds = usage.slotWaitSeconds;
     }
   }
   const rows = [...files.values()]

@@ -7,11 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { TYPESCRIPT_LOADER } from '../support/typescript-loader.ts';
 
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
 
 {
-  const entry = ['--import', 'tsx', 'src/main.ts'];
+  const entry = [...TYPESCRIPT_LOADER, 'src/main.ts'];
   test('output into a closed pipe ends the CLI quietly', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-epipe-'));
     try {

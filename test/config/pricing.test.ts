@@ -9,6 +9,7 @@ import { calcPrice } from '@pydantic/genai-prices';
 import { ConfigError, loadConfig, type ConfigInput } from '../../src/config/index.ts';
 import { answeredUsage } from '../../src/core/usage.ts';
 import { costMicroUsd, type PriceCard } from '../../src/services/metering/price-card.ts';
+import { TYPESCRIPT_LOADER } from '../support/typescript-loader.ts';
 
 const PROVIDERS = { up: { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1/v1' } } as const;
 
@@ -205,7 +206,7 @@ describe('pricing from the maintained list (genai-prices)', () => {
   });
 
   test('the list is read offline: no fetch, socket or DNS lookup while the card is resolved', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'test/config/support/load-prices-offline.ts'], {
+    const { stdout } = await promisify(execFile)(process.execPath, [...TYPESCRIPT_LOADER, 'test/config/support/load-prices-offline.ts'], {
       env: { PATH: process.env['PATH'] },
     });
     const { card, attempts } = JSON.parse(stdout) as { card: PriceCard; attempts: string[] };

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { abortSignalOf, CancellationSource, type Cancellation } from '../../src/core/cancellation.ts';
+import { TYPESCRIPT_LOADER } from '../support/typescript-loader.ts';
 
 describe('CancellationSource', () => {
   test('listeners run once, in order; a removed one does not run', () => {
@@ -51,7 +52,7 @@ describe('CancellationSource', () => {
       source.abort();
       console.log('abort returned');
     `;
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const child = spawnSync(process.execPath, [...TYPESCRIPT_LOADER, '--input-type=module', '-e', script], { encoding: 'utf8' });
     assert.equal(child.status, 0, child.stderr);
     assert.deepEqual(child.stdout.trim().split('\n'), ['second listener ran', 'abort returned', 'uncaught: listener failed']);
   });

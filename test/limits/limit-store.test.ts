@@ -18,6 +18,7 @@ import { MemoryLimitStore } from '../../src/limits/memory/memory-limit-store.ts'
 import { RedisLimitStore } from '../../src/limits/redis/redis-limit-store.ts';
 import { createLimitStore } from '../../src/limits/create-limit-store.ts';
 import type { AdmitManyInput, AdmitManyOutput, SettleManyOutput } from './support/admit-many.ts';
+import { TYPESCRIPT_LOADER } from '../support/typescript-loader.ts';
 
 class ManualClock {
   constructor(public ms: number) {}
@@ -458,7 +459,7 @@ for (const backend of backends) {
         input: AdmitManyInput,
         context: TestContext,
       ): Promise<{ child: AdmitManyOutput; here: AdmitResult[]; childSettled: number; hereSettled: number }> {
-        const child = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify(input)], {
+        const child = spawn(process.execPath, [...TYPESCRIPT_LOADER, childScript, JSON.stringify(input)], {
           stdio: ['pipe', 'pipe', 'inherit'],
         });
         const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

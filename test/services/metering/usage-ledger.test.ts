@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLedgerRecord, UsageLedger, type LedgerLogger, type LedgerRecord } from '../../../src/services/metering/usage-ledger.ts';
 import { SqliteLedgerSink } from './support/sqlite-ledger-sink.ts';
+import { TYPESCRIPT_LOADER } from '../../support/typescript-loader.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'switchyard-ledger-'));
 let fileCounter = 0;
@@ -202,7 +203,7 @@ describe('UsageLedger', () => {
     setup.createTable();
     setup.close();
     const script = fileURLToPath(new URL('./support/crash-ledger.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', script, path, '20', '7'], { stdio: 'inherit' });
+    const child = spawn(process.execPath, [...TYPESCRIPT_LOADER, script, path, '20', '7'], { stdio: 'inherit' });
     const [, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
     assert.equal(signal, 'SIGKILL');
     const check = new SqliteLedgerSink(path);
