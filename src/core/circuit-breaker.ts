@@ -284,9 +284,12 @@ export class CircuitBreaker {
     this.currentState = 'half-open';
     try {
       await this.probe();
-      this.close();
+      // A call started before the breaker opened may have succeeded while the probe ran, and closed it
+      // already (and said so): one "back" line per outage.
+      if (this.currentState !== 'closed') this.close();
     } catch {
-      if (this.currentState === 'half-open') this.currentState = 'open';
+      if (this.currentState !== 'half-open') return;
+      this.currentState = 'open';
       this.scheduleProbe();
     }
   }

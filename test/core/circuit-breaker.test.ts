@@ -101,6 +101,49 @@ describe('CircuitBreaker', () => {
     }
   });
 
+  test('a call in flight since before the outage that succeeds while the probe runs closes it once: one line back', async () => {
+    const lines = new Lines();
+    let releaseProbe: (() => void) | undefined;
+    let probeStarted: (() => void) | undefined;
+    const probing = new Promise<void>((resolve) => (probeStarted = resolve));
+    const breaker = new CircuitBreaker({
+      name: 'database',
+      failureThreshold: 1,
+      probeIntervalMs: 1,
+      logger: lines,
+      probe: () =>
+        new Promise<void>((resolve) => {
+          releaseProbe = resolve;
+          probeStarted!();
+        }),
+    });
+    // The probe's timer is unref'd (it never holds a process open): this keeps the test's loop alive.
+    const keepAlive = setInterval(() => undefined, 1_000);
+    try {
+      let finishSlowCall: ((value: string) => void) | undefined;
+      // Started while the breaker was closed; the dependency answers it only after the outage.
+      const slowCall = breaker.run(() => new Promise<string>((resolve) => (finishSlowCall = resolve)));
+      await assert.rejects(breaker.run(async () => Promise.reject(refused())), DependencyUnavailableError);
+      assert.equal(breaker.state, 'open');
+      await probing;
+      assert.equal(breaker.state, 'half-open');
+      finishSlowCall!('late');
+      assert.equal(await slowCall, 'late');
+      assert.equal(breaker.state, 'closed', 'the late success closes it');
+      releaseProbe!();
+      await sleep(5);
+      assert.equal(breaker.state, 'closed');
+      assert.deepEqual(
+        lines.seen.map((line) => `${line.level} ${line.message.split(' ').slice(0, 3).join(' ')}`),
+        ['warn database is down:', 'info database is back'],
+        'one line down, one line back, not a second back when the probe answers',
+      );
+    } finally {
+      clearInterval(keepAlive);
+      breaker.stop();
+    }
+  });
+
   test('answers that are not about reachability pass through and never open it', async () => {
     const breaker = new CircuitBreaker({ name: 'database', failureThreshold: 1 });
     const duplicate = Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' });
