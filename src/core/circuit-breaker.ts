@@ -286,9 +286,9 @@ export class CircuitBreaker {
       await this.probe();
       // A call started before the breaker opened may have succeeded while the probe ran, and closed it
       // already (and said so): one "back" line per outage.
-      if (this.currentState !== 'closed') this.close();
+      if (this.state !== 'closed') this.close();
     } catch {
-      if (this.currentState !== 'half-open') return;
+      if (this.state !== 'half-open') return;
       this.currentState = 'open';
       this.scheduleProbe();
     }

@@ -3,12 +3,19 @@
  * as a failure) before the slow password check, and only when every subject it counts against is
  * under its limit: the count and the insert are one statement, so concurrent guesses cannot all pass a
  * gate they read before any of them wrote. On Postgres the statement runs behind a transaction-scoped
- * advisory lock per subject (taken in a fixed order, so two reservations never wait on each other in a
- * cycle), as READ COMMITTED would otherwise let concurrent statements count the same rows; SQLite runs
+ * advisory lock per subject (tried in a fixed order; a busy subject is tried again after a pause, see
+ * `reserve`), as READ COMMITTED would otherwise let concurrent statements count the same rows; SQLite runs
  * one writing statement at a time.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseSchema } from '../schema.ts';
+
+/** How long a reservation tries for the locks of subjects other attempts hold (Postgres), ms. */
+const RESERVE_WAIT_MS = 10_000;
+
+/** A subject's lock was held by another attempt. */
+const BUSY = 'busy';
 
 export interface ThrottleSubject {
   subject: string;
@@ -47,12 +54,28 @@ export class SignInAttemptsRepository {
       const result = await insert.execute(this.db);
       return result.rows.length === subjects.length ? result.rows.map((row) => Number(row.id)) : undefined;
     }
-    return this.db.transaction().execute(async (transaction) => {
-      const ordered = [...new Set(subjects.map(({ subject }) => subject))].sort();
-      for (const subject of ordered) await sql`select pg_advisory_xact_lock(hashtextextended(${subject}, 0))`.execute(transaction);
-      const result = await insert.execute(transaction);
-      return result.rows.length === subjects.length ? result.rows.map((row) => Number(row.id)) : undefined;
-    });
+    const ordered = [...new Set(subjects.map(({ subject }) => subject))].sort();
+    // The locks are tried, not waited for: thirty guesses at once on one subject waiting in a lock queue
+    // each held a pooled connection and a statement, and the last ones ran past the request path's 2 s
+    // bound (500s for a client's mistake, seen with two instances on a loaded machine). A subject busy
+    // with other attempts is tried again after a short pause, without a connection held, until
+    // RESERVE_WAIT_MS has passed; then the attempt is refused like one over the limit (429).
+    const deadline = Date.now() + RESERVE_WAIT_MS;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+      const reserved = await this.db.transaction().execute(async (transaction) => {
+        for (const subject of ordered) {
+          const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${subject}, 0)) as locked`.execute(
+            transaction,
+          );
+          if (lock.rows[0]?.locked !== true) return BUSY;
+        }
+        const result = await insert.execute(transaction);
+        return result.rows.length === subjects.length ? result.rows.map((row) => Number(row.id)) : undefined;
+      });
+      if (reserved !== BUSY) return reserved;
+      if (Date.now() >= deadline) return undefined;
+      await sleep(pause * (0.5 + Math.random()));
+    }
   }
 
   /** The reserved attempts succeeded: they no longer count as failures. */
