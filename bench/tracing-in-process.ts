@@ -4,8 +4,9 @@
  * memory, metering to SQLite, the whole pipeline, the real undici client to the mock upstream in its
  * own process) answer `app.inject()` calls, 50 in flight, in interleaved rounds:
  * - tracing off;
- * - every request sampled (the default sampler), exported over OTLP/HTTP JSON to a local sink in its
- *   own process (support/otlp-sink.ts);
+ * - every request sampled (the default sampler), exported over OTLP/HTTP protobuf (the default) to a
+ *   local sink in its own process (support/otlp-sink.ts);
+ * - every request sampled, exported over OTLP/HTTP JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json);
  * - a tenth sampled (`parentbased_traceidratio`, 0.1), the same sink.
  * A traced run's CPU includes exporting every span it made (a flush ends the run). Each round starts
  * with the next runtime in turn. Prints each round's
@@ -13,7 +14,8 @@
  *
  *   node --import tsx bench/tracing-in-process.ts [requests per run] [--rounds N]
  *
- * Profile with `node --cpu-prof --import tsx bench/tracing-in-process.ts`.
+ * Profile with `node --cpu-prof --import tsx bench/tracing-in-process.ts`; `--only off` (or `every`,
+ * `json`, `tenth`) runs one runtime alone, so two profiles can be compared per request.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +33,8 @@ runPinnedTo(GATEWAY_CORE);
 
 const roundsFlag = process.argv.indexOf('--rounds');
 const rounds = roundsFlag === -1 ? 7 : Math.max(1, Number(process.argv[roundsFlag + 1]));
+const onlyFlag = process.argv.indexOf('--only');
+const only = onlyFlag === -1 ? undefined : process.argv[onlyFlag + 1];
 const requestsPerRun = Number(process.argv.find((argument, index) => /^\d+$/.test(argument) && index !== roundsFlag + 1) ?? 5_000);
 const CONCURRENCY = 50;
 const TARGET = 1.15;
@@ -51,13 +55,15 @@ try {
   started.push(await startProcess('bench/support/otlp-sink.ts', [String(SINK_PORT)], {}, /listening/, OTHER_CORE));
   const endpoint = `http://127.0.0.1:${SINK_PORT}/v1/traces`;
   const variants = [
-    { label: 'tracing off', tracing: {} },
-    { label: 'every request sampled (default sampler)', tracing: { endpoint } },
+    { name: 'off', label: 'tracing off', tracing: {} },
+    { name: 'every', label: 'every request sampled (default sampler, http/protobuf)', tracing: { endpoint } },
+    { name: 'json', label: 'every request sampled, http/json', tracing: { endpoint, protocol: 'http/json' as const } },
     {
+      name: 'tenth',
       label: 'a tenth sampled (parentbased_traceidratio 0.1)',
       tracing: { endpoint, sampler: 'parentbased_traceidratio' as const, samplerArg: 0.1 },
     },
-  ];
+  ].filter((variant) => only === undefined || variant.name === only);
   const body = GENERATION_CASES[0]!.body(false);
   const targets: Array<{ label: string; call: () => Promise<void>; flush: () => Promise<void>; runs: number[] }> = [];
   for (const variant of variants) {
@@ -114,21 +120,25 @@ try {
       target.runs.push(await measure(target, requestsPerRun));
     }
 
-  const off = targets[0]!;
-  console.log(`\nJSON chat through app.inject(), ${requestsPerRun} requests a run, ${CONCURRENCY} in flight, ${rounds} interleaved rounds`);
-  console.log('| runtime | CPU µs/req (median) | / tracing off, per round | / tracing off (median) |');
-  console.log('|---|---:|---|---:|');
-  const ratios = targets.map((target) => target.runs.map((cpu, round) => cpu / off.runs[round]!));
-  for (const [index, target] of targets.entries())
+  if (only === undefined) {
+    const off = targets[0]!;
     console.log(
-      `| ${target.label} | ${Math.round(median(target.runs))} | ${ratios[index]!.map((ratio) => ratio.toFixed(2)).join(', ')} | ${median(ratios[index]!).toFixed(3)}x |`,
+      `\nJSON chat through app.inject(), ${requestsPerRun} requests a run, ${CONCURRENCY} in flight, ${rounds} interleaved rounds`,
     );
-  const measured = median(ratios[1]!);
-  console.log('\n| target | bound | measured | |');
-  console.log('|---|---:|---:|---|');
-  console.log(
-    `| tracing every request, CPU / tracing off | <= ${TARGET.toFixed(2)}x | ${measured.toFixed(2)}x | ${measured <= TARGET ? 'met' : 'NOT met'} |`,
-  );
+    console.log('| runtime | CPU µs/req (median) | / tracing off, per round | / tracing off (median) |');
+    console.log('|---|---:|---|---:|');
+    const ratios = targets.map((target) => target.runs.map((cpu, round) => cpu / off.runs[round]!));
+    for (const [index, target] of targets.entries())
+      console.log(
+        `| ${target.label} | ${Math.round(median(target.runs))} | ${ratios[index]!.map((ratio) => ratio.toFixed(2)).join(', ')} | ${median(ratios[index]!).toFixed(3)}x |`,
+      );
+    const measured = median(ratios[1]!);
+    console.log('\n| target | bound | measured | |');
+    console.log('|---|---:|---:|---|');
+    console.log(
+      `| tracing every request, CPU / tracing off | <= ${TARGET.toFixed(2)}x | ${measured.toFixed(2)}x | ${measured <= TARGET ? 'met' : 'NOT met'} |`,
+    );
+  }
 } finally {
   for (const runtime of runtimes) await runtime.close();
   for (const process of started.reverse()) await process.stop();

@@ -60,6 +60,11 @@ function varintSize(value: number): number {
   return size;
 }
 
+/** One hex digit's value ('0'-'9', 'a'-'f', 'A'-'F'). */
+function nibble(code: number): number {
+  return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57;
+}
+
 /** A growable byte buffer, reused from one export to the next. */
 class ProtoWriter {
   buffer: Buffer;
@@ -149,12 +154,16 @@ class ProtoWriter {
     this.at += this.buffer.write(value, this.at, size, 'utf8');
   }
 
-  /** A length-delimited hex id (16 or 8 bytes), its tag already written. */
+  /** A length-delimited hex id (16 or 8 bytes, lowercase hex), its tag already written. */
   hexBytes(hex: string): void {
     const size = hex.length >>> 1;
     this.ensure(1 + size);
-    this.buffer[this.at] = size;
-    this.at += 1 + this.buffer.write(hex, this.at + 1, size, 'hex');
+    const buffer = this.buffer;
+    let at = this.at;
+    buffer[at++] = size;
+    for (let index = 0; index < hex.length; index += 2)
+      buffer[at++] = (nibble(hex.charCodeAt(index)) << 4) | nibble(hex.charCodeAt(index + 1));
+    this.at = at;
   }
 
   bytes(bytes: Uint8Array): void {
