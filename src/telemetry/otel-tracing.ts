@@ -35,7 +35,7 @@ import { SWITCHYARD } from './gen-ai-attributes.ts';
 import { EXPORT_DEFAULTS, OtlpExporter, type ExportLogger } from './otlp-export.ts';
 import { OtlpJsonEncoder } from './otlp-json.ts';
 import { OtlpProtoEncoder } from './otlp-proto.ts';
-import { KIND, RecordedRequest, STATUS, type RecordSink, type SpanRecord, type TraceIds } from './span-records.ts';
+import { KIND, RecordedRequest, STATUS, spanName, type RecordSink, type SpanRecord, type TraceIds } from './span-records.ts';
 import { UnsampledRequest } from './unsampled-request.ts';
 import type { BatchEndFacts, BatchLineFacts, RequestTrace, ServerRequestFacts, Tracing } from './trace-types.ts';
 
@@ -108,7 +108,7 @@ class LightTracing implements Tracing, RecordSink {
 
   startServerRequest(facts: ServerRequestFacts): RequestTrace {
     // HTTP server conventions: `{method} {route}`, just the method when the route is unknown.
-    const name = facts.route === undefined ? facts.method : `${facts.method} ${facts.route}`;
+    const name = facts.route === undefined ? facts.method : spanName(facts.method, facts.route);
     const { ids, parent } = this.decide(callerContext(facts.headers), name, SpanKind.SERVER);
     if (!ids.sampled) return new UnsampledRequest(this, ids);
     const span = new RecordedRequest(this, ids, parent?.spanId ?? '', parent?.isRemote === true, name, KIND.server);

@@ -60,6 +60,14 @@ function varintSize(value: number): number {
   return size;
 }
 
+/** The bytes of the last id written in one place (trace id, span id, parent id). */
+interface IdCache {
+  hex: string;
+  bytes: Uint8Array;
+}
+
+const idCache = (size: number): IdCache => ({ hex: '', bytes: new Uint8Array(size) });
+
 /** One hex digit's value ('0'-'9', 'a'-'f', 'A'-'F'). */
 function nibble(code: number): number {
   return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57;
@@ -155,14 +163,20 @@ class ProtoWriter {
   }
 
   /** A length-delimited hex id (16 or 8 bytes, lowercase hex), its tag already written. */
-  hexBytes(hex: string): void {
+  hexBytes(hex: string, cache: IdCache): void {
     const size = hex.length >>> 1;
     this.ensure(1 + size);
     const buffer = this.buffer;
     let at = this.at;
     buffer[at++] = size;
-    for (let index = 0; index < hex.length; index += 2)
-      buffer[at++] = (nibble(hex.charCodeAt(index)) << 4) | nibble(hex.charCodeAt(index + 1));
+    const bytes = cache.bytes;
+    if (hex !== cache.hex) {
+      // A span's trace id and parent id are most often the previous span's (a request's spans end together).
+      for (let index = 0; index < size; index++)
+        bytes[index] = (nibble(hex.charCodeAt(2 * index)) << 4) | nibble(hex.charCodeAt(2 * index + 1));
+      cache.hex = hex;
+    }
+    for (let index = 0; index < size; index++) buffer[at++] = bytes[index]!;
     this.at = at;
   }
 
@@ -261,6 +275,9 @@ export class OtlpProtoEncoder {
   private readonly resource: Uint8Array;
   private readonly scope: Uint8Array;
   private readonly keys = new Map<string, KeyEncoding>();
+  private readonly traceIds = idCache(16);
+  private readonly spanIds = idCache(8);
+  private readonly parentIds = idCache(8);
 
   constructor(resource: Attributes, scopeName: string) {
     const writer = this.writer;
@@ -332,9 +349,9 @@ export class OtlpProtoEncoder {
     writer.byte(TAG.second);
     const start = writer.open(2);
     writer.byte(TAG.span.traceId);
-    writer.hexBytes(ids.traceId);
+    writer.hexBytes(ids.traceId, this.traceIds);
     writer.byte(TAG.span.spanId);
-    writer.hexBytes(record.spanId);
+    writer.hexBytes(record.spanId, this.spanIds);
     if (ids.traceState !== undefined) {
       const state = ids.traceState.serialize();
       if (state !== '') {
@@ -344,7 +361,7 @@ export class OtlpProtoEncoder {
     }
     if (record.parentSpanId !== '') {
       writer.byte(TAG.span.parentSpanId);
-      writer.hexBytes(record.parentSpanId);
+      writer.hexBytes(record.parentSpanId, this.parentIds);
     }
     writer.byte(TAG.span.name);
     writer.string(record.name);

@@ -62,6 +62,31 @@ export function w3cHeaders(ids: TraceIds, spanId: string): Record<string, string
   return headers;
 }
 
+/**
+ * `{first} {second}` span names, made once per pair (methods and route patterns, operations and models:
+ * a small set; bounded anyway): the same flat string every time, nothing to concatenate or flatten.
+ */
+const spanNames = new Map<string, Map<string, string>>();
+const SPAN_NAME_LIMIT = 4096;
+let spanNameCount = 0;
+
+export function spanName(first: string, second: string): string {
+  let names = spanNames.get(first);
+  if (names === undefined) {
+    names = new Map();
+    if (spanNameCount < SPAN_NAME_LIMIT) spanNames.set(first, names);
+  }
+  let name = names.get(second);
+  if (name === undefined) {
+    name = `${first} ${second}`;
+    if (spanNameCount < SPAN_NAME_LIMIT) {
+      names.set(second, name);
+      spanNameCount++;
+    }
+  }
+  return name;
+}
+
 /** A ServiceError's code (duck-typed: telemetry sits below the layers that define errors), else the error's name. */
 function errorType(error: unknown): string {
   if (typeof error === 'object' && error !== null) {
@@ -212,7 +237,7 @@ class AttemptRecord extends SpanRecord implements AttemptTrace {
     private readonly facts: UpstreamAttemptFacts,
     operation: GenAiOperation,
   ) {
-    super(sink, request.ids, request.spanId, false, `${operation} ${facts.upstreamModel}`, KIND.client);
+    super(sink, request.ids, request.spanId, false, spanName(operation, facts.upstreamModel), KIND.client);
     const provider = genAiProviderName(facts.providerKind);
     this.names.push(
       GEN_AI.operationName,
