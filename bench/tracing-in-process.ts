@@ -78,7 +78,8 @@ try {
         tracing: variant.tracing,
       },
     });
-    const runtime = await startRuntime(config, { logger: pino({ level: 'silent' }) });
+    // Warnings only (to stderr): a traced run whose export queue overflowed (spans dropped, so not all exported) says so.
+    const runtime = await startRuntime(config, { logger: pino({ level: 'warn' }, pino.destination(2)) });
     runtimes.push(runtime);
     await runtime.app.ready();
     const { key } = await runtime.keys.create({ tier: 'Enterprise', name: 'bench' });
