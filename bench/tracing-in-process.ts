@@ -9,7 +9,8 @@
  * - every request sampled, exported over OTLP/HTTP JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json);
  * - a tenth sampled (`parentbased_traceidratio`, 0.1), the same sink.
  * A traced run's CPU includes exporting every span it made (a flush ends the run). Each round starts
- * with the next runtime in turn. Prints each round's
+ * with the next runtime in turn, and every run starts after a full garbage collection (not counted), so
+ * no run pays for the garbage of the one before it. Prints each round's
  * traced / untraced ratio, their median, and the target row (every request sampled: at most 1.15x).
  *
  *   node --import tsx bench/tracing-in-process.ts [requests per run] [--rounds N]
@@ -20,12 +21,21 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { GENERATION_CASES } from './support/generation-cases.ts';
 import { mockUpstreamConfig } from './support/mock-upstream-config.ts';
 import { runPinnedTo, startProcess, type RunningProcess } from './support/processes.ts';
 import { loadConfig } from '../src/config/index.ts';
 import { startRuntime } from '../src/runtime.ts';
+
+/**
+ * A full collection before every measured run (outside it): a run must not pay for the garbage the run
+ * before it left (the runtimes take turns in a fixed cycle, so the one after the heaviest would always pay).
+ */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 const GATEWAY_CORE = 0;
 const OTHER_CORE = 1;
@@ -98,6 +108,7 @@ try {
   }
   /** CPU µs per request over `calls` requests, 50 in flight, and the export of every span they made. */
   const measure = async (target: (typeof targets)[number], calls: number): Promise<number> => {
+    collectGarbage();
     const before = process.cpuUsage();
     let begun = 0;
     await Promise.all(
