@@ -7,7 +7,8 @@
  * - every request sampled (the default sampler), exported over OTLP/HTTP protobuf (the default) to a
  *   local sink in its own process (support/otlp-sink.ts);
  * - every request sampled, exported over OTLP/HTTP JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json);
- * - a tenth sampled (`parentbased_traceidratio`, 0.1), the same sink.
+ * - a tenth sampled (`parentbased_traceidratio`, 0.1), the same sink;
+ * - tracing on but nothing sampled (`always_off`): tracing's hooks and a `traceparent` upstream, no span.
  * A traced run's CPU includes exporting every span it made (a flush ends the run). Each round starts
  * with the next runtime in turn, and every run starts after a full garbage collection (not counted), so
  * no run pays for the garbage of the one before it. Prints each round's
@@ -16,7 +17,7 @@
  *   node --import tsx bench/tracing-in-process.ts [requests per run] [--rounds N]
  *
  * Profile with `node --cpu-prof --import tsx bench/tracing-in-process.ts`; `--only off` (or `every`,
- * `json`, `tenth`) runs one runtime alone, so two profiles can be compared per request.
+ * `json`, `tenth`, `unsampled`) runs one runtime alone, so two profiles can be compared per request.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,6 +73,11 @@ try {
       name: 'tenth',
       label: 'a tenth sampled (parentbased_traceidratio 0.1)',
       tracing: { endpoint, sampler: 'parentbased_traceidratio' as const, samplerArg: 0.1 },
+    },
+    {
+      name: 'unsampled',
+      label: 'tracing on, nothing sampled (always_off)',
+      tracing: { endpoint, sampler: 'always_off' as const },
     },
   ].filter((variant) => only === undefined || variant.name === only);
   const body = GENERATION_CASES[0]!.body(false);
