@@ -5,7 +5,8 @@
  * minute of each other on the same core:
  * - tracing off;
  * - every request sampled (the default sampler, `parentbased_always_on`) and exported over OTLP/HTTP
- *   JSON to a local sink that reads and discards (support/otlp-sink.ts);
+ *   protobuf (the default protocol) to a local sink that reads and discards (support/otlp-sink.ts);
+ * - every request sampled, exported over OTLP/HTTP JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json);
  * - a tenth of the requests sampled (`parentbased_traceidratio`, 0.1), the same sink.
  * Prints the CPU per request of each, the traced / untraced ratio per round and its median, and the
  * target row (every request sampled: at most 1.15x). The gateways run pinned to core 0, the mock
@@ -79,7 +80,11 @@ try {
   const traced = { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${SINK_PORT}` };
   const variants: Array<{ label: string; env: NodeJS.ProcessEnv; checkout?: string }> = [
     { label: 'tracing off', env: base },
-    { label: 'every request sampled (default sampler)', env: { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_always_on' } },
+    { label: 'every request sampled (default sampler, http/protobuf)', env: { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_always_on' } },
+    {
+      label: 'every request sampled, http/json',
+      env: { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_always_on', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    },
     {
       label: 'a tenth sampled (parentbased_traceidratio 0.1)',
       env: { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },

@@ -18,10 +18,15 @@ export type TraceSamplerName = (typeof TRACE_SAMPLERS)[number];
 
 export const tracingSchema = z.strictObject({
   /**
-   * Where spans are POSTed (OTLP/HTTP, JSON encoding), the full URL including `/v1/traces`. Unset:
-   * tracing is off and costs nothing.
+   * Where spans are POSTed (OTLP/HTTP), the full URL including `/v1/traces`. Unset: tracing is off
+   * and costs nothing.
    */
   endpoint: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * The OTLP/HTTP encoding (OTEL_EXPORTER_OTLP_PROTOCOL): `http/protobuf` (the specification's
+   * default, `application/x-protobuf`) or `http/json`.
+   */
+  protocol: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
   /** `service.name` of every span (OTEL_SERVICE_NAME). */
   serviceName: z.string().min(1).default('switchyard'),
   /** Which traces are kept (OTEL_TRACES_SAMPLER); the default follows the caller's `traceparent` decision. */
@@ -105,9 +110,13 @@ export function tracingFromEnvironment(env: NodeJS.ProcessEnv): Record<string, u
     if (!Number.isInteger(value) || value <= 0) throw new Error(`${name}=${env[name]} is not a positive whole number.`);
     tracing[key] = value;
   }
-  const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'];
-  if (protocol && protocol !== 'http/json' && protocol !== 'http/protobuf') {
-    throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported: spans are sent over OTLP/HTTP (http/json).`);
+  const protocol = (env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'])?.trim().toLowerCase();
+  if (protocol) {
+    if (protocol !== 'http/json' && protocol !== 'http/protobuf')
+      throw new Error(
+        `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported: spans are sent over OTLP/HTTP. Set http/protobuf or http/json.`,
+      );
+    tracing['protocol'] = protocol;
   }
   if (env['OTEL_SDK_DISABLED']?.trim().toLowerCase() === 'true' || env['OTEL_TRACES_EXPORTER']?.trim().toLowerCase() === 'none') {
     // Off whatever the endpoint says; the other settings are still checked above.

@@ -23,7 +23,8 @@ import {
   type Link,
   type SpanKind,
 } from '@opentelemetry/api';
-import { RandomIdGenerator, type IdGenerator, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace-base';
+import type { IdGenerator, Sampler, SamplingResult } from '@opentelemetry/sdk-trace-base';
+import { PooledRandomIds } from './random-ids.ts';
 
 interface SpanIds {
   traceId: string;
@@ -49,9 +50,9 @@ export function batchRootContext(batchId: string): Context {
   return ROOT_CONTEXT.setValue(BATCH_ROOT, batchId);
 }
 
-/** Random ids (the SDK's own), except for a batch's root span, which gets the batch's ids. */
+/** Random ids (random-ids.ts), except for a batch's root span, which gets the batch's ids. */
 export class BatchSpanIds implements IdGenerator {
-  private readonly random = new RandomIdGenerator();
+  private readonly random = new PooledRandomIds();
   /** The ids of the batch root span being started now; set and used up within one synchronous startSpan. */
   private next: SpanIds | undefined;
 

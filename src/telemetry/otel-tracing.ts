@@ -1,8 +1,8 @@
 /**
  * Tracing as Switchyard runs it, built to cost little per request: the sampler of OTEL_TRACES_SAMPLER
  * (the SDK's own samplers) decides once per request, a sampled request is a few light span records
- * (span-records.ts: ids, times and attributes as plain arrays), encoded to OTLP/HTTP JSON only when a
- * batch is exported (otlp-json.ts), by the batching exporter (otlp-export.ts, the batch span
+ * (span-records.ts: ids, times and attributes as plain arrays), encoded to OTLP/HTTP protobuf
+ * (otlp-proto.ts, the default) or JSON (otlp-json.ts) only when a batch is exported, by the batching exporter (otlp-export.ts, the batch span
  * processor's settings). No SDK `Span`, no tracer provider, no context manager: the request carries
  * its trace (`request.trace`, `caller.trace`). W3C `traceparent`/`tracestate` are read with the SDK's
  * propagator and written as it writes them. The resource is the SDK's default resource (the
@@ -34,7 +34,8 @@ import { BatchRootSampler, BatchSpanIds, batchContext, batchRootContext } from '
 import { SWITCHYARD } from './gen-ai-attributes.ts';
 import { EXPORT_DEFAULTS, OtlpExporter, type ExportLogger } from './otlp-export.ts';
 import { OtlpJsonEncoder } from './otlp-json.ts';
-import { KIND, RecordedRequest, STATUS, type RecordSink, type SpanRecord, type TraceIds } from './span-records.ts';
+import { OtlpProtoEncoder } from './otlp-proto.ts';
+import { KIND, RecordedRequest, STATUS, spanName, type RecordSink, type SpanRecord, type TraceIds } from './span-records.ts';
 import { UnsampledRequest } from './unsampled-request.ts';
 import type { BatchEndFacts, BatchLineFacts, RequestTrace, ServerRequestFacts, Tracing } from './trace-types.ts';
 
@@ -107,7 +108,7 @@ class LightTracing implements Tracing, RecordSink {
 
   startServerRequest(facts: ServerRequestFacts): RequestTrace {
     // HTTP server conventions: `{method} {route}`, just the method when the route is unknown.
-    const name = facts.route === undefined ? facts.method : `${facts.method} ${facts.route}`;
+    const name = facts.route === undefined ? facts.method : spanName(facts.method, facts.route);
     const { ids, parent } = this.decide(callerContext(facts.headers), name, SpanKind.SERVER);
     if (!ids.sampled) return new UnsampledRequest(this, ids);
     const span = new RecordedRequest(this, ids, parent?.spanId ?? '', parent?.isRemote === true, name, KIND.server);
@@ -168,10 +169,12 @@ class LightTracing implements Tracing, RecordSink {
 /** Builds tracing for `config` (whose endpoint is set). */
 export function createOtelTracing(config: TracingConfig & { endpoint: string }, logger?: TracingLogger): Tracing {
   const resource = defaultResource().merge(resourceFromAttributes({ 'service.name': config.serviceName }));
-  const encoder = new OtlpJsonEncoder(resource.attributes, 'switchyard');
+  const json = config.protocol === 'http/json';
+  const encoder = json ? new OtlpJsonEncoder(resource.attributes, 'switchyard') : new OtlpProtoEncoder(resource.attributes, 'switchyard');
   const exporter = new OtlpExporter<SpanRecord>(
     {
       url: config.endpoint,
+      contentType: json ? 'application/json' : 'application/x-protobuf',
       headers: { ...config.headers },
       compression: config.compression ?? EXPORT_DEFAULTS.compression,
       timeoutMillis: config.timeoutMillis ?? EXPORT_DEFAULTS.timeoutMillis,

@@ -1,5 +1,5 @@
 /**
- * The batch export of ended spans over OTLP/HTTP (JSON), as the SDK's BatchSpanProcessor and OTLP
+ * The batch export of ended spans over OTLP/HTTP (protobuf or JSON), as the SDK's BatchSpanProcessor and OTLP
  * exporter do it, with the same settings and defaults: a bounded queue (OTEL_BSP_MAX_QUEUE_SIZE, 2048
  * spans; beyond it spans are dropped and the drop is reported), batches of at most
  * OTEL_BSP_MAX_EXPORT_BATCH_SIZE (512) sent when that many wait or every OTEL_BSP_SCHEDULE_DELAY (5 s),
@@ -18,6 +18,8 @@ const gzipped = promisify(gzip);
 
 export interface ExportSettings {
   url: string;
+  /** The body's content type (`application/x-protobuf` or `application/json`). */
+  contentType: string;
   headers: Readonly<Record<string, string>>;
   compression: 'gzip' | 'none';
   /** One HTTP request's bound. */
@@ -84,7 +86,7 @@ export class OtlpExporter<T> {
 
   constructor(
     private readonly settings: ExportSettings,
-    private readonly encode: (items: readonly T[]) => string,
+    private readonly encode: (items: readonly T[]) => Buffer | string,
     private readonly logger: ExportLogger | undefined,
   ) {
     this.secure = settings.url.startsWith('https:');
@@ -137,7 +139,8 @@ export class OtlpExporter<T> {
       this.dropped = 0;
     }
     try {
-      let body: Buffer = Buffer.from(this.encode(batch));
+      const encoded = this.encode(batch);
+      let body: Buffer = typeof encoded === 'string' ? Buffer.from(encoded) : encoded;
       if (this.settings.compression === 'gzip') body = await gzipped(body);
       await this.sendWithRetries(body);
     } catch (error) {
@@ -171,7 +174,7 @@ export class OtlpExporter<T> {
     const { settings } = this;
     const headers: Record<string, string | number> = {
       ...settings.headers,
-      'content-type': 'application/json',
+      'content-type': settings.contentType,
       'content-length': body.length,
     };
     if (settings.compression === 'gzip') headers['content-encoding'] = 'gzip';

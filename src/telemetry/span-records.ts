@@ -62,6 +62,31 @@ export function w3cHeaders(ids: TraceIds, spanId: string): Record<string, string
   return headers;
 }
 
+/**
+ * `{first} {second}` span names, made once per pair (methods and route patterns, operations and models:
+ * a small set; bounded anyway): the same flat string every time, nothing to concatenate or flatten.
+ */
+const spanNames = new Map<string, Map<string, string>>();
+const SPAN_NAME_LIMIT = 4096;
+let spanNameCount = 0;
+
+export function spanName(first: string, second: string): string {
+  let names = spanNames.get(first);
+  if (names === undefined) {
+    names = new Map();
+    if (spanNameCount < SPAN_NAME_LIMIT) spanNames.set(first, names);
+  }
+  let name = names.get(second);
+  if (name === undefined) {
+    name = `${first} ${second}`;
+    if (spanNameCount < SPAN_NAME_LIMIT) {
+      names.set(second, name);
+      spanNameCount++;
+    }
+  }
+  return name;
+}
+
 /** A ServiceError's code (duck-typed: telemetry sits below the layers that define errors), else the error's name. */
 function errorType(error: unknown): string {
   if (typeof error === 'object' && error !== null) {
@@ -175,8 +200,13 @@ function setUsage(span: SpanRecord, usage: Usage, finishReason: FinishReason | u
   if (finishReason !== undefined) span.setAttribute(GEN_AI.responseFinishReasons, [genAiFinishReason(finishReason)]);
 }
 
+/** The request settings the GenAI conventions name. */
+type GenerationSettings = {
+  [Key in 'maxOutputTokens' | 'temperature' | 'topP' | 'topK' | 'stopSequences' | 'seed']?: GenerationRequest[Key] | undefined;
+};
+
 /** The request settings the GenAI conventions name, those the request set. */
-function setGenerationRequest(span: SpanRecord, request: GenerationRequest): void {
+function setGenerationRequest(span: SpanRecord, request: GenerationSettings): void {
   if (request.maxOutputTokens !== undefined) span.setAttribute(GEN_AI.requestMaxTokens, request.maxOutputTokens);
   if (request.temperature !== undefined) span.setAttribute(GEN_AI.requestTemperature, request.temperature);
   if (request.topP !== undefined) span.setAttribute(GEN_AI.requestTopP, request.topP);
@@ -212,7 +242,7 @@ class AttemptRecord extends SpanRecord implements AttemptTrace {
     private readonly facts: UpstreamAttemptFacts,
     operation: GenAiOperation,
   ) {
-    super(sink, request.ids, request.spanId, false, `${operation} ${facts.upstreamModel}`, KIND.client);
+    super(sink, request.ids, request.spanId, false, spanName(operation, facts.upstreamModel), KIND.client);
     const provider = genAiProviderName(facts.providerKind);
     this.names.push(
       GEN_AI.operationName,
@@ -272,7 +302,7 @@ class AttemptRecord extends SpanRecord implements AttemptTrace {
   }
 
   /** Called by the request: the GenAI request settings, known when the attempt starts. */
-  generationRequest(request: GenerationRequest): void {
+  generationRequest(request: GenerationSettings): void {
     setGenerationRequest(this, request);
   }
 }
@@ -280,8 +310,11 @@ class AttemptRecord extends SpanRecord implements AttemptTrace {
 /** A sampled request (or batch line): its own span's record, the parent of its steps and attempts. */
 export class RecordedRequest extends SpanRecord implements RequestTrace {
   private failed = false;
-  /** The request being answered, kept for the attempts' `gen_ai.request.*` attributes. */
-  private request: GenerationRequest | undefined;
+  /**
+   * The settings of the request being answered, for the attempts' `gen_ai.request.*` attributes (the
+   * settings alone: a queued record must not keep the request's messages alive until it is exported).
+   */
+  private settings: GenerationSettings | undefined;
 
   startStep(name: string, attributes?: Record<string, TraceAttributeValue>): TraceSpan {
     const step = new SpanRecord(this.sink, this.ids, this.spanId, false, name, KIND.internal);
@@ -295,7 +328,7 @@ export class RecordedRequest extends SpanRecord implements RequestTrace {
 
   startAttempt(facts: UpstreamAttemptFacts, operation: GenAiOperation): AttemptTrace {
     const attempt = new AttemptRecord(this.sink, this, facts, operation);
-    if (this.request !== undefined) attempt.generationRequest(this.request);
+    if (this.settings !== undefined) attempt.generationRequest(this.settings);
     return attempt;
   }
 
@@ -304,7 +337,8 @@ export class RecordedRequest extends SpanRecord implements RequestTrace {
   }
 
   generationRequest(operation: GenAiOperation, request: GenerationRequest): void {
-    this.request = request;
+    const { maxOutputTokens, temperature, topP, topK, stopSequences, seed } = request;
+    this.settings = { maxOutputTokens, temperature, topP, topK, stopSequences, seed };
     if (this.done) return;
     this.operation(operation, request.model);
     setGenerationRequest(this, request);

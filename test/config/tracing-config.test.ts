@@ -13,8 +13,13 @@ function tracingOf(env: NodeJS.ProcessEnv, configFile?: string) {
 }
 
 describe('tracing config', () => {
-  test('off by default, service switchyard, the parent-based always-on sampler', () => {
-    assert.deepEqual(tracingOf({}), { serviceName: 'switchyard', sampler: 'parentbased_always_on', headers: {} });
+  test('off by default, service switchyard, the parent-based always-on sampler, OTLP/HTTP protobuf', () => {
+    assert.deepEqual(tracingOf({}), {
+      serviceName: 'switchyard',
+      sampler: 'parentbased_always_on',
+      headers: {},
+      protocol: 'http/protobuf',
+    });
   });
 
   test('OTEL_EXPORTER_OTLP_ENDPOINT gets /v1/traces appended; the traces endpoint is used as given and wins', () => {

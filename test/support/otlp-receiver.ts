@@ -1,12 +1,15 @@
 /**
  * A real OTLP/HTTP trace receiver for tests: a node:http server on 127.0.0.1 (port 0) that accepts
- * `POST /v1/traces` with the JSON encoding (what Switchyard's exporter sends, as the SDK's
- * @opentelemetry/exporter-trace-otlp-http does), gzip or not, answers as a collector does (200 with an empty ExportTraceServiceResponse) and keeps every
+ * `POST /v1/traces` in either encoding, protobuf (`application/x-protobuf`, decoded by protobufjs
+ * with the official opentelemetry-proto files in ./otlp-proto/) or JSON (`application/json`), gzip or
+ * not, answers as a collector does (200 with an empty ExportTraceServiceResponse) and keeps every
  * span it decoded. Anything else is answered 404/415 and recorded as a rejected request.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import protobuf from 'protobufjs';
 
 /** OTLP span kinds (the JSON encoding writes the enum's number). */
 export const SPAN_KIND = { internal: 1, server: 2, client: 3, producer: 4, consumer: 5 } as const;
@@ -29,6 +32,17 @@ export interface ReceivedSpan {
   endTimeUnixNano: bigint;
   /** `service.name` and the rest of the resource. */
   resource: Record<string, AttributeValue>;
+  /** The instrumentation scope's name. */
+  scope: string;
+  /** The span flags (W3C trace flags, has-is-remote 0x100, is-remote 0x200). */
+  flags: number;
+  /** '' when none. */
+  traceState: string;
+  droppedAttributesCount: number;
+  droppedEventsCount: number;
+  links: Array<{ traceId: string; spanId: string; attributes: Record<string, AttributeValue> }>;
+  /** How the export that carried it was encoded. */
+  encoding: 'protobuf' | 'json';
 }
 
 interface OtlpAnyValue {
@@ -65,6 +79,38 @@ function hexId(id: string | undefined): string {
   if (id === undefined || id === '') return '';
   if (/^[0-9a-f]+$/i.test(id)) return id.toLowerCase();
   return Buffer.from(id, 'base64').toString('hex');
+}
+
+/** ExportTraceServiceRequest from the official .proto files (test/support/otlp-proto/). */
+const PROTO_DIR = join(import.meta.dirname, 'otlp-proto');
+const protoRoot = new protobuf.Root();
+protoRoot.resolvePath = (_origin, target) => join(PROTO_DIR, target);
+protoRoot.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto', { keepCase: false });
+const ExportTraceServiceRequest = protoRoot.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+
+/**
+ * A decoded protobuf export as a plain object in the protobuf JSON mapping's shape (camelCase fields,
+ * enums as numbers, 64-bit integers as decimal strings, bytes as hex), so both encodings are read by
+ * the same code below.
+ */
+function decodeProtobuf(body: Buffer): Record<string, any> {
+  const message = ExportTraceServiceRequest.decode(body);
+  const plain = ExportTraceServiceRequest.toObject(message, { longs: String, enums: Number, bytes: Array, defaults: false });
+  return hexBytes(plain) as Record<string, any>;
+}
+
+/** Byte arrays (ids) to hex strings, everywhere in a decoded message. */
+function hexBytes(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    if (value.length > 0 && value.every((item) => typeof item === 'number')) return Buffer.from(value as number[]).toString('hex');
+    return value.map(hexBytes);
+  }
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = hexBytes(item);
+    return out;
+  }
+  return value;
 }
 
 async function readBody(request: IncomingMessage): Promise<Buffer> {
@@ -123,15 +169,21 @@ export class OtlpReceiver {
       this.rejected.push(`${request.method} ${request.url}`);
       return 404;
     }
-    if (!String(request.headers['content-type']).startsWith('application/json')) {
+    const contentType = String(request.headers['content-type']);
+    const encoding = contentType.startsWith('application/x-protobuf')
+      ? 'protobuf'
+      : contentType.startsWith('application/json')
+        ? 'json'
+        : undefined;
+    if (encoding === undefined) {
       this.rejected.push(`content-type ${request.headers['content-type']}`);
       return 415;
     }
     this.exportHeaders.push(request.headers);
-    const exported = JSON.parse(body.toString('utf8')) as {
+    const exported = (encoding === 'protobuf' ? decodeProtobuf(body) : JSON.parse(body.toString('utf8'))) as {
       resourceSpans?: Array<{
         resource?: { attributes?: OtlpKeyValue[] };
-        scopeSpans?: Array<{ spans?: Array<Record<string, any>> }>;
+        scopeSpans?: Array<{ scope?: { name?: string }; spans?: Array<Record<string, any>> }>;
       }>;
     };
     for (const resourceSpans of exported.resourceSpans ?? []) {
@@ -154,6 +206,17 @@ export class OtlpReceiver {
             startTimeUnixNano: BigInt(span['startTimeUnixNano']),
             endTimeUnixNano: BigInt(span['endTimeUnixNano']),
             resource,
+            scope: String(scopeSpans.scope?.name ?? ''),
+            flags: Number(span['flags'] ?? 0),
+            traceState: String(span['traceState'] ?? ''),
+            droppedAttributesCount: Number(span['droppedAttributesCount'] ?? 0),
+            droppedEventsCount: Number(span['droppedEventsCount'] ?? 0),
+            links: ((span['links'] ?? []) as Array<Record<string, any>>).map((link) => ({
+              traceId: hexId(link['traceId']),
+              spanId: hexId(link['spanId']),
+              attributes: decodeAttributes(link['attributes']),
+            })),
+            encoding,
           });
         }
       }

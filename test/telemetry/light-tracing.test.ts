@@ -1,4 +1,5 @@
-// telemetry/otel-tracing.ts and its light span records, exporting over OTLP/HTTP to a real receiver:
+// telemetry/otel-tracing.ts and its light span records, exporting over OTLP/HTTP (JSON here; protobuf,
+// the default, in otlp-protobuf.test.ts and test/e2e/traces.test.ts) to a real receiver:
 // the spans, attributes and parent links a request makes; the caller's traceparent (valid, malformed,
 // absent) and tracestate; every sampler setting; the exporter's batching, gzip, and a receiver that is
 // down (requests unaffected, memory bounded, the failure logged).
@@ -77,7 +78,14 @@ describe('light tracing over OTLP/HTTP', () => {
     logger?: { warn(details: object, message: string): void },
   ): Tracing {
     const tracing = createOtelTracing(
-      { endpoint: `${receiver.endpoint}/v1/traces`, serviceName: 'light-test', sampler: 'parentbased_always_on', headers: {}, ...config },
+      {
+        endpoint: `${receiver.endpoint}/v1/traces`,
+        serviceName: 'light-test',
+        sampler: 'parentbased_always_on',
+        headers: {},
+        protocol: 'http/json',
+        ...config,
+      },
       logger,
     );
     started.push(tracing);
@@ -214,6 +222,7 @@ describe('light tracing over OTLP/HTTP', () => {
         serviceName: 'down',
         sampler: 'always_on',
         headers: {},
+        protocol: 'http/protobuf',
         maxQueueSize: 30,
         maxExportBatchSize: 10,
         exportTimeoutMillis: 2_000,
