@@ -123,7 +123,10 @@ describe('CircuitBreaker', () => {
       let finishSlowCall: ((value: string) => void) | undefined;
       // Started while the breaker was closed; the dependency answers it only after the outage.
       const slowCall = breaker.run(() => new Promise<string>((resolve) => (finishSlowCall = resolve)));
-      await assert.rejects(breaker.run(async () => Promise.reject(refused())), DependencyUnavailableError);
+      await assert.rejects(
+        breaker.run(async () => Promise.reject(refused())),
+        DependencyUnavailableError,
+      );
       assert.equal(breaker.state, 'open');
       await probing;
       assert.equal(breaker.state, 'half-open');
