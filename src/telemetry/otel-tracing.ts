@@ -169,12 +169,14 @@ class LightTracing implements Tracing, RecordSink {
 /** Builds tracing for `config` (whose endpoint is set). */
 export function createOtelTracing(config: TracingConfig & { endpoint: string }, logger?: TracingLogger): Tracing {
   const resource = defaultResource().merge(resourceFromAttributes({ 'service.name': config.serviceName }));
-  const json = config.protocol === 'http/json';
-  const encoder = json ? new OtlpJsonEncoder(resource.attributes, 'switchyard') : new OtlpProtoEncoder(resource.attributes, 'switchyard');
+  const encoder =
+    config.protocol === 'http/json'
+      ? new OtlpJsonEncoder(resource.attributes, 'switchyard')
+      : new OtlpProtoEncoder(resource.attributes, 'switchyard');
   const exporter = new OtlpExporter<SpanRecord>(
     {
       url: config.endpoint,
-      contentType: json ? 'application/json' : 'application/x-protobuf',
+      contentType: encoder.contentType,
       headers: { ...config.headers },
       compression: config.compression ?? EXPORT_DEFAULTS.compression,
       timeoutMillis: config.timeoutMillis ?? EXPORT_DEFAULTS.timeoutMillis,

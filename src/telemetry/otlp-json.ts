@@ -113,6 +113,8 @@ function span(record: SpanRecord): string {
 
 /** Encodes batches of span records under one resource and one instrumentation scope. */
 export class OtlpJsonEncoder {
+  /** The export request's content type. */
+  readonly contentType = 'application/json';
   private readonly head: string;
 
   constructor(resource: Attributes, scopeName: string) {

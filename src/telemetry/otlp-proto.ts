@@ -105,6 +105,8 @@ const KEY_LIMIT = 1024;
 
 /** Encodes batches of span records under one resource and one instrumentation scope. */
 export class OtlpProtoEncoder {
+  /** The export request's content type. */
+  readonly contentType = 'application/x-protobuf';
   private readonly writer = new ProtoWriter(64 * 1024);
   /** The Resource and InstrumentationScope fields, each with its tag and length. */
   private readonly resource: Uint8Array;
