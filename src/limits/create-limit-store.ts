@@ -57,6 +57,7 @@ export async function createLimitStore(options: CreateLimitStoreOptions = {}): P
       policy: onStoreFailure ?? 'local',
       refusePaid: refusePaidOnStoreFailure === true,
       ...(common.clock === undefined ? {} : { clock: common.clock }),
+      ...(common.reservationTtlMs === undefined ? {} : { reservationTtlMs: common.reservationTtlMs }),
       ...(redis === undefined ? {} : { writer: new RedisCountWriter(redis, keyPrefix, common.clock ?? systemClock) }),
     });
   }

@@ -18,27 +18,33 @@
  *
  * Whatever the policy, requests that reserve no tokens (files, batches, models, key status) are never
  * refused because the store is away: they need no counter. A reservation is settled where it was
- * made; a settle that fails is not an error for the request (its counters expire on their own).
+ * made; a settle that fails is not an error for the request. A shared settle that could not reach
+ * Redis (or found the breaker open) is kept and tried again until it lands (`unsettled-settlements.ts`:
+ * exactly once on Redis' side), so the budgets' settled spend is not undercounted by an outage; the
+ * cost of requests admitted and settled locally during an outage is written back to the budgets'
+ * counters with the owed counts when Redis returns.
  * While the breaker is open no call reaches Redis, so a refusal or a local admission costs
  * microseconds, and the breaker's probe notices the heal.
  */
 import { isUnreachableError, type CircuitBreaker } from '../core/circuit-breaker.ts';
 import { DisabledLimitStore } from './disabled/disabled-limit-store.ts';
 import type { CounterValues } from './limit-decision.ts';
-import type {
-  AdmitCheck,
-  AdmitResult,
-  BudgetCharge,
-  LimitPolicy,
-  LimitSnapshot,
-  LimitStore,
-  LimitSubject,
-  Reservation,
-  SettleResult,
+import {
+  DEFAULT_RESERVATION_TTL_MS,
+  type AdmitCheck,
+  type AdmitResult,
+  type BudgetCharge,
+  type LimitPolicy,
+  type LimitSnapshot,
+  type LimitStore,
+  type LimitSubject,
+  type Reservation,
+  type SettleResult,
 } from './limit-store.ts';
 import { windowsAt } from './limit-windows.ts';
 import { MemoryLimitStore } from './memory/memory-limit-store.ts';
 import type { LimitCountWriter } from './redis/redis-count-writer.ts';
+import { UnsettledSettlements } from './unsettled-settlements.ts';
 
 export type StoreFailurePolicy = 'local' | 'open' | 'closed';
 
@@ -51,6 +57,8 @@ export interface FailoverLimitStoreOptions {
   writer?: LimitCountWriter;
   /** While the shared count is unknown, refuse requests that reserve money against a budget, whatever `policy` (`limits.refusePaidOnStoreFailure`). */
   refusePaid?: boolean;
+  /** How long the shared store keeps a reservation record, ms (default one hour): unsettled settlements are tried that long. */
+  reservationTtlMs?: number;
 }
 
 /** Subjects whose last shared figures are remembered (most recently used kept). */
@@ -61,6 +69,13 @@ interface OwedCounts {
   subject: LimitSubject;
   counts: CounterValues;
   atMs: number;
+}
+
+/** Money spent on a budget by requests admitted and settled locally, not yet written back. */
+interface OwedSpend {
+  subject: LimitSubject;
+  charge: BudgetCharge;
+  costMicroUsd: number;
 }
 
 const subjectKey = (subject: LimitSubject): string => `${subject.organizationId}\u0000${subject.keyId}`;
@@ -87,6 +102,10 @@ export class FailoverLimitStore implements LimitStore {
   private readonly known = new Map<string, LimitSnapshot>();
   /** What was admitted locally per subject, owed to the shared store. */
   private readonly owed = new Map<string, OwedCounts>();
+  /** Budget spend settled locally per budget counter, owed to the shared store. */
+  private readonly owedSpend = new Map<string, OwedSpend>();
+  /** Shared settlements that did not reach the store, tried again until they land. */
+  readonly unsettled: UnsettledSettlements;
   private writingBack: Promise<void> | undefined;
   /** Reservations made while the shared store was away: settled where they were made. */
   private readonly fallbackReservations = new WeakSet<Reservation>();
@@ -103,11 +122,21 @@ export class FailoverLimitStore implements LimitStore {
     this.uncounted = new DisabledLimitStore(clock);
     this.clock = options.clock ?? { now: () => Date.now() };
     this.writer = options.policy === 'local' ? options.writer : undefined;
+    this.unsettled = new UnsettledSettlements({
+      settle: ({ reservation, actualTokens, actualCostMicroUsd }) =>
+        this.breaker.orElse(
+          () => this.primary.settle(reservation, actualTokens, actualCostMicroUsd),
+          () => Promise.reject(this.breaker.unavailable()),
+        ),
+      reachable: () => this.breaker.state === 'closed',
+      clock: this.clock,
+      reservationTtlMs: options.reservationTtlMs ?? DEFAULT_RESERVATION_TTL_MS,
+    });
   }
 
   /** Subjects with locally admitted counts not yet written back to the shared store (tests, metrics). */
   get owedSubjects(): number {
-    return this.owed.size;
+    return this.owed.size + this.owedSpend.size;
   }
 
   admit(check: AdmitCheck): Promise<AdmitResult> {
@@ -125,10 +154,15 @@ export class FailoverLimitStore implements LimitStore {
   async settle(reservation: Reservation, actualTokens: number, actualCostMicroUsd?: number): Promise<SettleResult> {
     if (this.fallbackReservations.has(reservation)) {
       const result = await this.local.settle(reservation, actualTokens, actualCostMicroUsd);
-      if (result.settled) this.owe(reservation.subject, reservation.admittedAtMs, 0, actualTokens - reservation.estimatedTokens);
+      if (result.settled) {
+        this.owe(reservation.subject, reservation.admittedAtMs, 0, actualTokens - reservation.estimatedTokens);
+        if (actualCostMicroUsd !== undefined && actualCostMicroUsd > 0)
+          for (const charge of reservation.budgets ?? []) this.oweSpend(reservation.subject, charge, actualCostMicroUsd);
+      }
       return result;
     }
-    // The shared reservation stays charged at its estimate until its window expires: never more.
+    // Not taken by the shared store now: kept and tried again until it lands (the reservation stays
+    // charged at its estimate meanwhile).
     return this.breaker.orElse(
       () =>
         this.shared(
@@ -136,7 +170,10 @@ export class FailoverLimitStore implements LimitStore {
           () => this.primary.settle(reservation, actualTokens, actualCostMicroUsd),
           (result) => result.figures,
         ),
-      async () => ({ settled: false, figures: await this.local.usage(reservation.subject, reservation.policy) }),
+      async () => {
+        this.unsettled.keep({ reservation, actualTokens, actualCostMicroUsd });
+        return { settled: false, figures: await this.local.usage(reservation.subject, reservation.policy) };
+      },
     );
   }
 
@@ -160,7 +197,8 @@ export class FailoverLimitStore implements LimitStore {
    * the call, whose figures are remembered as the subject's last known count.
    */
   private async shared<T>(subject: LimitSubject, call: () => Promise<T>, figuresOf: (result: T) => LimitSnapshot): Promise<T> {
-    if (this.owed.size > 0) await this.writeBack();
+    if (this.owed.size > 0 || this.owedSpend.size > 0) await this.writeBack();
+    if (this.unsettled.size > 0) void this.unsettled.retry();
     const result = await call();
     const key = subjectKey(subject);
     this.known.delete(key);
@@ -181,6 +219,14 @@ export class FailoverLimitStore implements LimitStore {
             if (isUnreachableError(error)) throw error;
           }
           this.owed.delete(key);
+        }
+        for (const [key, owed] of [...this.owedSpend]) {
+          try {
+            await this.writer?.addSpend(owed.subject, owed.charge, owed.costMicroUsd);
+          } catch (error) {
+            if (isUnreachableError(error)) throw error;
+          }
+          this.owedSpend.delete(key);
         }
       } finally {
         this.writingBack = undefined;
@@ -228,7 +274,18 @@ export class FailoverLimitStore implements LimitStore {
     if (admitted.month.startMs === current.month.startMs) owed.counts.monthTokens = Math.max(0, owed.counts.monthTokens + tokens);
   }
 
+  /** Counts money settled locally on a budget as owed to the shared store's counters. */
+  private oweSpend(subject: LimitSubject, charge: BudgetCharge, costMicroUsd: number): void {
+    if (this.writer === undefined) return;
+    const key = `${subject.organizationId}\u0000${charge.counter}`;
+    const owed = this.owedSpend.get(key);
+    if (owed === undefined) this.owedSpend.set(key, { subject, charge, costMicroUsd });
+    else owed.costMicroUsd += costMicroUsd;
+  }
+
   async close(): Promise<void> {
+    // One last try of the settlements still kept (bounded by the connection's silence bound).
+    await this.unsettled.close();
     await this.primary.close();
     await this.local.close();
   }
