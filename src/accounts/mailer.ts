@@ -3,9 +3,10 @@
  * `SMTP_URL` is set (from `SMTP_FROM`). Without SMTP nothing is sent and only the fact is logged
  * (recipient and subject, never the link: whoever asked for the link is shown it once instead). The
  * recipient is handed to nodemailer as a parsed address object, so it is mailed exactly the plain
- * address the checks accepted (email-address.ts), never re-read as an address list.
+ * address the checks accepted (email-address.ts), never re-read as an address list. nodemailer is
+ * loaded only when SMTP is configured (it is the heaviest import of the dashboard's modules).
  */
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 export interface MailMessage {
   to: string;
@@ -40,16 +41,16 @@ export function createMailer(smtp: { url?: string | undefined; from: string }, l
     };
   }
   // Bounded waits: an SMTP server that never answers must not hold a dashboard request for minutes.
-  const transport: Transporter = createTransport({
-    url: smtp.url,
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 20_000,
-  });
+  const url = smtp.url;
+  const transport: Promise<Transporter> = import('nodemailer').then(({ createTransport }) =>
+    createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 }),
+  );
   return {
     async send(message) {
       try {
-        await transport.sendMail({ from: smtp.from, to: { name: '', address: message.to }, subject: message.subject, text: message.text });
+        await (
+          await transport
+        ).sendMail({ from: smtp.from, to: { name: '', address: message.to }, subject: message.subject, text: message.text });
       } catch (error) {
         log.error({ err: error, to: message.to, subject: message.subject }, 'mail could not be sent');
         throw error;
@@ -57,7 +58,7 @@ export function createMailer(smtp: { url?: string | undefined; from: string }, l
       return 'sent';
     },
     close() {
-      transport.close();
+      void transport.then((opened) => opened.close());
     },
   };
 }

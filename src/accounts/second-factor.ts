@@ -8,7 +8,6 @@
  */
 import { createHash, randomInt } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
 import { invalidParameter } from '../core/service-error.ts';
 import type { AccountRecord, OwnersRepository } from '../db/repositories/owners-repository.ts';
 
@@ -55,6 +54,8 @@ export class SecondFactor {
     const secret = new Secret({ size: 20 }).base32;
     await this.repository.secondFactor.setPendingTotpSecret(owner.id, secret);
     const uri = this.totp(secret, owner.email).toString();
+    // qrcode is loaded on the first enrolment, not with the server (it is only ever needed here).
+    const { default: QRCode } = await import('qrcode');
     return { secret, uri, qrCode: await QRCode.toDataURL(uri) };
   }
 
