@@ -83,13 +83,6 @@ export function installEdge(app: FastifyInstance, options: EdgeOptions): void {
   // The per-request hooks use callbacks, not async functions: on the common path (a cached key, a
   // token route) they finish synchronously, and skipping a promise per hook shows in the gateway's CPU.
   app.addHook('onRequest', authenticationHook(options));
-  if (options.tracing !== undefined) {
-    // A client that leaves before the answer is complete: no `finish`, so onResponse may never run.
-    app.addHook('onRequestAbort', (request, done) => {
-      request.trace?.end(499);
-      done();
-    });
-  }
   app.addHook('onResponse', responseEndHook(options));
   app.setErrorHandler(errorHandler(options));
   app.setNotFoundHandler(notFoundHandler(options, routes));
@@ -224,7 +217,17 @@ function authenticationHook(options: EdgeOptions): onRequestHookHandler {
     void reply.header('x-request-id', request.id).header('request-id', request.id);
     // Only browsers send Origin and read CORS headers; SDK and server clients get none of those bytes.
     if (request.headers.origin !== undefined) void reply.headers(CORS_HEADERS);
-    if (tracing !== undefined) request.trace = startRequestTrace(tracing, request);
+    if (tracing !== undefined) {
+      const trace = (request.trace = startRequestTrace(tracing, request));
+      // A client that leaves before the answer is complete: no `finish`, so onResponse may never run.
+      // Only a recorded trace has a span to end (no listener for the requests the sampler left out).
+      if (trace?.recording === true) {
+        const response = reply.raw;
+        response.on('close', () => {
+          if (!response.writableFinished) trace.end(499);
+        });
+      }
+    }
     const routeConfig = routeFacts(request).settings;
     if (routeConfig === undefined || routeConfig.permission === null) return done();
     const permission = routeConfig.permission;
@@ -232,7 +235,7 @@ function authenticationHook(options: EdgeOptions): onRequestHookHandler {
       request.auth = auth;
       if (permission !== 'authenticated' && !auth.permissions.has(permission)) throw permissionDenied(permission);
     };
-    const next = request.trace === undefined ? done : tracedAuthentication(request, done);
+    const next = request.trace?.recording === true ? tracedAuthentication(request, done) : done;
     try {
       const secret = presentedKey(request);
       if (secret === undefined) {

@@ -14,7 +14,7 @@ import type { LedgerRecord } from './metering/usage-ledger.ts';
  * database write that follows is batched with other requests' records, usage-ledger.ts).
  */
 export function tracedLedgerSink(trace: RequestTrace | undefined, sink: (record: LedgerRecord) => void): (record: LedgerRecord) => void {
-  if (trace === undefined) return sink;
+  if (trace === undefined || !trace.recording) return sink;
   return (record) => {
     const span = trace.startStep(SPAN_NAMES.ledger, {
       'switchyard.ledger.model': record.model,

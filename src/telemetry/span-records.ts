@@ -309,6 +309,7 @@ class AttemptRecord extends SpanRecord implements AttemptTrace {
 
 /** A sampled request (or batch line): its own span's record, the parent of its steps and attempts. */
 export class RecordedRequest extends SpanRecord implements RequestTrace {
+  readonly recording = true;
   private failed = false;
   /**
    * The settings of the request being answered, for the attempts' `gen_ai.request.*` attributes (the

@@ -104,6 +104,11 @@ export type GenAiOperation = 'chat' | 'embeddings' | 'generate_content' | 'switc
 
 /** A request (or batch line) being traced: its span and the context its children start under. */
 export interface RequestTrace {
+  /**
+   * Whether this request is recorded (sampled). An unrecorded one only carries the trace upstream:
+   * callers skip the step spans, stages and listeners that would record nothing.
+   */
+  readonly recording: boolean;
   /** A child span of the request for one step. */
   startStep(name: string, attributes?: Record<string, TraceAttributeValue>): TraceSpan;
   /** A client span for one upstream attempt; its `headers` carry its own `traceparent`. */
@@ -171,5 +176,5 @@ export function spanUntil<T>(span: TraceSpan | undefined, work: Promise<T>): Pro
  * The span fails with the error `work` rejects with.
  */
 export function traceStep<T>(trace: RequestTrace | undefined, name: string, work: Promise<T>): Promise<T> {
-  return trace === undefined ? work : spanUntil(trace.startStep(name), work);
+  return trace === undefined || !trace.recording ? work : spanUntil(trace.startStep(name), work);
 }

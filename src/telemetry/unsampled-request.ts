@@ -32,6 +32,7 @@ class UnsampledAttempt implements AttemptTrace {
  * `traceparent` with the sampled flag off, a fresh span id each), so the upstream follows the decision.
  */
 export class UnsampledRequest implements RequestTrace {
+  readonly recording = false;
   private ownSpanId: string | undefined;
 
   constructor(

@@ -312,6 +312,27 @@ describe('traces over OTLP/HTTP', () => {
     assert.ok(attempt.events.some((event) => event.name === 'first_token'));
   });
 
+  test('a client that leaves before a JSON answer: the request span ends 499', async () => {
+    const caller = callerTraceparent();
+    openai.enqueue({ type: 'reply', reply: { text: 'Too late.' }, delayMs: 1_000 });
+    const seen = openai.requests.length;
+    const leaving = new AbortController();
+    const answer = fetch(`${server.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json', traceparent: caller.header },
+      body: JSON.stringify({ model: VIA_OPENAI, max_tokens: 20, messages: [{ role: 'user', content: 'Take your time.' }] }),
+      signal: leaving.signal,
+    });
+    // The client leaves once the upstream has the request (the answer is not written yet).
+    await until(async () => (openai.requests.length > seen ? true : undefined), 'the upstream call');
+    leaving.abort();
+    await assert.rejects(answer);
+    const spans = await spansOf(caller.traceId, (received) => received.some((span) => span.kind === SPAN_KIND.server));
+    const request = only(spans, (span) => span.kind === SPAN_KIND.server, 'server');
+    assert.equal(request.attributes['http.response.status_code'], 499);
+    assert.equal(request.status.code, STATUS_CODE.unset, 'a client that left is not a server failure');
+  });
+
   test('health, readiness and metrics probes are not traced', async () => {
     const caller = callerTraceparent();
     for (const path of ['/healthz', '/readyz', '/metrics']) {

@@ -158,7 +158,7 @@ export class MeteredGenerations {
     const cap = new OutputCap(upstreamRequest.maxOutputTokens ?? model.maxOutputTokens, countTextTokens, { inputTokens: promptTokens });
     // The stages, in order: the cap, the meter (settles the admission when the stream is over), the trace, the cache recorder.
     const stages: BatchStage<StreamPart>[] = [cap, admission.meter(ledger, promptTokens)];
-    if (trace !== undefined) stages.push(new GenerationTraceStage(trace));
+    if (trace?.recording === true) stages.push(new GenerationTraceStage(trace));
     if (recorder !== undefined) {
       recorder.promptTokens = promptTokens;
       stages.push(recorder);

@@ -134,7 +134,7 @@ export class Admission {
       costMicroUsd = entry.costMicroUsd;
       // Untraced (the common case): straight to the sink, no closure per settlement.
       const sink = this.ledgerSink;
-      if (ledgerContext.trace !== undefined)
+      if (ledgerContext.trace?.recording === true)
         tracedLedgerSink(ledgerContext.trace, sink ?? ((record: LedgerRecord) => this.ledger.record(record)))(entry);
       else if (sink !== undefined) sink(entry);
       else this.ledger.record(entry);
