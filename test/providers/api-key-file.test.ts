@@ -2,7 +2,9 @@
 // requests carry the new key (the mock upstreams record the Authorization / x-api-key header); a
 // re-read that fails keeps the last good key and is logged once until a read succeeds again.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -23,6 +25,22 @@ function writeKey(path: string, text: string): void {
 }
 
 const sleep = (milliseconds: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, milliseconds));
+
+/** Ends the read holding a FIFO: opened without blocking (ENXIO until its reader is in), bounded. */
+async function letGo(fifo: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      const descriptor = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      writeSync(descriptor, 'x');
+      closeSync(descriptor);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENXIO' || Date.now() > deadline) throw error;
+      await sleep(10);
+    }
+  }
+}
 
 describe('openai-compatible: apiKey from a file', () => {
   const server = new MockOpenAIServer();
@@ -71,6 +89,49 @@ describe('openai-compatible: apiKey from a file', () => {
     server.reset();
     await embeddings.embed(['x'], { signal: new AbortController().signal }).catch(() => undefined);
     assert.equal(server.requests[0]!.headers['authorization'], 'Bearer sk-second-key');
+  });
+
+  test('a change written before the first poll ran is still seen (the thread pool busy when the watch starts)', async () => {
+    // Reads of FIFOs nobody writes yet hold every thread of libuv's pool, so no status can be taken in
+    // it until they are let go: a watch whose first status is taken there would take it after the change.
+    const threads = Number(process.env['UV_THREADPOOL_SIZE'] ?? 4);
+    const fifos = Array.from({ length: threads }, (_, index) => join(directory, `busy-${index}.fifo`));
+    for (const fifo of fifos) execFileSync('mkfifo', [fifo]);
+    const held = fifos.map((fifo) => readFile(fifo));
+    const early = join(directory, 'early.key');
+    writeKey(early, 'sk-before\n');
+    const watched = createOpenAICompatibleProvider(
+      {
+        kind: 'openai-compatible',
+        id: 'early',
+        baseUrl: server.baseUrl,
+        apiKeyValue: 'sk-before',
+        apiKeyFile: early,
+        timeoutMs: 10_000,
+        maxRetries: 0,
+        headers: {},
+      },
+      {},
+    );
+    try {
+      writeKey(early, 'sk-after-the-watch-started\n');
+      for (const fifo of fifos) await letGo(fifo);
+      await Promise.all(held);
+      const earlyModel = watched.languageModel!('upstream-model');
+      const sent = async (): Promise<unknown> => {
+        server.reset();
+        await collect(earlyModel.stream(userRequest('Hi'), { signal: new AbortController().signal }));
+        return server.requests[0]!.headers['authorization'];
+      };
+      await until(
+        async () => ((await sent()) === 'Bearer sk-after-the-watch-started' ? true : undefined),
+        'the key written early',
+        10_000,
+        100,
+      );
+    } finally {
+      await watched.close?.();
+    }
   });
 
   test('a failed re-read keeps the last good key and is logged once', async () => {

@@ -1,22 +1,40 @@
 /**
  * An upstream key read from a file (`apiKey: { file }`, config/secret-file.ts) that follows the file:
- * `fs.watchFile` polls its status once a second (off the request path: no file system call per
- * request) and, when it changed, the file is read again and `onChange` gets the new key, which the
- * provider writes into the headers its models send. A re-read that fails (the file is gone, unreadable
- * or empty) keeps the last good key and is logged once until a read succeeds again.
+ * its status is polled once a second (off the request path: no file system call per request) and,
+ * when it changed, the file is read again and `onChange` gets the new key, which the provider writes
+ * into the headers its models send. A re-read that fails (the file is gone, unreadable or empty) keeps
+ * the last good key and is logged once until a read succeeds again.
+ *
+ * The first status is taken when the watch starts, synchronously, and the file is read once more
+ * right after: `fs.watchFile` took its first status later, in the thread pool, and a change written
+ * before that status (seen once on a busy test process) was never noticed.
  */
-import { unwatchFile, watchFile, type Stats } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { statSync, type Stats } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import type { UpstreamHttpClient } from './http-client.ts';
 import type { ProviderLogger } from './provider-context.ts';
 
 /** How often the file's status is polled, milliseconds. */
 const POLL_INTERVAL_MS = 1000;
 
+/** The status fields whose change means the file was written or replaced (undefined: it is gone). */
+function fingerprint(status: Stats | undefined): string {
+  return status === undefined ? '' : `${status.mtimeMs}:${status.size}:${status.ino}`;
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
 export class ApiKeyFile {
-  private readonly listener = (current: Stats, previous: Stats): void => {
-    if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino) void this.reread();
-  };
+  /** The status last polled. */
+  private last: string;
+  private readonly timer: NodeJS.Timeout;
+  private polling = false;
   /** True while a failed re-read has been logged and no read has succeeded since. */
   private failing = false;
 
@@ -27,7 +45,11 @@ export class ApiKeyFile {
     private readonly onChange: (key: string) => void,
     private readonly logger?: ProviderLogger,
   ) {
-    watchFile(path, { interval: POLL_INTERVAL_MS, persistent: false }, this.listener);
+    this.last = fingerprint(statOrUndefined(path));
+    this.timer = setInterval(() => void this.poll(), POLL_INTERVAL_MS);
+    this.timer.unref();
+    // A change between the start-up read and the first status above is caught here.
+    void this.reread();
   }
 
   /** The last good key. */
@@ -37,7 +59,20 @@ export class ApiKeyFile {
 
   /** Stops following the file. */
   close(): void {
-    unwatchFile(this.path, this.listener);
+    clearInterval(this.timer);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const now = fingerprint(await stat(this.path).catch(() => undefined));
+      if (now === this.last) return;
+      this.last = now;
+      await this.reread();
+    } finally {
+      this.polling = false;
+    }
   }
 
   private async reread(): Promise<void> {
