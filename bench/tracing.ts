@@ -1,20 +1,24 @@
 /**
  * What tracing costs (issue 41): chat JSON through three Switchyards started from this checkout with
  * the same configuration (the shared bench's: a tier with finite limits, every window counted), loaded
- * in interleaved rounds, each round in the same order, so every ratio compares runs made within a
- * minute of each other on the same core:
+ * in interleaved rounds, so every ratio compares runs made within a minute of each other on the same
+ * core:
  * - tracing off;
  * - every request sampled (the default sampler, `parentbased_always_on`) and exported over OTLP/HTTP
  *   protobuf (the default protocol) to a local sink that reads and discards (support/otlp-sink.ts);
  * - every request sampled, exported over OTLP/HTTP JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json);
- * - a tenth of the requests sampled (`parentbased_traceidratio`, 0.1), the same sink.
+ * - a tenth of the requests sampled (`parentbased_traceidratio`, 0.1), the same sink;
+ * - tracing off again, a second server: the control, whose ratio to the first is the bench's own spread
+ *   (two identical servers measured in turn).
+ * Each round starts with the next server in turn, so whatever favours the first (or last) run of a round
+ * falls on every server alike.
  * Prints the CPU per request of each, the traced / untraced ratio per round and its median, and the
  * target row (every request sampled: at most 1.15x). The gateways run pinned to core 0, the mock
  * upstream, the sink and the load (this process) on core 1.
  *
  *   node --import tsx bench/tracing.ts [seconds] [--rounds N] [--warm S] [--against DIR]
  *
- * `--against DIR` adds a fourth Switchyard, every request sampled, run from another checkout's build
+ * `--against DIR` adds one more Switchyard, every request sampled, run from another checkout's build
  * (`npm run build` there first), e.g. the commit before a tracing change, to price it in the same run.
  *
  * BENCH_SERVER_FLAGS='--cpu-prof --cpu-prof-dir=prof' profiles the servers (processes.ts).
@@ -89,6 +93,7 @@ try {
       label: 'a tenth sampled (parentbased_traceidratio 0.1)',
       env: { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
     },
+    { label: 'tracing off, a second server (control: the bench spread)', env: base },
   ];
   if (against !== undefined)
     variants.push({
@@ -113,7 +118,8 @@ try {
     });
   for (const target of targets) await load(target, 'warm-up', warmSeconds, false);
   for (let round = 1; round <= rounds; round++) {
-    for (const target of targets) {
+    for (let step = 0; step < targets.length; step++) {
+      const target = targets[(round - 1 + step) % targets.length]!;
       await load(target, 'warm-up', 1, false);
       target.runs.push(await load(target, `${target.label} (round ${round})`, durationSeconds, true));
     }
