@@ -134,7 +134,7 @@ export class FailoverLimitStore implements LimitStore {
     });
   }
 
-  /** Subjects with locally admitted counts not yet written back to the shared store (tests, metrics). */
+  /** Subjects with locally admitted counts, and budgets with local spend, not yet written back to the shared store (tests, metrics). */
   get owedSubjects(): number {
     return this.owed.size + this.owedSpend.size;
   }

@@ -1,6 +1,7 @@
 // Unauthenticated bearer tokens cannot grow the heap (issue 33's attack: 15 KB tokens were kept whole in
 // the API-key negative cache, ~25 KB of heap each): a secret without the key format is refused before
-// any cache or database lookup, and an unknown well-formed one is remembered by its SHA-256 only.
+// any cache or database lookup, and an unknown well-formed one is remembered by its SHA-256 only; the
+// first requests of a key, however many at once, share one database read.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -66,6 +67,21 @@ describe('authenticator: format check before any lookup, negative cache of hashe
 
     assert.equal((await authenticator.authenticate(created.key)).keyId, created.record.id, 'real keys still work');
     assert.equal(authenticator.authenticateCached(created.key)?.keyId, created.record.id);
+  });
+
+  test('the first requests of a key, hundreds at once: one database read for all of them', async () => {
+    const authenticator = new Authenticator(repository);
+    const config = loadConfig({ env: {}, overrides: { dataDir: '/nonexistent', logLevel: 'silent' } });
+    const created = await new KeyService(config, repository).create({ name: 'herd' });
+    const unknown = generateKeySecret();
+    lookups.length = 0;
+    const answers = await Promise.all(Array.from({ length: 300 }, () => authenticator.authenticate(created.key)));
+    assert.ok(answers.every((auth) => auth.keyId === created.record.id));
+    const refusals = await Promise.allSettled(Array.from({ length: 300 }, () => authenticator.authenticate(unknown)));
+    assert.ok(
+      refusals.every((refusal) => refusal.status === 'rejected' && (refusal.reason as { code?: string }).code === 'invalid_api_key'),
+    );
+    assert.deepEqual(lookups, [hashKeySecret(created.key), hashKeySecret(unknown)], 'one read per key, however many ask at once');
   });
 });
 

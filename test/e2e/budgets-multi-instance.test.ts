@@ -140,11 +140,21 @@ describe(`money budgets across ${INSTANCES} instances (Postgres + Redis)`, { ski
     );
     const served = outcomes.filter((outcome) => outcome.status === 200).length;
     const refused = outcomes.filter((outcome) => outcome.status === 429);
-    assert.equal(
-      served + refused.length,
-      REQUESTS,
-      JSON.stringify(outcomes.filter((outcome) => outcome.status !== 200 && outcome.status !== 429)),
-    );
+    const unexpected = outcomes.filter((outcome) => outcome.status !== 200 && outcome.status !== 429);
+    // On failure: how many of each answer, and what the instances logged at warn and above (the cause).
+    const diagnosis = (): string => {
+      const counts = new Map<string, number>();
+      for (const outcome of unexpected) counts.set(outcome.code, (counts.get(outcome.code) ?? 0) + 1);
+      const logged = instances.flatMap((instance) =>
+        instance
+          .output()
+          .split('\n')
+          .filter((line) => /"level":(40|50|60)/.test(line))
+          .slice(0, 5),
+      );
+      return `${JSON.stringify([...counts])}\n${logged.join('\n')}`;
+    };
+    assert.equal(served + refused.length, REQUESTS, unexpected.length === 0 ? '' : diagnosis());
     assert.ok(served > 0, 'requests within the budgets are served');
     assert.ok(refused.length > 0, 'the budgets refuse the rest');
     assert.ok(
