@@ -89,6 +89,21 @@ function countsOf(figures: LimitSnapshot): CounterValues {
   };
 }
 
+/**
+ * Writes each entry of `owed` and deletes it once written. Unreachable again: the rest is kept for the
+ * next call (thrown). Any other answer would repeat forever: that entry is dropped.
+ */
+async function drain<T>(owed: Map<string, T>, write: (entry: T) => Promise<void> | undefined): Promise<void> {
+  for (const [key, entry] of [...owed]) {
+    try {
+      await write(entry);
+    } catch (error) {
+      if (isUnreachableError(error)) throw error;
+    }
+    owed.delete(key);
+  }
+}
+
 export class FailoverLimitStore implements LimitStore {
   private readonly primary: LimitStore;
   private readonly breaker: CircuitBreaker;
@@ -207,27 +222,12 @@ export class FailoverLimitStore implements LimitStore {
     return result;
   }
 
-  /** Writes every owed count back (single flight); a failure keeps what was not written for the next call. */
+  /** Writes every owed count and spend back (single flight); a failure keeps what was not written for the next call. */
   private writeBack(): Promise<void> {
     this.writingBack ??= (async () => {
       try {
-        for (const [key, owed] of [...this.owed]) {
-          try {
-            await this.writer?.addCounts(owed.subject, owed.counts, owed.atMs);
-          } catch (error) {
-            // Unreachable again: kept for the next call. Any other answer would repeat forever: dropped.
-            if (isUnreachableError(error)) throw error;
-          }
-          this.owed.delete(key);
-        }
-        for (const [key, owed] of [...this.owedSpend]) {
-          try {
-            await this.writer?.addSpend(owed.subject, owed.charge, owed.costMicroUsd);
-          } catch (error) {
-            if (isUnreachableError(error)) throw error;
-          }
-          this.owedSpend.delete(key);
-        }
+        await drain(this.owed, (owed) => this.writer?.addCounts(owed.subject, owed.counts, owed.atMs));
+        await drain(this.owedSpend, (owed) => this.writer?.addSpend(owed.subject, owed.charge, owed.costMicroUsd));
       } finally {
         this.writingBack = undefined;
       }
