@@ -10,7 +10,7 @@
 //
 // Import cost, measured (`src/runtime.ts` imported, CPU ms of one process, quiet machine): 720 with
 // Node's source maps on, 640 with V8's compile cache (`module.enableCompileCache`: compiled code kept
-// on disk beside the esbuild output), ~550 with both that and the stack traces mapped lazily. Node's
+// on disk beside the esbuild output), ~590 with both that and the stack traces mapped lazily. Node's
 // source-map support (`process.setSourceMapsEnabled`) decodes every module's map as it loads (~90 ms of
 // the 720); a test process reads a stack trace only when something fails, so the TypeScript positions
 // are put into stack traces here, when one is formatted, from the inline map of the frame's own file.

@@ -17,7 +17,13 @@ import { MockOpenAIServer, type MockSseEvent, type RecordedRequest } from '../su
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const UPSTREAM_KEY = 'sk-upstream-faults-4e8b1c7d9a2f6053';
+/** The upstream timeout of the faults that are timeouts (`timed`), short to keep them quick. */
 const TIMEOUT_MS = 400;
+/**
+ * Every other fault's: long enough that a loaded machine never turns a slow answer into a timeout and
+ * a retry (with 400 ms a busy run retried "stream with an error event" and the retry got a normal answer).
+ */
+const PATIENT_TIMEOUT_MS = 15_000;
 
 type Format = 'chat' | 'messages' | 'responses';
 const FORMATS: Format[] = ['chat', 'messages', 'responses'];
@@ -63,6 +69,8 @@ interface Fault {
   behaviour: (streamed: boolean) => Parameters<MockOpenAIServer['enqueue']>[0];
   /** Uses the provider that points at a closed port. */
   refused?: boolean;
+  /** A timeout is the fault: uses the provider with the short timeout. */
+  timed?: boolean;
   expect: (streamed: boolean) => Expectation;
 }
 
@@ -93,7 +101,7 @@ const FAULTS: Fault[] = [
     behaviour: () => ({ type: 'error', status: 429, headers: { 'retry-after': '0' } }),
     expect: () => ({ status: 429, code: 'upstream_rate_limited', attempts: 2 }),
   },
-  { name: 'timeout', behaviour: () => ({ type: 'hang' }), expect: () => ({ status: 500, code: 'timeout', attempts: 2 }) },
+  { name: 'timeout', timed: true, behaviour: () => ({ type: 'hang' }), expect: () => ({ status: 500, code: 'timeout', attempts: 2 }) },
   {
     name: '200 with malformed JSON',
     behaviour: (streamed) =>
@@ -133,6 +141,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: 'stream that never ends',
+    timed: true,
     behaviour: () => ({ type: 'events', events: [chunk('Hel'), chunk('lo'), chunk(' there')], interrupt: { afterEvents: 2, how: 'hang' } }),
     expect: (streamed) => (streamed ? { midStream: true, code: 'timeout', attempts: 1 } : { status: 500, code: 'timeout', attempts: 1 }),
   },
@@ -179,11 +188,19 @@ describe('upstream faults, every format, streamed and not', () => {
     server = await startTestServer({
       config: {
         providers: {
-          flaky: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, apiKey: UPSTREAM_KEY, maxRetries: 1, timeoutMs: TIMEOUT_MS },
+          flaky: {
+            kind: 'openai-compatible',
+            baseUrl: upstream.baseUrl,
+            apiKey: UPSTREAM_KEY,
+            maxRetries: 1,
+            timeoutMs: PATIENT_TIMEOUT_MS,
+          },
+          hanging: { kind: 'openai-compatible', baseUrl: upstream.baseUrl, apiKey: UPSTREAM_KEY, maxRetries: 1, timeoutMs: TIMEOUT_MS },
           gone: { kind: 'openai-compatible', baseUrl: refusedOrigin, apiKey: UPSTREAM_KEY, maxRetries: 1, timeoutMs: TIMEOUT_MS },
         },
         models: [
           { id: 'flaky-model', provider: 'flaky', upstreamModel: 'gpt-mock', capabilities: ['chat', 'streaming'] },
+          { id: 'hanging-model', provider: 'hanging', upstreamModel: 'gpt-mock', capabilities: ['chat', 'streaming'] },
           { id: 'gone-model', provider: 'gone', upstreamModel: 'gpt-mock', capabilities: ['chat', 'streaming'] },
         ],
       },
@@ -221,7 +238,8 @@ describe('upstream faults, every format, streamed and not', () => {
           const expected = fault.expect(streamed);
           for (let attempt = 0; attempt < Math.max(1, expected.attempts); attempt++) upstream.enqueue(fault.behaviour(streamed));
           const before = await usedTokens();
-          const { path, body } = requestFor(format, fault.refused === true ? 'gone-model' : 'flaky-model', streamed);
+          const model = fault.refused === true ? 'gone-model' : fault.timed === true ? 'hanging-model' : 'flaky-model';
+          const { path, body } = requestFor(format, model, streamed);
           const response = await fetch(`${server.origin}${path}`, {
             method: 'POST',
             headers: { authorization: `Bearer ${server.key}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
