@@ -163,15 +163,14 @@ export class Authenticator {
    * keys on a loaded machine). A change of the keys' version drops the reads in flight from sharing.
    */
   private lookup(hash: string): Promise<ApiKeyRecord | undefined> {
-    let pending = this.lookups.get(hash);
-    if (pending === undefined) {
-      const started = this.repository.findByHash(hash).finally(() => {
-        if (this.lookups.get(hash) === started) this.lookups.delete(hash);
-      });
-      pending = started;
-      this.lookups.set(hash, pending);
-    }
-    return pending;
+    const pending = this.lookups.get(hash);
+    if (pending !== undefined) return pending;
+    // Deleted only if still its own entry: a version change may have cleared it and a new read taken its place.
+    const started = this.repository.findByHash(hash).finally(() => {
+      if (this.lookups.get(hash) === started) this.lookups.delete(hash);
+    });
+    this.lookups.set(hash, started);
+    return started;
   }
 
   private check(entry: CachedContext): AuthContext {

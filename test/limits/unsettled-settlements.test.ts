@@ -66,6 +66,11 @@ describe('settlements the shared store did not take', () => {
     return { store, breaker };
   }
 
+  /** One request reserving 50 tokens and ESTIMATED_COST against `charge`. */
+  function admitPaid(store: LimitStore, subject: { organizationId: string; keyId: string }, charge: BudgetCharge) {
+    return store.admit({ subject, policy: POLICY, estimatedTokens: 50, budgets: [charge], estimatedCostMicroUsd: ESTIMATED_COST });
+  }
+
   async function spent(store: LimitStore, subject: { organizationId: string; keyId: string }, charge: BudgetCharge) {
     const figures = (await store.usage(subject, POLICY, [charge])).budgets![0]!;
     return { committed: figures.committedMicroUsd, spent: figures.spentMicroUsd };
@@ -79,13 +84,7 @@ describe('settlements the shared store did not take', () => {
       const { store, breaker } = await openStore(failureThreshold);
       const subject = { organizationId: `org-${randomHex(4)}`, keyId: 'key' };
       const charge = budget();
-      const admitted = await store.admit({
-        subject,
-        policy: POLICY,
-        estimatedTokens: 50,
-        budgets: [charge],
-        estimatedCostMicroUsd: ESTIMATED_COST,
-      });
+      const admitted = await admitPaid(store, subject, charge);
       assert.ok(admitted.admitted);
       redis.freeze();
       try {
@@ -114,13 +113,7 @@ describe('settlements the shared store did not take', () => {
     const { store } = await openStore(100);
     const subject = { organizationId: `org-${randomHex(4)}`, keyId: 'key' };
     const charge = budget();
-    const admitted = await store.admit({
-      subject,
-      policy: POLICY,
-      estimatedTokens: 50,
-      budgets: [charge],
-      estimatedCostMicroUsd: ESTIMATED_COST,
-    });
+    const admitted = await admitPaid(store, subject, charge);
     assert.ok(admitted.admitted);
     // Settled for real, then kept as if its answer had been lost: the retry finds no record.
     await store.settle(admitted.reservation, 20, ACTUAL_COST);
@@ -135,13 +128,7 @@ describe('settlements the shared store did not take', () => {
     const subject = { organizationId: `org-${randomHex(4)}`, keyId: 'key' };
     const charge = budget();
     // The budget's shared counters exist (one request settled before the outage).
-    const first = await store.admit({
-      subject,
-      policy: POLICY,
-      estimatedTokens: 50,
-      budgets: [charge],
-      estimatedCostMicroUsd: ESTIMATED_COST,
-    });
+    const first = await admitPaid(store, subject, charge);
     assert.ok(first.admitted);
     await store.settle(first.reservation, 20, ACTUAL_COST);
     redis.freeze();
@@ -149,13 +136,7 @@ describe('settlements the shared store did not take', () => {
       await store.usage(subject, POLICY, [charge]);
       assert.equal(breaker.state, 'open');
       for (let index = 0; index < 3; index++) {
-        const local = await store.admit({
-          subject,
-          policy: POLICY,
-          estimatedTokens: 50,
-          budgets: [charge],
-          estimatedCostMicroUsd: ESTIMATED_COST,
-        });
+        const local = await admitPaid(store, subject, charge);
         assert.ok(local.admitted, 'admitted locally (limits.onStoreFailure: local)');
         assert.equal((await store.settle(local.reservation, 20, ACTUAL_COST)).settled, true);
       }
